@@ -1,0 +1,2 @@
+// kubelet-pods/testing: test doubles for users' tests and ours.
+export { FakeMirrorClient, type FakeMirrorCall } from './mirror/fake-mirror-client.js';
