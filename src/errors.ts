@@ -17,6 +17,9 @@ const templates = {
     `${method}: this pod manager was created without a mirror client (pass { mirrorClient } to new PodManager)`,
   KP_ERR_METRIC_REGISTERED: (name: string) =>
     `metric ${quote(name)} is already registered in this registry: give each PodManager its own registry`,
+  // --- sources ---
+  // --- cluster and mirror client ---
+  // --- agent ---
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

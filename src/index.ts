@@ -39,3 +39,9 @@ export type { SecretManager, ConfigMapManager } from './pod/object-managers.js';
 export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 
 export type { MirrorClient } from './mirror/mirror-client.js';
+
+// --- sources: decoding, file/http/apiserver sources, merge (added by the sources work) ---
+
+// --- cluster: local control plane and the Kubernetes mirror client (added by the control-plane work) ---
+
+// --- agent: mirror sync, node, status, server, config (added by the agent work) ---
