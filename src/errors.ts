@@ -18,8 +18,52 @@ const templates = {
   KP_ERR_METRIC_REGISTERED: (name: string) =>
     `metric ${quote(name)} is already registered in this registry: give each PodManager its own registry`,
   // --- sources ---
+  KP_ERR_SOURCE_DECODE: (where: string, reason: string) =>
+    `${where}: couldn't parse as pod (${reason}), please check config file`,
+  KP_ERR_SOURCE_INVALID_POD: (reason: string) => `invalid pod: ${reason}`,
+  KP_ERR_SOURCE_INVALID_POD_LIST: (reason: string) => `invalid pods list: ${reason}`,
+  KP_ERR_SOURCE_CLUSTER_TRUST_BUNDLE: () => 'static pods may not use ClusterTrustBundle projected volume sources',
+  KP_ERR_SOURCE_API_REFERENCE: (where: string, resource: string, name: string, field: string) =>
+    `static pod from ${quote(where)} references ${resource} ${quote(name)} (${field})`,
+  KP_ERR_SOURCE_PATH_MISSING: (path: string) => `static pod path ${quote(path)} does not exist, ignoring`,
+  KP_ERR_SOURCE_PATH_TYPE: (path: string) => `static pod path ${quote(path)} is not a directory or file`,
+  KP_ERR_SOURCE_PATH_STAT: (path: string) => `cannot stat static pod path ${quote(path)}`,
+  KP_ERR_SOURCE_FILE_READ: (path: string) => `cannot read manifest ${quote(path)}`,
+  KP_ERR_SOURCE_FILE_TOO_LARGE: (path: string, limit: number) =>
+    `manifest ${quote(path)} is larger than the ${limit}-byte limit`,
+  KP_ERR_SOURCE_HTTP_FETCH: (url: string) => `${url}: request failed`,
+  KP_ERR_SOURCE_HTTP_STATUS: (url: string, status: string) => `${url}: ${status}`,
+  KP_ERR_SOURCE_HTTP_TOO_LARGE: (url: string, limit: number) => `${url}: body is larger than the ${limit}-byte limit`,
+  KP_ERR_SOURCE_HTTP_EMPTY: (url: string) => `zero-length data received from ${url}`,
+  KP_ERR_SOURCE_HTTP_PARSE: (url: string, single: string, multiple: string) =>
+    `${url}: couldn't parse as single (${single}) or multiple pods (${multiple})`,
+  KP_ERR_SOURCE_OPTIONS: (option: string, received: string) => `invalid source option ${option}: ${received}`,
   // --- cluster and mirror client ---
+  KP_ERR_CLUSTER_NO_GO: (reason: string) =>
+    `cannot build the local control plane: ${reason}; install Go >= 1.24 (for example \`apt-get install golang\` or from https://go.dev/dl/)`,
+  KP_ERR_CLUSTER_BUILD: (dir: string, reason: string) => `failed to build the control plane in ${quote(dir)}: ${reason}`,
+  KP_ERR_CLUSTER_START: (log: string, reason: string) =>
+    `the local control plane did not become ready: ${reason} (log: ${quote(log)})`,
+  KP_ERR_CLUSTER_STOPPED: (what: string) => `${what}: the local control plane has been stopped`,
+  KP_ERR_CLI_USAGE: (reason: string) => `${reason} (see --help)`,
+  KP_ERR_MIRROR_NODE_UID: (node: string, reason: string) => `failed to get node UID for node ${quote(node)}: ${reason}`,
+  KP_ERR_MIRROR_CREATE: (fullName: string, reason: string) =>
+    `failed to create mirror pod ${quote(fullName)}: ${reason}`,
+  KP_ERR_MIRROR_HASH_CONFLICT: (fullName: string, hash: string, existing: string) =>
+    `cannot create mirror pod ${quote(fullName)} with hash ${quote(hash)}: another pod with a different hash (${quote(existing)}) holds the name`,
   // --- agent ---
+  KP_ERR_NODE_OPTIONS: (option: string, received: string) => `invalid node option ${option}: ${received}`,
+  KP_ERR_NODE_REGISTER: (node: string, reason: string) => `failed to register node ${quote(node)}: ${reason}`,
+  KP_ERR_NODE_LEASE: (node: string, reason: string) => `failed to renew the lease of node ${quote(node)}: ${reason}`,
+  KP_ERR_STATUS_OPTIONS: (option: string, received: string) => `invalid status option ${option}: ${received}`,
+  KP_ERR_STATUS_WRITE: (fullName: string, reason: string) =>
+    `failed to write the status of static pod ${quote(fullName)} to its mirror pod: ${reason}`,
+  KP_ERR_CONFIG_DURATION: (input: string) => `invalid duration ${quote(input)}`,
+  KP_ERR_CONFIG_READ: (file: string) => `cannot read the kubelet configuration file ${quote(file)}`,
+  KP_ERR_CONFIG_INVALID: (file: string, problems: readonly string[]) =>
+    `invalid kubelet configuration ${quote(file)}: ${problems.join('; ')}`,
+  KP_ERR_CONFIG_FLAGS: (problems: readonly string[]) => `invalid flags: ${problems.join('; ')}`,
+  KP_ERR_CONFIG_LISTEN: (address: string, port: number) => `cannot listen on ${address}:${port}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

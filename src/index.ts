@@ -41,7 +41,106 @@ export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 export type { MirrorClient } from './mirror/mirror-client.js';
 
 // --- sources: decoding, file/http/apiserver sources, merge (added by the sources work) ---
+export type { PodUpdate, SourceLogger, SourceTimers } from './sources/types.js';
+export { canonicalJSON } from './sources/canonical-json.js';
+export { decodeSinglePod, decodePodList, parseManifestText, type DecodeOutcome, type DefaultFn } from './sources/decode.js';
+export {
+  applySchemeDefaults,
+  applyStaticPodDefaults,
+  generatePodName,
+  defaultPullPolicy,
+  type StaticPodDefaultsOptions,
+} from './sources/defaults.js';
+export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
+export { validateStaticPodCreate, isDNS1123Label, isDNS1123Subdomain } from './sources/validate.js';
+export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
+export { createFileSource, parseManifestFile, type FileSource, type FileSourceOptions } from './sources/file-source.js';
+export { createHttpSource, parseHttpBody, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
+export {
+  PodConfig,
+  formatSeenTimestamp,
+  type PodConfigMode,
+  type PodConfigOptions,
+  type PodConfigEvent,
+} from './sources/pod-config.js';
+export { Mux, type Merger, type SourceChannel } from './sources/mux.js';
+export { UpdateStream } from './sources/update-stream.js';
+export { createSourcesReady, type SourcesReady } from './sources/sources-ready.js';
 
 // --- cluster: local control plane and the Kubernetes mirror client (added by the control-plane work) ---
+export {
+  startLocalCluster,
+  type LocalCluster,
+  type LocalClusterOptions,
+} from './cluster/local-cluster.js';
+export {
+  ensureControlPlaneBinary,
+  controlPlaneSourceHash,
+  defaultCacheRoot,
+  CONTROL_PLANE_BINARY_ENV,
+  type ControlPlaneBuildOptions,
+  type ControlPlaneBinary,
+} from './cluster/control-plane-build.js';
+export {
+  KubeMirrorClient,
+  apiStatusOf,
+  type KubeMirrorClientOptions,
+  type MirrorNode,
+  type MirrorClientLogger,
+  type ApiStatusSummary,
+} from './mirror/kube-mirror-client.js';
+export {
+  createApiserverSource,
+  kubePodListWatch,
+  type ApiserverSource,
+  type ApiserverSourceOptions,
+  type ApiserverSourceStats,
+  type PodListWatch,
+  type WatchEventType,
+} from './sources/apiserver-source.js';
 
 // --- agent: mirror sync, node, status, server, config (added by the agent work) ---
+export { realClock, type Clock, type ClockTimer } from './node/clock.js';
+export {
+  createNodeRegistration,
+  nodeAllowsMirrorPods,
+  DEFAULT_KUBELET_VERSION,
+  type NodeRegistration,
+  type NodeRegistrationOptions,
+  type NodeApi,
+} from './node/node-registration.js';
+export { createNodeLease, NODE_LEASE_NAMESPACE, type NodeLease, type NodeLeaseOptions, type LeaseApi } from './node/node-lease.js';
+export {
+  createSimulatedStatusProvider,
+  KUBELET_OWNED_POD_CONDITIONS,
+  type StatusProvider,
+  type SimulatedStatusProviderOptions,
+} from './status/status-provider.js';
+export {
+  createMirrorStatusWriter,
+  type MirrorStatusWriter,
+  type MirrorStatusWriterOptions,
+  type PodStatusApi,
+  type StatusPodManager,
+  type StatusWriteResult,
+} from './status/mirror-status-writer.js';
+export { createAgentServer, type AgentServer, type AgentServerOptions, type BoundAddress, type Route } from './server/server.js';
+export { healthzRoute } from './server/healthz.js';
+export { podsRoute, type PodsRouteOptions } from './server/pods.js';
+export { metricsRoute } from './server/metrics.js';
+export { createAgentMetrics, AGENT_METRIC_NAMES, type AgentMetrics } from './server/agent-metrics.js';
+export {
+  parseRunArgs,
+  loadAgentConfig,
+  resolveRunConfig,
+  describeIgnoredFields,
+  AGENT_CONFIG_DEFAULTS,
+  RUN_FLAG_NAMES,
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+  type AgentConfig,
+  type LoadedAgentConfig,
+  type LoadAgentConfigOptions,
+  type RunFlags,
+} from './cli/config.js';
+export { parseDuration, parseDurationNanos, formatDuration } from './cli/durations.js';

@@ -1,0 +1,161 @@
+// `npm run bench`: runs the Go pod manager benchmark (bench/go, the kubelet's own basicManager)
+// and the TS one (bench/pod-manager.bench.ts) on the same workloads, prints a method × size table
+// of ns/op with the TS/Go ratio, and writes bench/results/pod-manager.{json,md}.
+//
+// BENCH_QUICK=1 (or --quick): sizes 100 and 10,000 only with short budgets, for CI; the results
+// then go to bench/results/pod-manager-quick.{json,md} so they never overwrite a full run.
+// --ts-only skips Go. Without `go` on the PATH the TS figures are reported alone.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, loadavg, platform, release, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { budget, METHOD_NAMES, runPodManagerBench, type BenchResult } from './pod-manager.bench.js';
+
+// Compiled to <outDir>/bench/run.js; the repository root is two levels up from there.
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const goDir = join(repoRoot, 'bench', 'go');
+const resultsDir = join(repoRoot, 'bench', 'results');
+
+const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
+const tsOnly = process.argv.includes('--ts-only');
+
+function goVersion(): string | undefined {
+  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+/** Builds the Go bench once per content of go.mod, go.sum and the sources; returns the binary. */
+function goBinary(version: string): string {
+  const hash = createHash('sha256').update(version);
+  for (const file of readdirSync(goDir).filter((f) => /\.(go|mod|sum)$/.test(f)).sort()) {
+    hash.update(file).update(readFileSync(join(goDir, file)));
+  }
+  const cacheDir = join(homedir(), '.cache', 'kubelet-pods', `bench-go-${hash.digest('hex').slice(0, 16)}`);
+  const binary = join(cacheDir, 'podmanagerbench');
+  if (existsSync(binary)) return binary;
+  mkdirSync(cacheDir, { recursive: true });
+  console.error(`building the Go benchmark into ${cacheDir} (first run only)…`);
+  const partial = `${binary}.partial`;
+  execFileSync('go', ['build', '-o', partial, '.'], { cwd: goDir, stdio: ['ignore', 'inherit', 'inherit'] });
+  renameSync(partial, binary);
+  return binary;
+}
+
+function runGo(binary: string): BenchResult[] {
+  const sizes = budget(quick).sizes.join(',');
+  const out = execFileSync(binary, ['-sizes', sizes, '-benchtime', quick ? '50ms' : '300ms'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return out
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as BenchResult);
+}
+
+function formatNs(ns: number | undefined): string {
+  if (ns === undefined) return '–';
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
+  if (ns >= 1e4) return `${(ns / 1e3).toFixed(1)} µs`;
+  return `${ns.toFixed(ns < 100 ? 1 : 0)} ns`;
+}
+
+interface Row {
+  method: string;
+  size: number;
+  tsNsPerOp: number;
+  goNsPerOp: number | undefined;
+  /** TS ns/op ÷ Go ns/op: below 1 means TS is faster. */
+  ratio: number | undefined;
+}
+
+function table(rows: readonly Row[]): string {
+  const lines = ['| method | pods | TS ns/op | Go ns/op | TS/Go |', '|---|---:|---:|---:|---:|'];
+  for (const r of rows) {
+    const ratio = r.ratio === undefined ? '–' : `${r.ratio.toFixed(2)}${r.ratio > 1 ? ' ⚠' : ''}`;
+    lines.push(`| ${r.method} | ${r.size.toLocaleString('en-US')} | ${formatNs(r.tsNsPerOp)} | ${formatNs(r.goNsPerOp)} | ${ratio} |`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const loadBefore = loadavg();
+  const version = tsOnly ? undefined : goVersion();
+  let goResults: BenchResult[] = [];
+  let goNote: string | undefined;
+  if (tsOnly) {
+    goNote = 'Go benchmark skipped (--ts-only)';
+  } else if (version === undefined) {
+    goNote = '`go` was not found on the PATH: reporting TS figures only (install Go ≥ 1.24 to compare)';
+  } else {
+    console.error(`running the Go benchmark (${version}, k8s.io/kubernetes v1.34.4)…`);
+    goResults = runGo(goBinary(version));
+  }
+  if (goNote) console.error(goNote);
+
+  console.error(`running the TS benchmark (node ${process.version})${quick ? ' in quick mode' : ''}…`);
+  const tsResults = await runPodManagerBench(budget(quick));
+
+  const goByKey = new Map(goResults.map((r) => [`${r.method}@${r.size}`, r.nsPerOp]));
+  const rows: Row[] = [];
+  for (const method of METHOD_NAMES) {
+    for (const ts of tsResults.filter((r) => r.method === method)) {
+      const go = goByKey.get(`${method}@${ts.size}`);
+      rows.push({ method, size: ts.size, tsNsPerOp: ts.nsPerOp, goNsPerOp: go, ratio: go ? ts.nsPerOp / go : undefined });
+    }
+  }
+
+  const cpuList = cpus();
+  const machine = {
+    cpu: cpuList[0]?.model ?? 'unknown',
+    cores: cpuList.length,
+    memoryBytes: totalmem(),
+    platform: platform(),
+    release: release(),
+    loadAverageBefore: loadBefore,
+    loadAverageAfter: loadavg(),
+  };
+  const report = {
+    benchmark: 'pod-manager',
+    date: started.toISOString(),
+    quick,
+    node: process.version,
+    go: version ?? null,
+    goSubject: version ? 'k8s.io/kubernetes v1.34.4 pkg/kubelet/pod NewBasicPodManager' : null,
+    goNote: goNote ?? null,
+    machine,
+    rows,
+    ts: tsResults,
+    goResults,
+  };
+  const text = table(rows);
+  console.log(text);
+  const slower = rows.filter((r) => r.ratio !== undefined && r.ratio > 1);
+  if (goResults.length > 0) {
+    console.log(slower.length === 0 ? '\nTS is at least as fast as Go everywhere.' : `\nTS slower than Go in ${slower.length} of ${rows.length} cells (⚠).`);
+  }
+
+  mkdirSync(resultsDir, { recursive: true });
+  const base = join(resultsDir, quick ? 'pod-manager-quick' : 'pod-manager');
+  writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  const header = [
+    `# Pod manager benchmark${quick ? ' (quick mode)' : ''}`,
+    '',
+    `${started.toISOString()} · node ${process.version} · ${version ?? 'no Go'} · ${machine.cpu} × ${machine.cores} · ` +
+      `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run`,
+    '',
+    'ns per call, lower is better; TS/Go below 1 means the TS PodManager is faster than the kubelet\'s basicManager. ' +
+      'Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
+    ...(goNote ? ['', `Note: ${goNote}.`] : []),
+    '',
+  ];
+  writeFileSync(`${base}.md`, `${header.join('\n')}${text}\n`);
+  console.error(`wrote ${base}.json and ${base}.md`);
+}
+
+await main();

@@ -1,0 +1,75 @@
+import { ApiException } from '@kubernetes/client-node';
+
+/**
+ * What the agent's loops need to know about a failed API call: the HTTP status and the
+ * `reason` of the returned Status. client-node 1.x puts the Status in `body` as a raw JSON
+ * string, and uses 409 both for AlreadyExists and for a failed precondition (Conflict), so
+ * the reason is the only way to tell those apart.
+ */
+export interface ApiErrorInfo {
+  /** HTTP status, or 0 when the request never got a response. */
+  code: number;
+  reason: string;
+}
+
+export function apiErrorInfo(err: unknown): ApiErrorInfo {
+  if (err instanceof ApiException) {
+    return { code: err.code, reason: statusReason(err.body) };
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'number') {
+    return { code, reason: statusReason((err as { body?: unknown }).body) };
+  }
+  return { code: 0, reason: '' };
+}
+
+function parseStatus(body: unknown): { reason?: unknown; details?: { causes?: { field?: unknown }[] } } | null {
+  if (typeof body !== 'string') return (body ?? null) as never;
+  try {
+    return JSON.parse(body) as never;
+  } catch {
+    return null;
+  }
+}
+
+function statusReason(body: unknown): string {
+  const reason = parseStatus(body)?.reason;
+  return typeof reason === 'string' ? reason : '';
+}
+
+/**
+ * True when a write carrying `metadata.uid` was refused because the object now has another
+ * UID. The API server reports this as 422 Invalid with a `metadata.uid` cause ("field is
+ * immutable") for patches, and as 409 Conflict for preconditions given in delete options.
+ */
+export function isUIDMismatch(err: unknown): boolean {
+  const info = apiErrorInfo(err);
+  if (info.code === 409 && info.reason === 'Conflict') return true;
+  if (info.code !== 422 || !(err instanceof ApiException)) return false;
+  const causes = parseStatus(err.body)?.details?.causes ?? [];
+  return causes.some((c) => c.field === 'metadata.uid');
+}
+
+export const isNotFound = (err: unknown): boolean => apiErrorInfo(err).code === 404;
+export const isAlreadyExists = (err: unknown): boolean => {
+  const info = apiErrorInfo(err);
+  return info.code === 409 && info.reason === 'AlreadyExists';
+};
+/** A failed precondition or an optimistic-concurrency conflict (409, reason Conflict). */
+export const isConflict = (err: unknown): boolean => {
+  const info = apiErrorInfo(err);
+  return info.code === 409 && info.reason !== 'AlreadyExists';
+};
+
+/**
+ * Log fields for a failed call. Only the status code, the reason and the error's class are
+ * kept: client-node's messages embed response bodies and headers, which must not reach logs.
+ */
+export function apiErrorFields(err: unknown): { httpStatus: number; reason: string; error: string } {
+  const { code: httpStatus, reason } = apiErrorInfo(err);
+  // Transport errors (refused connection, timeout) carry no body, and their message is what
+  // tells an operator what went wrong.
+  const error =
+    err instanceof ApiException ? 'ApiException' : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return { httpStatus, reason, error };
+}

@@ -1,0 +1,200 @@
+import type { CoordinationV1Api, V1Lease, V1Node, V1OwnerReference } from '@kubernetes/client-node';
+import { V1MicroTime } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { kpError } from '../errors.js';
+import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from './api-error.js';
+import { backoffDelay, realClock, type Clock, type ClockTimer } from './clock.js';
+import { validateNodeName } from './node-registration.js';
+
+/** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
+export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+export interface NodeLeaseOptions {
+  nodeName: string;
+  api: LeaseApi;
+  /**
+   * This node's Node, when known (node registration's `getNode`). It gives the Lease its
+   * owner reference, so that deleting the Node garbage-collects the Lease. A Lease created
+   * before the Node exists gets the reference at a later renewal.
+   */
+  getNode?: () => Promise<V1Node | undefined>;
+  /** 40 s, the kubelet's default. */
+  leaseDurationSeconds?: number;
+  /** A quarter of the duration (10 s), as the kubelet renews. */
+  renewIntervalMs?: number;
+  /** First retry delay after a failure; doubles up to `renewIntervalMs`. 500 ms by default. */
+  retryInitialMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/**
+ * Keeps the Lease `kube-node-lease/<node>` held by this node and renewed, which is the
+ * heartbeat the node lifecycle controller watches: a node whose lease stops moving is
+ * marked NotReady and, later, has its pods evicted.
+ */
+export interface NodeLease {
+  start(): void;
+  stop(): Promise<void>;
+  /** The Lease as last written, or undefined. */
+  currentLease(): V1Lease | undefined;
+  /** One create-or-renew attempt now; resolves true on success, never rejects. */
+  syncNow(): Promise<boolean>;
+}
+
+export function createNodeLease(options: NodeLeaseOptions): NodeLease {
+  return new NodeLeaseController(options);
+}
+
+class NodeLeaseController implements NodeLease {
+  readonly #name: string;
+  readonly #api: LeaseApi;
+  readonly #getNode: (() => Promise<V1Node | undefined>) | undefined;
+  readonly #durationSeconds: number;
+  readonly #intervalMs: number;
+  readonly #retryInitialMs: number;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict means
+  // someone else wrote in between, and the next attempt reads it fresh.
+  #lease: V1Lease | undefined;
+  #running = false;
+  #timer: ClockTimer | undefined;
+  #inFlight: Promise<boolean> | undefined;
+  #failures = 0;
+
+  constructor(options: NodeLeaseOptions) {
+    validateNodeName(options.nodeName);
+    const duration = options.leaseDurationSeconds ?? 40;
+    if (!Number.isInteger(duration) || duration <= 0) {
+      throw kpError('KP_ERR_NODE_OPTIONS', ['leaseDurationSeconds', String(duration)]);
+    }
+    const interval = options.renewIntervalMs ?? (duration * 1000) / 4;
+    if (!(interval > 0)) throw kpError('KP_ERR_NODE_OPTIONS', ['renewIntervalMs', String(interval)]);
+    this.#name = options.nodeName;
+    this.#api = options.api;
+    this.#getNode = options.getNode;
+    this.#durationSeconds = duration;
+    this.#intervalMs = interval;
+    this.#retryInitialMs = options.retryInitialMs ?? 500;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'node-lease', node: this.#name });
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#inFlight;
+  }
+
+  currentLease(): V1Lease | undefined {
+    return this.#lease;
+  }
+
+  syncNow(): Promise<boolean> {
+    this.#inFlight ??= this.#attempt().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  #schedule(delayMs: number): void {
+    if (!this.#running) return;
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      void this.syncNow().then((ok) => {
+        this.#failures = ok ? 0 : this.#failures + 1;
+        this.#schedule(ok ? this.#intervalMs : backoffDelay(this.#failures - 1, this.#retryInitialMs, this.#intervalMs));
+      });
+    }, delayMs);
+  }
+
+  async #attempt(): Promise<boolean> {
+    try {
+      const owner = await this.#ownerReference();
+      let base = this.#lease;
+      if (base === undefined) {
+        try {
+          base = await this.#api.readNamespacedLease({ name: this.#name, namespace: NODE_LEASE_NAMESPACE });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      this.#lease = base === undefined ? await this.#create(owner) : await this.#renew(base, owner);
+      return true;
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err) || isAlreadyExists(err)) this.#lease = undefined;
+      const info = apiErrorInfo(err);
+      const error = kpError('KP_ERR_NODE_LEASE', [this.#name, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed'], { cause: err });
+      this.#log.warn({ ...apiErrorFields(err), errorCode: error.code, err: error.message }, 'node lease create or renew failed');
+      return false;
+    }
+  }
+
+  #create(owner: V1OwnerReference | undefined): Promise<V1Lease> {
+    const now = new V1MicroTime(this.#clock.now().getTime());
+    return this.#api.createNamespacedLease({
+      namespace: NODE_LEASE_NAMESPACE,
+      body: {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: {
+          name: this.#name,
+          namespace: NODE_LEASE_NAMESPACE,
+          ...(owner ? { ownerReferences: [owner] } : {}),
+        },
+        spec: {
+          holderIdentity: this.#name,
+          leaseDurationSeconds: this.#durationSeconds,
+          acquireTime: now,
+          renewTime: now,
+        },
+      },
+    });
+  }
+
+  #renew(base: V1Lease, owner: V1OwnerReference | undefined): Promise<V1Lease> {
+    const now = new V1MicroTime(this.#clock.now().getTime());
+    const spec = base.spec ?? {};
+    const held = spec.holderIdentity === this.#name;
+    const metadata = { ...base.metadata };
+    // Keep references others set; make sure ours points at the Node's current UID.
+    const others = (metadata.ownerReferences ?? []).filter((r) => !(r.kind === 'Node' && r.name === this.#name));
+    const refs = owner ? [...others, owner] : metadata.ownerReferences;
+    if (refs !== undefined) metadata.ownerReferences = refs;
+    return this.#api.replaceNamespacedLease({
+      name: this.#name,
+      namespace: NODE_LEASE_NAMESPACE,
+      body: {
+        ...base,
+        metadata,
+        spec: {
+          ...spec,
+          holderIdentity: this.#name,
+          leaseDurationSeconds: this.#durationSeconds,
+          // A lease taken over from another holder (or never held) is acquired now.
+          acquireTime: held && spec.acquireTime ? new V1MicroTime(new Date(spec.acquireTime).getTime()) : now,
+          renewTime: now,
+        },
+      },
+    });
+  }
+
+  async #ownerReference(): Promise<V1OwnerReference | undefined> {
+    if (!this.#getNode) return undefined;
+    const node = await this.#getNode();
+    const uid = node?.metadata?.uid;
+    if (!uid) return undefined;
+    return { apiVersion: 'v1', kind: 'Node', name: this.#name, uid };
+  }
+}

@@ -1,0 +1,96 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { kpError } from '../errors.js';
+
+/**
+ * The agent's metrics. The first two carry the kubelet's names and meaning; the rest are
+ * kubelet-pods' own (`kubelet_pods_` prefix) and have no kubelet counterpart.
+ */
+export interface AgentMetrics {
+  /** `kubelet_mirror_pods`: mirror pods the agent will try to create, one per admitted static pod. */
+  readonly mirrorPods: Gauge;
+  /** `kubelet_desired_pods{static}`: pods the agent is told to run; static="true" or "". */
+  readonly desiredPods: Gauge<'static'>;
+  readonly mirrorOperations: Counter<'operation' | 'result'>;
+  readonly syncDuration: Histogram;
+  readonly sourceErrors: Counter<'source'>;
+  readonly statusWrites: Counter<'result'>;
+
+  setMirrorPods(count: number): void;
+  setDesiredPods(counts: { static: number; nonStatic: number }): void;
+  /** e.g. `('create', 'success')`, `('delete', 'error')`. */
+  recordMirrorOperation(operation: 'create' | 'delete', result: 'success' | 'error'): void;
+  /** Seconds one sync pass took. */
+  observeSyncDuration(seconds: number): void;
+  recordSourceError(source: string): void;
+  recordStatusWrite(result: string): void;
+}
+
+export const AGENT_METRIC_NAMES = Object.freeze([
+  'kubelet_mirror_pods',
+  'kubelet_desired_pods',
+  'kubelet_pods_mirror_operations_total',
+  'kubelet_pods_sync_duration_seconds',
+  'kubelet_pods_source_errors_total',
+  'kubelet_pods_status_writes_total',
+] as const);
+
+/** Registers the agent's metrics on `registry`; fails with KP_ERR_METRIC_REGISTERED if one is taken. */
+export function createAgentMetrics(registry: Registry): AgentMetrics {
+  for (const name of AGENT_METRIC_NAMES) {
+    if (registry.getSingleMetric(name)) throw kpError('KP_ERR_METRIC_REGISTERED', [name]);
+  }
+  const registers = [registry];
+  const mirrorPods = new Gauge({
+    name: 'kubelet_mirror_pods',
+    help: 'Mirror pods this node is expected to keep in the API server: one for each static pod it runs.',
+    registers,
+  });
+  const desiredPods = new Gauge({
+    name: 'kubelet_desired_pods',
+    help: 'Pods this node has been told to run; static="true" counts pods from files or URLs, static="" the rest.',
+    labelNames: ['static'] as const,
+    registers,
+  });
+  const mirrorOperations = new Counter({
+    name: 'kubelet_pods_mirror_operations_total',
+    help: 'Mirror pod creations and deletions sent to the API server, by operation and result (kubelet-pods).',
+    labelNames: ['operation', 'result'] as const,
+    registers,
+  });
+  const syncDuration = new Histogram({
+    name: 'kubelet_pods_sync_duration_seconds',
+    help: 'Duration of one mirror pod sync pass in seconds (kubelet-pods).',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+    registers,
+  });
+  const sourceErrors = new Counter({
+    name: 'kubelet_pods_source_errors_total',
+    help: 'Errors reading static pod sources, by source (kubelet-pods).',
+    labelNames: ['source'] as const,
+    registers,
+  });
+  const statusWrites = new Counter({
+    name: 'kubelet_pods_status_writes_total',
+    help: 'Mirror pod status writes, by result (kubelet-pods).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  return Object.freeze({
+    mirrorPods,
+    desiredPods,
+    mirrorOperations,
+    syncDuration,
+    sourceErrors,
+    statusWrites,
+    setMirrorPods: (count: number) => mirrorPods.set(count),
+    setDesiredPods: (counts: { static: number; nonStatic: number }) => {
+      desiredPods.set({ static: 'true' }, counts.static);
+      desiredPods.set({ static: '' }, counts.nonStatic);
+    },
+    recordMirrorOperation: (operation: 'create' | 'delete', result: 'success' | 'error') =>
+      mirrorOperations.inc({ operation, result }),
+    observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
+    recordSourceError: (source: string) => sourceErrors.inc({ source }),
+    recordStatusWrite: (result: string) => statusWrites.inc({ result }),
+  });
+}

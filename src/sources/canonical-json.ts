@@ -1,0 +1,46 @@
+/**
+ * A deterministic JSON text for a plain value, used for the static pod UID and for the
+ * merger's semantic comparisons.
+ *
+ * - object keys are sorted byte-wise on their UTF-8 encoding (like Go's sort.Strings);
+ * - keys whose value is `undefined` or `null` are dropped (a missing field and an explicit
+ *   null decode to the same Go value);
+ * - with `dropZeroValues`, `false`, `0` and `""` fields are dropped too, mimicking how Go's
+ *   struct printer cannot tell an omitted scalar from its zero value. Empty arrays and
+ *   objects are kept: Go does tell a nil slice/map from an empty one;
+ * - numbers use JavaScript's shortest round-trip form, Dates their ISO-8601 text;
+ * - array elements are never dropped (a `null` element is written as `null`).
+ */
+export function canonicalJSON(value: unknown, options: { dropZeroValues?: boolean } = {}): string {
+  return write(value, options.dropZeroValues === true) ?? 'null';
+}
+
+function isDropped(value: unknown, dropZero: boolean): boolean {
+  if (value === undefined || value === null) return true;
+  if (!dropZero) return false;
+  return value === false || value === 0 || value === '';
+}
+
+const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+function write(value: unknown, dropZero: boolean): string | undefined {
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (value === null) return 'null';
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (Array.isArray(value)) {
+    return `[${value.map((v) => write(v, dropZero) ?? 'null').join(',')}]`;
+  }
+  if (typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const key of Object.keys(record).sort(byteOrder)) {
+      const v = record[key];
+      if (isDropped(v, dropZero)) continue;
+      const text = write(v, dropZero);
+      if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  if (typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value);
+}

@@ -1,0 +1,305 @@
+import {
+  ALL_SOURCE,
+  CONFIG_FIRST_SEEN_ANNOTATION_KEY,
+  CONFIG_MIRROR_ANNOTATION_KEY,
+  CONFIG_SOURCE_ANNOTATION_KEY,
+  PodOperation,
+} from '../constants.js';
+import { kpError } from '../errors.js';
+import { getPodFullName } from '../pod/classify.js';
+import type { Pod } from '../pod/types.js';
+import { canonicalJSON } from './canonical-json.js';
+import { Mux, type SourceChannel } from './mux.js';
+import { noopLogger, type PodUpdate, type SourceLogger } from './types.js';
+import { UpdateStream } from './update-stream.js';
+
+/**
+ * How merged updates are announced.
+ * - `Incremental` (what the kubelet uses): REMOVE, ADD, UPDATE, DELETE, RECONCILE lists.
+ * - `Snapshot`: a SET of the whole merged state whenever anything changed.
+ * - `SnapshotAndUpdates`: a SET when pods came or went, UPDATE/DELETE lists for changes.
+ */
+export type PodConfigMode = 'Incremental' | 'Snapshot' | 'SnapshotAndUpdates';
+
+/** A Warning event the merger raises (the kubelet records it on the pod). */
+export interface PodConfigEvent {
+  readonly type: 'Warning';
+  readonly reason: 'FailedValidation';
+  readonly message: string;
+  readonly pod: Pod;
+}
+
+export interface PodConfigOptions {
+  readonly mode?: PodConfigMode;
+  readonly logger?: SourceLogger;
+  /** Clock for `config.seen`; defaults to the real one. */
+  readonly now?: () => Date;
+  readonly onEvent?: (event: PodConfigEvent) => void;
+}
+
+/** Annotations the kubelet owns: ignored when comparing pods, kept across updates. */
+const LOCAL_ANNOTATIONS = [CONFIG_SOURCE_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_FIRST_SEEN_ANNOTATION_KEY];
+
+const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+
+/**
+ * `config.seen`: local time as `YYYY-MM-DDTHH:mm:ss.fffffffff` plus `Z` (UTC) or `±hh:mm`,
+ * always 9 fractional digits (JavaScript has milliseconds; the rest are zeros).
+ */
+export function formatSeenTimestamp(date: Date): string {
+  const offset = -date.getTimezoneOffset();
+  const zone = offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
+    `.${pad(date.getMilliseconds(), 3)}000000${zone}`
+  );
+}
+
+function nonLocalAnnotations(pod: Pod): Record<string, string> {
+  const out: Record<string, string> = { ...(pod.metadata?.annotations ?? {}) };
+  for (const key of LOCAL_ANNOTATIONS) delete out[key];
+  return out;
+}
+
+/** The fields whose change makes a pod "semantically different" (an UPDATE or DELETE). */
+function semanticKey(pod: Pod): string {
+  return canonicalJSON({
+    spec: pod.spec,
+    labels: pod.metadata?.labels ?? {},
+    deletionTimestamp: pod.metadata?.deletionTimestamp,
+    deletionGracePeriodSeconds: pod.metadata?.deletionGracePeriodSeconds,
+    annotations: nonLocalAnnotations(pod),
+  });
+}
+
+type Check = 'none' | 'update' | 'reconcile' | 'delete';
+
+/**
+ * Compares a known pod with its new version and folds the new version into the stored
+ * object (which is kept, as the kubelet keeps its pointer). Status-only change: reconcile.
+ * Semantic change: update, or delete when the new version has a deletionTimestamp.
+ */
+function checkAndUpdatePod(existing: Pod, ref: Pod): Check {
+  if (semanticKey(existing) === semanticKey(ref)) {
+    if (canonicalJSON(existing.status) !== canonicalJSON(ref.status)) {
+      existing.status = ref.status;
+      return 'reconcile';
+    }
+    return 'none';
+  }
+  const existingAnnotations = existing.metadata?.annotations ?? {};
+  const refMeta = (ref.metadata ??= {});
+  refMeta.annotations ??= {};
+  const seen = existingAnnotations[CONFIG_FIRST_SEEN_ANNOTATION_KEY];
+  if (seen !== undefined) refMeta.annotations[CONFIG_FIRST_SEEN_ANNOTATION_KEY] = seen;
+
+  const meta = (existing.metadata ??= {});
+  existing.spec = ref.spec;
+  meta.labels = refMeta.labels;
+  meta.deletionTimestamp = refMeta.deletionTimestamp;
+  meta.deletionGracePeriodSeconds = refMeta.deletionGracePeriodSeconds;
+  existing.status = ref.status;
+  const annotations: Record<string, string> = { ...refMeta.annotations };
+  for (const key of LOCAL_ANNOTATIONS) {
+    const value = existingAnnotations[key];
+    if (value !== undefined) annotations[key] = value;
+  }
+  meta.annotations = annotations;
+  return refMeta.deletionTimestamp ? 'delete' : 'update';
+}
+
+/** Deterministic order for whole-state lists: namespace, name, then UID. */
+function compareFullOrder(a: Pod, b: Pod): number {
+  const ka = [a.metadata?.namespace ?? '', a.metadata?.name ?? '', a.metadata?.uid ?? ''];
+  const kb = [b.metadata?.namespace ?? '', b.metadata?.name ?? '', b.metadata?.uid ?? ''];
+  for (let i = 0; i < 3; i++) {
+    if (ka[i]! < kb[i]!) return -1;
+    if (ka[i]! > kb[i]!) return 1;
+  }
+  return 0;
+}
+
+/**
+ * The config merger (the kubelet's PodConfig): every source sends SET (or ADD/UPDATE/
+ * DELETE/REMOVE) updates through `channel(name)`; per-source state is kept by UID and the
+ * differences come out of `updates`, one merge at a time and contiguously.
+ *
+ * The merger stamps `config.source` on every pod and `config.seen` the first time a UID is
+ * seen from a source. Input pods are copied, never mutated; emitted pods are copies too.
+ */
+export class PodConfig {
+  /** Merged updates, in order. */
+  readonly updates = new UpdateStream<PodUpdate>();
+  private readonly mode: PodConfigMode;
+  private readonly logger: SourceLogger;
+  private readonly now: () => Date;
+  private readonly onEvent: ((event: PodConfigEvent) => void) | undefined;
+  private readonly mux: Mux<PodUpdate>;
+  private readonly pods = new Map<string, Map<string, Pod>>();
+  private readonly sourcesSeen = new Set<string>();
+
+  constructor(options: PodConfigOptions = {}) {
+    const mode = options.mode ?? 'Incremental';
+    if (!['Incremental', 'Snapshot', 'SnapshotAndUpdates'].includes(mode)) {
+      throw kpError('KP_ERR_SOURCE_OPTIONS', ['mode', JSON.stringify(mode)]);
+    }
+    this.mode = mode;
+    this.logger = options.logger ?? noopLogger;
+    this.now = options.now ?? (() => new Date());
+    this.onEvent = options.onEvent;
+    this.mux = new Mux({ merge: (source, update) => this.merge(source, update) });
+  }
+
+  /**
+   * The channel a source pushes its updates into; the first call registers the source as
+   * configured (seenAllSources waits for it). The same name gives the same function.
+   * The `source` field of pushed updates is ignored: the channel's name is used.
+   */
+  channel(source: string): SourceChannel<PodUpdate> {
+    return this.mux.channel(source);
+  }
+
+  /** Configured sources, in registration order. */
+  sources(): string[] {
+    return this.mux.sources();
+  }
+
+  /**
+   * True when every configured source is in `seen` (sources whose updates the consumer
+   * processed) AND has delivered at least one SET to this merger.
+   */
+  seenAllSources(seen: ReadonlySet<string>): boolean {
+    return this.sources().every((s) => seen.has(s) && this.sourcesSeen.has(s));
+  }
+
+  /** Emits a SET with source `*` carrying the merged state of every source. */
+  sync(): void {
+    this.updates.push({ op: PodOperation.SET, source: ALL_SOURCE, pods: this.mergedState() });
+  }
+
+  private mergedState(): Pod[] {
+    const all: Pod[] = [];
+    for (const map of this.pods.values()) for (const pod of map.values()) all.push(structuredClone(pod));
+    return all.sort(compareFullOrder);
+  }
+
+  private merge(source: string, update: PodUpdate): void {
+    const cur = this.pods.get(source) ?? new Map<string, Pod>();
+    const adds: Pod[] = [];
+    const updates: Pod[] = [];
+    const deletes: Pod[] = [];
+    const removes: Pod[] = [];
+    const reconciles: Pod[] = [];
+    const incoming = update.pods.map((p) => structuredClone(p));
+
+    const process = (newPods: Pod[], oldMap: Map<string, Pod>, target: Map<string, Pod>): void => {
+      for (const ref of this.dropDuplicates(source, newPods)) {
+        const meta = (ref.metadata ??= {});
+        meta.annotations ??= {};
+        meta.annotations[CONFIG_SOURCE_ANNOTATION_KEY] = source;
+        const uid = meta.uid ?? '';
+        const existing = oldMap.get(uid);
+        if (existing) {
+          target.set(uid, existing);
+          const check = checkAndUpdatePod(existing, ref);
+          if (check === 'update') updates.push(existing);
+          else if (check === 'reconcile') reconciles.push(existing);
+          else if (check === 'delete') deletes.push(existing);
+          continue;
+        }
+        meta.annotations[CONFIG_FIRST_SEEN_ANNOTATION_KEY] = formatSeenTimestamp(this.now());
+        target.set(uid, ref);
+        adds.push(ref);
+      }
+    };
+
+    let firstSet = false;
+    switch (update.op) {
+      case PodOperation.ADD:
+      case PodOperation.UPDATE:
+      case PodOperation.DELETE:
+        process(incoming, cur, cur);
+        this.pods.set(source, cur);
+        break;
+      case PodOperation.REMOVE:
+        for (const pod of incoming) {
+          const uid = pod.metadata?.uid ?? '';
+          const existing = cur.get(uid);
+          if (existing) {
+            cur.delete(uid);
+            removes.push(existing);
+          }
+        }
+        this.pods.set(source, cur);
+        break;
+      case PodOperation.SET: {
+        firstSet = !this.sourcesSeen.has(source);
+        this.sourcesSeen.add(source);
+        const next = new Map<string, Pod>();
+        process(incoming, cur, next);
+        for (const [uid, pod] of cur) if (!next.has(uid)) removes.push(pod);
+        this.pods.set(source, next);
+        break;
+      }
+      default:
+        this.logger.warn({ source, op: update.op }, 'invalid pod update operation, ignoring');
+        return;
+    }
+    this.emit(source, { adds, updates, deletes, removes, reconciles, firstSet });
+  }
+
+  /** Keeps the first pod per full name; later ones get a FailedValidation warning. */
+  private dropDuplicates(source: string, pods: Pod[]): Pod[] {
+    const names = new Set<string>();
+    const kept: Pod[] = [];
+    for (const pod of pods) {
+      const fullName = getPodFullName(pod);
+      if (names.has(fullName)) {
+        const message =
+          `Error validating pod ${fullName}(${pod.metadata?.uid ?? ''}) from ${source} ` +
+          `due to duplicate pod name ${JSON.stringify(pod.metadata?.name ?? '')}, ignoring`;
+        this.logger.warn({ source, pod: fullName, reason: 'FailedValidation' }, message);
+        this.onEvent?.({ type: 'Warning', reason: 'FailedValidation', message, pod });
+        continue;
+      }
+      names.add(fullName);
+      kept.push(pod);
+    }
+    return kept;
+  }
+
+  private emit(
+    source: string,
+    r: { adds: Pod[]; updates: Pod[]; deletes: Pod[]; removes: Pod[]; reconciles: Pod[]; firstSet: boolean },
+  ): void {
+    const push = (op: PodOperation, pods: Pod[]): void => {
+      this.updates.push({ op, source, pods: pods.map((p) => structuredClone(p)) });
+    };
+    switch (this.mode) {
+      case 'Incremental':
+        if (r.removes.length > 0) push(PodOperation.REMOVE, r.removes);
+        if (r.adds.length > 0) push(PodOperation.ADD, r.adds);
+        if (r.updates.length > 0) push(PodOperation.UPDATE, r.updates);
+        if (r.deletes.length > 0) push(PodOperation.DELETE, r.deletes);
+        // The first SET of a source must be visible even when empty: it means "source ready".
+        if (r.firstSet && r.adds.length === 0 && r.updates.length === 0 && r.deletes.length === 0) {
+          push(PodOperation.ADD, []);
+        }
+        if (r.reconciles.length > 0) push(PodOperation.RECONCILE, r.reconciles);
+        break;
+      case 'SnapshotAndUpdates':
+        if (r.removes.length > 0 || r.adds.length > 0 || r.firstSet) {
+          this.updates.push({ op: PodOperation.SET, source, pods: this.mergedState() });
+        }
+        if (r.updates.length > 0) push(PodOperation.UPDATE, r.updates);
+        if (r.deletes.length > 0) push(PodOperation.DELETE, r.deletes);
+        break;
+      case 'Snapshot':
+        if (r.updates.length > 0 || r.deletes.length > 0 || r.adds.length > 0 || r.removes.length > 0 || r.firstSet) {
+          this.updates.push({ op: PodOperation.SET, source, pods: this.mergedState() });
+        }
+        break;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { PodOperation } from '../constants.js';
+import type { Pod } from '../pod/types.js';
+
+/**
+ * One message from a source to the merger, or from the merger to its consumer.
+ * `pods` is never null; an empty list is meaningful (an empty SET announces the source).
+ */
+export interface PodUpdate {
+  readonly op: PodOperation;
+  /** `file`, `http`, `api`, a test source name, or `*` for PodConfig.sync(). */
+  readonly source: string;
+  readonly pods: Pod[];
+}
+
+/**
+ * The subset of a pino logger the sources use: a structured-fields object first, then a
+ * constant message. Fields used: `source`, `path`, `url`, `pod`, `err`. Header values are
+ * never passed to a logger.
+ */
+export interface SourceLogger {
+  error(fields: object, msg: string): void;
+  warn(fields: object, msg: string): void;
+  info(fields: object, msg: string): void;
+  debug(fields: object, msg: string): void;
+}
+
+const noop = (): void => {};
+
+/** The default logger: drops everything. */
+export const noopLogger: SourceLogger = { error: noop, warn: noop, info: noop, debug: noop };
+
+/** Timer functions, injectable so tests can drive periods without waiting. */
+export interface SourceTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
+}
+
+export const realTimers: SourceTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (h) => clearInterval(h as NodeJS.Timeout),
+};

@@ -1,0 +1,217 @@
+// Mirror reconciliation as the kubelet does it inside SyncPod and housekeeping
+// (pkg/kubelet/kubelet_test.go, kubelet_pods_test.go: TestCreateMirrorPod,
+// TestDeleteOutdatedMirrorPod, TestDeleteOrphanedMirrorPods), run through MirrorSync with the
+// in-memory fake mirror client and a real PodManager.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PodManager } from '../../../src/pod/manager.js';
+import { MirrorSync, type MirrorSyncOptions } from '../../../src/mirror/mirror-sync.js';
+import { FakeMirrorClient } from '../../../src/mirror/fake-mirror-client.js';
+import type { MirrorClient } from '../../../src/mirror/mirror-client.js';
+import type { Pod } from '../../../src/pod/types.js';
+
+const readyNode = { metadata: { name: '127.0.0.1', uid: 'node-uid' } };
+
+function pod(uid: string, name: string, namespace: string, annotations: Record<string, string>, image = 'foo'): Pod {
+  return {
+    metadata: { uid, name, namespace, annotations },
+    spec: { containers: [{ name: '1234', image }] },
+  };
+}
+
+function newSync(overrides: Partial<MirrorSyncOptions> & { podManager: PodManager; mirrorClient: MirrorClient }) {
+  return new MirrorSync({
+    getNode: async () => readyNode,
+    allSourcesReady: () => true,
+    backoff: { initialMs: 1, maxMs: 5 },
+    ...overrides,
+  });
+}
+
+describe('mirror sync', () => {
+  for (const desc of ['SyncPodCreate', 'SyncPodUpdate']) {
+    it(`KS-1 TestCreateMirrorPod/${desc}`, async () => {
+      const podManager = new PodManager();
+      const mirrorClient = new FakeMirrorClient();
+      podManager.setPods([pod('12345678', 'bar', 'foo', { 'kubernetes.io/config.source': 'file' })]);
+      const sync = newSync({ podManager, mirrorClient });
+      sync.enqueue('bar_foo');
+      await sync.idle();
+      assert.equal(mirrorClient.hasPod('bar_foo'), true);
+      assert.equal(mirrorClient.numOfPods(), 1);
+    });
+  }
+
+  it('KS-2 TestDeleteOutdatedMirrorPod', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const staticPod = pod('12345678', 'foo', 'ns', { 'kubernetes.io/config.source': 'file' });
+    const mirror = pod('11111111', 'foo', 'ns', {
+      'kubernetes.io/config.source': 'api',
+      'kubernetes.io/config.mirror': 'mirror',
+    }, 'bar');
+    podManager.setPods([staticPod, mirror]);
+    const sync = newSync({ podManager, mirrorClient });
+    sync.enqueue('foo_ns');
+    await sync.idle();
+    assert.deepEqual(mirrorClient.getCounts('foo_ns'), { creates: 1, deletes: 1 });
+    // The outdated mirror is deleted with its UID as precondition, then the new one is created.
+    assert.deepEqual(mirrorClient.calls, [
+      { op: 'delete', podFullName: 'foo_ns', uid: '11111111' },
+      { op: 'create', podFullName: 'foo_ns' },
+    ]);
+  });
+
+  it('KS-3 TestDeleteOrphanedMirrorPods', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const mirrorAnnotations = { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'mirror' };
+    podManager.setPods([
+      pod('12345678', 'pod1', 'ns', mirrorAnnotations),
+      pod('12345679', 'pod2', 'ns', mirrorAnnotations),
+      pod('12345670', 'pod3', 'ns', mirrorAnnotations),
+    ]);
+    for (const name of ['pod1_ns', 'pod2_ns', 'pod3_ns']) await mirrorClient.createMirrorPod(pod('x', name.split('_')[0]!, 'ns', {}));
+    const sync = newSync({ podManager, mirrorClient, isTerminating: (name) => name === 'pod3_ns' });
+    assert.equal(sync.housekeeping(), 3);
+    await sync.idle();
+    assert.deepEqual(mirrorClient.getCounts('pod1_ns'), { creates: 1, deletes: 1 });
+    assert.deepEqual(mirrorClient.getCounts('pod2_ns'), { creates: 1, deletes: 1 });
+    assert.deepEqual(mirrorClient.getCounts('pod3_ns'), { creates: 1, deletes: 0 });
+    // Orphans are deleted without a UID precondition.
+    assert.ok(mirrorClient.calls.filter((c) => c.op === 'delete').every((c) => c.uid === undefined));
+  });
+
+  it('keeps a mirror whose hash matches, even if its labels were edited', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const staticPod = pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'u1' });
+    const mirror: Pod = {
+      ...pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'u1' }),
+    };
+    mirror.metadata!.labels = { edited: 'by-a-user' };
+    podManager.setPods([staticPod, mirror]);
+    const sync = newSync({ podManager, mirrorClient });
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.deepEqual(mirrorClient.calls, []);
+  });
+
+  it('replaces a mirror that is being deleted by a user (deletionTimestamp set)', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const staticPod = pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'u1' });
+    const mirror = pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'u1' });
+    mirror.metadata!.deletionTimestamp = new Date();
+    podManager.setPods([staticPod, mirror]);
+    const sync = newSync({ podManager, mirrorClient });
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.deepEqual(mirrorClient.calls, [
+      { op: 'delete', podFullName: 'web_default', uid: 'm1' },
+      { op: 'create', podFullName: 'web_default' },
+    ]);
+  });
+
+  it('creates no mirror while the Node is missing or being deleted, and creates it once the Node is there', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
+    let node: { metadata: { name: string; uid: string; deletionTimestamp?: Date } } | undefined;
+    const sync = newSync({ podManager, mirrorClient, getNode: async () => node });
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.equal(mirrorClient.numOfPods(), 0, 'no node: no mirror');
+
+    node = { metadata: { name: 'n', uid: 'x', deletionTimestamp: new Date() } };
+    sync.enqueueAll();
+    await sync.idle();
+    assert.equal(mirrorClient.numOfPods(), 0, 'node being deleted: no mirror');
+
+    node = { metadata: { name: 'n', uid: 'x' } };
+    sync.enqueueAll();
+    await sync.idle();
+    assert.equal(mirrorClient.hasPod('web_default'), true);
+  });
+
+  it('does not delete orphaned mirrors before all sources are ready', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    podManager.setPods([pod('m1', 'old', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'h' })]);
+    let ready = false;
+    const sync = newSync({ podManager, mirrorClient, allSourcesReady: () => ready });
+    assert.equal(sync.housekeeping(), 0);
+    sync.enqueue('old_default');
+    await sync.idle();
+    assert.equal(mirrorClient.getCounts('old_default').deletes, 0);
+    ready = true;
+    assert.equal(sync.housekeeping(), 1);
+    await sync.idle();
+    assert.equal(mirrorClient.getCounts('old_default').deletes, 1);
+  });
+
+  it('leaves a mirror beside a non-static pod of the same name to housekeeping rules (not an orphan)', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    podManager.setPods([
+      pod('a1', 'web', 'default', { 'kubernetes.io/config.source': 'api' }),
+      pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'h' }),
+    ]);
+    const sync = newSync({ podManager, mirrorClient });
+    assert.equal(sync.housekeeping(), 0);
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.deepEqual(mirrorClient.calls, []);
+  });
+
+  it('retries a failed create with backoff until it succeeds', async () => {
+    const podManager = new PodManager();
+    const inner = new FakeMirrorClient();
+    let failures = 2;
+    const flaky: MirrorClient = {
+      createMirrorPod: async (p) => {
+        if (failures-- > 0) throw new Error('apiserver unavailable');
+        return inner.createMirrorPod(p);
+      },
+      deleteMirrorPod: (n, u) => inner.deleteMirrorPod(n, u),
+    };
+    const actions: string[] = [];
+    podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
+    const sync = newSync({ podManager, mirrorClient: flaky, onAction: (a, r) => actions.push(`${a}:${r}`) });
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.equal(inner.hasPod('web_default'), true);
+    assert.deepEqual(actions, ['create:error', 'create:error', 'create:success']);
+  });
+
+  it('serialises work per full name and coalesces requests that arrive meanwhile', async () => {
+    const podManager = new PodManager();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let creates = 0;
+    let release: (() => void) | undefined;
+    const slow: MirrorClient = {
+      createMirrorPod: async () => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        creates++;
+        await new Promise<void>((resolve) => (release = resolve));
+        inFlight--;
+      },
+      deleteMirrorPod: async () => true,
+    };
+    podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
+    const sync = newSync({ podManager, mirrorClient: slow });
+    sync.enqueue('web_default');
+    while (!release) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10; i++) sync.enqueue('web_default');
+    const first = release;
+    release = undefined;
+    first();
+    while (!release) await new Promise((r) => setImmediate(r));
+    (release as () => void)();
+    await sync.idle();
+    assert.equal(maxInFlight, 1, 'one call at a time for one full name');
+    assert.equal(creates, 2, 'ten requests during one pass coalesce into one more pass');
+  });
+});

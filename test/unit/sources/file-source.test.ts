@@ -1,0 +1,303 @@
+// Mirrors pkg/kubelet/config/file_test.go and file_linux_test.go (FS-*), plus the
+// kubelet-pods rules: first duplicate wins, editor saves, late symlink targets, size limit.
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { MAX_CONFIG_LENGTH } from '../../../src/constants.js';
+import { hasErrorCode } from '../../../src/errors.js';
+import type { Pod } from '../../../src/pod/types.js';
+import { createFileSource, type FileSource, type FileSourceOptions } from '../../../src/sources/file-source.js';
+import type { PodUpdate, SourceLogger } from '../../../src/sources/types.js';
+import { flush, Recorder, waitFor } from '../../helpers/wait.js';
+
+const NODE = 'random-test-hostname';
+const temps: string[] = [];
+const sources: FileSource[] = [];
+after(async () => {
+  for (const s of sources) s.stop();
+  for (const d of temps) await rm(d, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'kp-file-source-'));
+  temps.push(d);
+  return d;
+}
+
+/** The FS input pod, as v1 JSON. */
+function fpInput(containerName = 'image'): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'test', uid: '12345', namespace: 'mynamespace' },
+    spec: {
+      containers: [
+        { name: containerName, image: 'test/image', securityContext: { capabilities: {}, privileged: false, procMount: 'Default' } },
+      ],
+      securityContext: {},
+      schedulerName: 'default-scheduler',
+    },
+    status: { phase: 'Pending' },
+  });
+}
+
+/** The expected FP of kubelet-tests.md §3b. */
+function fp(containerName = 'image'): Pod {
+  return {
+    metadata: { name: 'test-random-test-hostname', uid: '12345', namespace: 'mynamespace', annotations: { 'kubernetes.io/config.hash': '12345' } },
+    spec: {
+      nodeName: NODE,
+      restartPolicy: 'Always',
+      dnsPolicy: 'ClusterFirst',
+      terminationGracePeriodSeconds: 30,
+      tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
+      containers: [
+        {
+          name: containerName,
+          image: 'test/image',
+          terminationMessagePath: '/dev/termination-log',
+          imagePullPolicy: 'Always',
+          securityContext: { capabilities: {}, privileged: false, procMount: 'Default' },
+          terminationMessagePolicy: 'File',
+        },
+      ],
+      securityContext: {},
+      schedulerName: 'default-scheduler',
+      enableServiceLinks: true,
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+const setOf = (pods: Pod[]): PodUpdate => ({ op: 'SET', source: 'file', pods });
+
+function manifest(name: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...extra }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+}
+
+interface LogLine {
+  level: string;
+  fields: Record<string, unknown>;
+  msg: string;
+}
+function captureLogger(): { logger: SourceLogger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (fields: object, msg: string) => lines.push({ level, fields: fields as Record<string, unknown>, msg });
+  return { logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') }, lines };
+}
+
+function startSource(options: Omit<FileSourceOptions, 'onUpdate' | 'nodeName'> & { nodeName?: string }): Recorder<PodUpdate> {
+  const rec = new Recorder<PodUpdate>();
+  const source = createFileSource({ nodeName: NODE, ...options, onUpdate: rec.push });
+  sources.push(source);
+  source.start();
+  return rec;
+}
+
+const names = (u: PodUpdate): string[] => u.pods.map((p) => p.metadata?.name ?? '');
+
+describe('FS file source', () => {
+  test('FS-1 TestExtractFromBadDataFile', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'test_pod_config');
+    await writeFile(file, Buffer.from([1, 2, 3]));
+    await chmod(file, 0o555);
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: file, nodeName: 'localhost', fileCheckFrequencyMs: 1, onUpdate: rec.push });
+    await assert.rejects(source.listConfig(), (err) => hasErrorCode(err, 'KP_ERR_SOURCE_DECODE'));
+    assert.equal(rec.items.length, 0);
+  });
+
+  test('FS-2 TestExtractFromEmptyDir', async () => {
+    const dir = await tempDir();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'localhost', onUpdate: rec.push });
+    await source.listConfig();
+    assert.deepEqual(rec.items, [setOf([])]);
+  });
+
+  test('FS-3 TestExtractFromNonExistentFile', async () => {
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: '/some/fake/file', nodeName: 'localhost', onUpdate: rec.push });
+    await assert.rejects(source.listConfig(), (err) => hasErrorCode(err, 'KP_ERR_SOURCE_PATH_MISSING'));
+  });
+
+  test('FS-4 TestUpdateOnNonExistentFile', async () => {
+    const dir = await tempDir();
+    const { logger, lines } = captureLogger();
+    const rec = startSource({ path: join(dir, 'random_non_existent_path'), fileCheckFrequencyMs: 1, logger });
+    assert.deepEqual(await rec.next('an empty SET for a missing path'), setOf([]));
+    await waitFor(() => lines.some((l) => l.level === 'error' && /does not exist/.test(String((l.fields.err as Error)?.message))), 'the missing-path error to be logged');
+  });
+
+  test('FS-5 TestReadPodsFromFileExistAlready', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'test_pod_manifest');
+    await writeFile(file, fpInput());
+    const rec = startSource({ path: file, fileCheckFrequencyMs: 60_000 });
+    assert.deepEqual(await rec.next('the first SET'), setOf([fp()]));
+  });
+
+  for (const watchDir of [true, false]) {
+    for (const useSymlink of [true, false]) {
+      const desc = `${watchDir ? 'dir' : 'file'}, ${useSymlink ? 'symlink' : 'plain'}`;
+
+      test(`FS-6 TestWatchFileAdded/${desc}`, async () => {
+        const dir = await tempDir();
+        const name = 'test_pod_manifest_0';
+        let real = join(dir, name);
+        if (useSymlink) {
+          const targetDir = await tempDir();
+          real = join(targetDir, name);
+          await symlink(real, join(dir, name));
+        }
+        const rec = startSource({ path: watchDir ? dir : join(dir, name), fileCheckFrequencyMs: 100 });
+        const first = await rec.next('the first (empty) update');
+        assert.equal(first.pods.length, 0);
+        await writeFile(real, fpInput());
+        const update = await rec.nextMatching((u) => u.pods.length > 0, 'a non-empty SET after the file was written');
+        assert.deepEqual(update, setOf([fp()]));
+      });
+
+      test(`FS-7 TestWatchFileChanged/${desc}`, async () => {
+        const dir = await tempDir();
+        const name = 'test_pod_manifest_0';
+        let real = join(dir, name);
+        if (useSymlink) {
+          const targetDir = await tempDir();
+          real = join(targetDir, name);
+          await symlink(real, join(dir, name));
+        }
+        await writeFile(real, fpInput());
+        // The kubelet uses 3 s for dir+symlink (nothing watches the target) and 60 s otherwise.
+        const period = watchDir && useSymlink ? 300 : 60_000;
+        const rec = startSource({ path: watchDir ? dir : join(dir, name), fileCheckFrequencyMs: period });
+        assert.deepEqual(await rec.next('the initial SET'), setOf([fp()]));
+        await writeFile(real, fpInput('image2'));
+        assert.deepEqual(
+          await rec.nextMatching((u) => u.pods.length > 0, 'the SET with container image2'),
+          setOf([fp('image2')]),
+        );
+        if (!watchDir) return;
+        await rename(join(dir, name), join(dir, `${name}_ch`));
+        const next = await rec.next('the update after the rename');
+        assert.equal(next.pods.length, 0, 'the update right after a rename-away must be empty');
+        assert.deepEqual(await rec.nextMatching((u) => u.pods.length > 0, 'the pod back from the new name'), setOf([fp('image2')]));
+      });
+    }
+  }
+});
+
+describe('file source: kubelet-pods rules', () => {
+  test('dotfiles are ignored, other names parsed whatever the extension, sub-directories skipped, byte order', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, '.hidden.yaml'), manifest('hidden'));
+    await writeFile(join(dir, 'b.yaml.bak'), manifest('b'));
+    await writeFile(join(dir, 'README'), manifest('readme'));
+    await writeFile(join(dir, 'a.json'), manifest('a'));
+    await import('node:fs/promises').then((fs) => fs.mkdir(join(dir, 'sub')));
+    await writeFile(join(dir, 'sub', 'c.yaml'), manifest('c'));
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'N', onUpdate: rec.push });
+    await source.listConfig();
+    assert.deepEqual(names(rec.items[0]!), ['readme-n', 'a-n', 'b-n']);
+  });
+
+  test('two files with the same namespace/name: the first in byte order wins and a warning names both', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'kube-apiserver.yaml'), manifest('kube-apiserver', { labels: { v: 'new' } }));
+    await writeFile(join(dir, 'kube-apiserver.yaml-bak'), manifest('kube-apiserver', { labels: { v: 'old' } }));
+    const { logger, lines } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger });
+    await source.listConfig();
+    assert.equal(rec.items[0]!.pods.length, 1);
+    assert.deepEqual(rec.items[0]!.pods[0]!.metadata?.labels, { v: 'new' });
+    const warnings = lines.filter((l) => l.level === 'warn');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!.msg, /kube-apiserver\.yaml".*kube-apiserver\.yaml-bak"/);
+    await source.listConfig();
+    assert.equal(lines.filter((l) => l.level === 'warn').length, 1, 'the same duplicate is not warned twice');
+  });
+
+  test('a bad file is reported once per change and never disturbs the other pods', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'good.yaml'), manifest('good'));
+    await writeFile(join(dir, 'bad.yaml'), 'kind: Pod\napiVersion: v1\nmetadata: {name: BAD}\nspec: {containers: [{name: c, image: i}]}\n');
+    const { logger, lines } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger });
+    await source.listConfig();
+    await source.listConfig();
+    assert.deepEqual(rec.items.map(names), [['good-n']], 'one SET with the good pod; the identical second SET is suppressed');
+    const errors = lines.filter((l) => l.level === 'error');
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.fields.path, join(dir, 'bad.yaml'));
+    assert.match(String((errors[0]!.fields.err as Error).message), /metadata\.name: Invalid value: "BAD-n"/);
+    await writeFile(join(dir, 'bad.yaml'), 'not: a pod\n');
+    await source.listConfig();
+    assert.equal(lines.filter((l) => l.level === 'error').length, 2, 'a new bad content is reported again');
+  });
+
+  test('a file of 10 MiB + 1 byte is refused, 10 MiB is read', async () => {
+    const dir = await tempDir();
+    const body = manifest('big');
+    const padded = (size: number): string => body + ' '.repeat(size - Buffer.byteLength(body));
+    await writeFile(join(dir, 'big'), padded(MAX_CONFIG_LENGTH + 1));
+    const { logger, lines } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger });
+    await source.listConfig();
+    assert.deepEqual(rec.items, [setOf([])]);
+    assert.ok(lines.some((l) => hasErrorCode(l.fields.err, 'KP_ERR_SOURCE_FILE_TOO_LARGE')));
+    await writeFile(join(dir, 'big'), padded(MAX_CONFIG_LENGTH));
+    await source.listConfig();
+    assert.deepEqual(names(rec.items[1]!), ['big-n']);
+  });
+
+  test('a vim-style save (write .x.swp, rename over the file) is picked up by the watch', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'web.yaml');
+    await writeFile(file, manifest('web', { labels: { v: '1' } }));
+    const rec = startSource({ path: dir, nodeName: 'n', fileCheckFrequencyMs: 60_000 });
+    const first = await rec.next('the initial SET');
+    assert.deepEqual(first.pods[0]!.metadata?.labels, { v: '1' });
+    await writeFile(join(dir, '.web.yaml.swp'), manifest('web', { labels: { v: '2' } }));
+    await rename(join(dir, '.web.yaml.swp'), file);
+    const update = await rec.nextMatching((u) => u.pods[0]?.metadata?.labels?.v === '2', 'the pod with label v=2');
+    assert.equal(update.pods.length, 1);
+    assert.notEqual(update.pods[0]!.metadata?.uid, first.pods[0]!.metadata?.uid, 'new content, new UID');
+  });
+
+  test('a symlinked manifest whose target appears later is picked up by the re-list', async () => {
+    const dir = await tempDir();
+    const targetDir = await tempDir();
+    await symlink(join(targetDir, 'etcd.yaml'), join(dir, 'etcd.yaml'));
+    const rec = startSource({ path: dir, nodeName: 'n', fileCheckFrequencyMs: 50 });
+    assert.deepEqual(await rec.next('the empty SET'), setOf([]));
+    await writeFile(join(targetDir, 'etcd.yaml'), manifest('etcd'));
+    const update = await rec.nextMatching((u) => u.pods.length > 0, 'the pod from the late symlink target');
+    assert.deepEqual(names(update), ['etcd-n']);
+  });
+
+  test('a watched edit to invalid content keeps the old pod until the next full re-list', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'web.yaml');
+    await writeFile(file, manifest('web'));
+    const { lines, logger } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 60_000, logger });
+    sources.push(source);
+    source.start();
+    await rec.next('the initial SET');
+    await writeFile(file, '{ this is not a pod');
+    // The parse error is logged when the watch event is handled: only then check that nothing was sent.
+    await waitFor(() => lines.some((l) => l.level === 'error' && l.fields.path === file), 'the parse error of the edited file');
+    await flush();
+    assert.equal(rec.pending, 0, 'the unparsable edit sends nothing (old pod stays)');
+    await source.listConfig();
+    assert.deepEqual(await rec.next('the SET after the re-list'), setOf([]));
+  });
+});
