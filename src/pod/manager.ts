@@ -48,11 +48,39 @@ export interface UIDTranslations {
  * Pods are stored as given and must not be mutated afterwards. List results are frozen
  * snapshots, rebuilt only after a change, so reading them from an unchanged manager is O(1).
  */
+/**
+ * Full names of pods already seen, by object. Pods are immutable once handed over, so a pod's
+ * full name never changes; caching it spares rebuilding and rehashing the string on every
+ * lookup, which is most of the cost of a lookup in V8.
+ */
+const fullNameCache = new WeakMap<Pod, string>();
+
+function fullNameOf(pod: Pod): string {
+  let fullName = fullNameCache.get(pod);
+  if (fullName === undefined) {
+    fullName = getPodFullName(pod);
+    fullNameCache.set(pod, fullName);
+  }
+  return fullName;
+}
+
+/**
+ * Whether `name` and `namespace` join into a full name with exactly one `_`. Only such names
+ * have a single way to be split back, so only they may be answered from the nested
+ * namespace → name index without changing what the flat full-name index would answer.
+ */
+function hasUnambiguousFullName(name: string, namespace: string): boolean {
+  return !name.includes('_') && !namespace.includes('_');
+}
+
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
   #podByUID = new Map<ResolvedPodUID, Pod>();
   #podByFullName = new Map<string, Pod>();
+  // The same entries as #podByFullName for names that split one way only, keyed namespace then
+  // name, so getPodByName needs no string concatenation.
+  #podByNamespacedName = new Map<string, Map<string, Pod>>();
   #mirrorPodByUID = new Map<MirrorPodUID, Pod>();
   #mirrorPodByFullName = new Map<string, Pod>();
   // mirror UID → static UID. Written when either half of a pair arrives.
@@ -78,6 +106,7 @@ export class PodManager {
   }
 
   getPodByName(namespace: string, name: string): Pod | undefined {
+    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace)?.get(name);
     return this.#podByFullName.get(buildPodFullName(name, namespace));
   }
 
@@ -88,11 +117,11 @@ export class PodManager {
 
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
-    return this.#podByFullName.get(getPodFullName(mirrorPod));
+    return this.#podByFullName.get(fullNameOf(mirrorPod));
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {
-    return this.#mirrorPodByFullName.get(getPodFullName(pod));
+    return this.#mirrorPodByFullName.get(fullNameOf(pod));
   }
 
   /**
@@ -100,7 +129,7 @@ export class PodManager {
    * not the stored object of that UID.
    */
   getPodAndMirrorPod(pod: Pod): PodAndMirrorPod {
-    const fullName = getPodFullName(pod);
+    const fullName = fullNameOf(pod);
     if (isMirrorPod(pod)) {
       return { pod: this.#podByFullName.get(fullName), mirrorPod: pod, wasMirror: true };
     }
@@ -132,6 +161,7 @@ export class PodManager {
   setPods(pods: readonly Pod[]): void {
     this.#podByUID = new Map();
     this.#podByFullName = new Map();
+    this.#podByNamespacedName = new Map();
     this.#mirrorPodByUID = new Map();
     this.#mirrorPodByFullName = new Map();
     this.#translationByUID = new Map();
@@ -159,7 +189,7 @@ export class PodManager {
   removePod(pod: Pod): void {
     this.#secretManager?.unregisterPod(pod);
     this.#configMapManager?.unregisterPod(pod);
-    const fullName = getPodFullName(pod);
+    const fullName = fullNameOf(pod);
     const uid = pod.metadata?.uid ?? '';
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
@@ -173,6 +203,7 @@ export class PodManager {
       this.#ephemeralContainers -= countEphemeralContainers(this.#podByUID.get(resolvedUID));
       this.#podByUID.delete(resolvedUID);
       this.#podByFullName.delete(fullName);
+      this.#unindexNamespacedName(pod);
     }
     this.#changed();
   }
@@ -193,7 +224,7 @@ export class PodManager {
    * when it has no mirror. Translations outliving their static pod (see `removePod`) appear
    * too, as in the kubelet. When two mirror UIDs point at one static pod (a mirror replaced
    * by another before the first was removed) the kubelet's answer depends on Go's map order;
-   * ours is the translation written last.
+   * ours on the order the translations were first written.
    */
   getUIDTranslations(): UIDTranslations {
     const podToMirror = new Map<ResolvedPodUID, MirrorPodUID | ''>();
@@ -225,8 +256,8 @@ export class PodManager {
   }
 
   #upsert(pod: Pod): void {
-    this.#registerWithObjectManagers(pod);
-    const fullName = getPodFullName(pod);
+    if (this.#secretManager || this.#configMapManager) this.#registerWithObjectManagers(pod);
+    const fullName = fullNameOf(pod);
     const uid = pod.metadata?.uid ?? '';
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
@@ -241,16 +272,33 @@ export class PodManager {
       this.#podByUID.set(resolvedUID, pod);
       // Last writer wins: two pods with one full name replace each other here.
       this.#podByFullName.set(fullName, pod);
+      this.#indexNamespacedName(pod);
       const mirrorPod = this.#mirrorPodByFullName.get(fullName);
       if (mirrorPod) this.#setTranslation(asMirrorPodUID(mirrorPod.metadata?.uid ?? ''), resolvedUID);
     }
   }
 
-  // Re-inserting moves the entry to the end of the map's order, which is what makes
-  // "written last" win in getUIDTranslations.
   #setTranslation(mirrorUID: MirrorPodUID, podUID: ResolvedPodUID): void {
-    this.#translationByUID.delete(mirrorUID);
-    this.#translationByUID.set(mirrorUID, podUID);
+    if (this.#translationByUID.get(mirrorUID) !== podUID) this.#translationByUID.set(mirrorUID, podUID);
+  }
+
+  #indexNamespacedName(pod: Pod): void {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    if (!hasUnambiguousFullName(name, namespace)) return;
+    let byName = this.#podByNamespacedName.get(namespace);
+    if (!byName) this.#podByNamespacedName.set(namespace, (byName = new Map()));
+    byName.set(name, pod);
+  }
+
+  #unindexNamespacedName(pod: Pod): void {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    if (!hasUnambiguousFullName(name, namespace)) return;
+    const byName = this.#podByNamespacedName.get(namespace);
+    if (!byName) return;
+    byName.delete(name);
+    if (byName.size === 0) this.#podByNamespacedName.delete(namespace);
   }
 
   // v1.25: terminated pods no longer need their secrets and configmaps watched.

@@ -12,8 +12,11 @@ import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { ephemeralGauge, newPod, type PodKind } from './pod-fixtures.js';
 
-const NAMES = ['a', 'b', 'c'] as const;
-const NAMESPACES = ['default', 'kube-system'] as const;
+// 'a_b' in 'default' and 'a' in 'b_default' share the full name 'a_b_default' (Go's flat
+// index conflates them too), and empty parts give names like 'a_': the manager must answer
+// exactly as a flat `name_namespace` index would, whichever index it uses internally.
+const NAMES = ['a', 'b', 'c', 'a_b', ''] as const;
+const NAMESPACES = ['default', 'kube-system', 'b_default', ''] as const;
 // '' is in the universe on purpose: translatePodUID('') must stay '' even if a mirror has UID ''.
 const UIDS = ['u1', 'u2', 'u3', 'u4', 'u5', ''] as const;
 const KINDS: readonly PodKind[] = ['static', 'mirror', 'extra', 'plain'];
