@@ -49,3 +49,9 @@ export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
     (options.destination ?? process.stderr) as DestinationStream,
   );
 }
+
+/** A child logger with `bindings` on every line; silent when no logger was given. */
+export function childLogger(logger: Logger | undefined, bindings: object): Logger {
+  if (!logger) return noopLogger;
+  return logger.child?.(bindings) ?? logger;
+}

@@ -59,6 +59,7 @@ export class MirrorSync {
   readonly #queue: string[] = [];
   readonly #queued = new Set<string>();
   #active = 0;
+  #pumpScheduled = false;
   #stopped = false;
   #idleWaiters: Array<() => void> = [];
 
@@ -91,7 +92,7 @@ export class MirrorSync {
     }
     this.#queued.add(podFullName);
     this.#queue.push(podFullName);
-    this.#pump();
+    this.#schedulePump();
   }
 
   /** Queues every full name the pod manager knows: static pods and mirror pods alike. */
@@ -114,22 +115,11 @@ export class MirrorSync {
 
   /** Resolves when nothing is queued, running or waiting for a retry timer to fire. */
   idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
+    if (this.#isIdle() && !this.#pumpScheduled) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** Resolves when nothing is queued or running; pending retries do not count. */
-  settled(): Promise<void> {
-    if (this.#queue.length === 0 && this.#active === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = (): void => {
-        if (this.#queue.length === 0 && this.#active === 0) resolve();
-        else setTimeout(check, 5);
-      };
-      check();
-    });
-  }
-
   /** Stops taking work and cancels retries; calls already sent to the API server finish. */
   stop(): void {
     this.#stopped = true;
@@ -138,6 +128,18 @@ export class MirrorSync {
     for (const state of this.#names.values()) if (state.retryTimer) clearTimeout(state.retryTimer);
     this.#names.clear();
     this.#notifyIdle();
+  }
+
+  // Work starts on the next turn of the event loop, after every update of the current merge has
+  // reached the pod manager: a manifest edit arrives as REMOVE old + ADD new, and reconciling
+  // between the two would see an orphan where there is an outdated mirror.
+  #schedulePump(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
+    setImmediate(() => {
+      this.#pumpScheduled = false;
+      this.#pump();
+    });
   }
 
   #pump(): void {
@@ -261,7 +263,7 @@ export class MirrorSync {
   }
 
   #notifyIdle(): void {
-    if (!this.#isIdle()) return;
+    if (!this.#isIdle() || this.#pumpScheduled) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();

@@ -1,6 +1,6 @@
 import type { CoordinationV1Api, V1Lease, V1Node, V1OwnerReference } from '@kubernetes/client-node';
 import { V1MicroTime } from '@kubernetes/client-node';
-import { pino, type Logger } from 'pino';
+import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from './api-error.js';
 import { backoffDelay, realClock, type Clock, type ClockTimer } from './clock.js';
@@ -81,7 +81,7 @@ class NodeLeaseController implements NodeLease {
     this.#intervalMs = interval;
     this.#retryInitialMs = options.retryInitialMs ?? 500;
     this.#clock = options.clock ?? realClock;
-    this.#log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'node-lease', node: this.#name });
+    this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
   }
 
   start(): void {

@@ -1,7 +1,7 @@
 import type { CoreV1Api, V1Node, V1NodeCondition } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { arch as osArch } from 'node:os';
-import { pino, type Logger } from 'pino';
+import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from './api-error.js';
 import { backoffDelay, realClock, type Clock, type ClockTimer } from './clock.js';
@@ -92,7 +92,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#api = options.api;
     this.#options = options;
     this.#clock = options.clock ?? realClock;
-    this.#log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'node-registration', node: this.#name });
+    this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
     this.#periodMs = period;
     this.#retryInitialMs = options.retryInitialMs ?? 500;
   }
@@ -161,7 +161,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     let node: V1Node;
     try {
       node = await this.#api.createNode({ body: this.#initialNode() });
-      this.#log.info('registered node');
+      this.#log.info({}, 'registered node');
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Registered before (a restart of the agent): adopt the existing object.
@@ -183,7 +183,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       if (isNotFound(err)) {
         // Deleted behind our back: forget it so the next attempt creates it again, and let
         // mirror creation stop until then.
-        this.#log.warn('node object is gone; registering it again');
+        this.#log.warn({}, 'node object is gone; registering it again');
         this.#node = undefined;
       }
       throw err;

@@ -18,7 +18,7 @@ export interface AgentMetrics {
   setMirrorPods(count: number): void;
   setDesiredPods(counts: { static: number; nonStatic: number }): void;
   /** e.g. `('create', 'success')`, `('delete', 'error')`. */
-  recordMirrorOperation(operation: 'create' | 'delete', result: 'success' | 'error'): void;
+  recordMirrorOperation(operation: 'create' | 'delete' | 'delete-orphan', result: 'success' | 'error' | 'skipped'): void;
   /** Seconds one sync pass took. */
   observeSyncDuration(seconds: number): void;
   recordSourceError(source: string): void;
@@ -87,7 +87,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
       desiredPods.set({ static: 'true' }, counts.static);
       desiredPods.set({ static: '' }, counts.nonStatic);
     },
-    recordMirrorOperation: (operation: 'create' | 'delete', result: 'success' | 'error') =>
+    recordMirrorOperation: (operation: Parameters<AgentMetrics['recordMirrorOperation']>[0], result: Parameters<AgentMetrics['recordMirrorOperation']>[1]) =>
       mirrorOperations.inc({ operation, result }),
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
     recordSourceError: (source: string) => sourceErrors.inc({ source }),

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 
 /** One endpoint: an exact path and a GET handler (HEAD is answered from it without a body). */
@@ -38,7 +38,7 @@ export interface AgentServer {
 export function createAgentServer(options: AgentServerOptions): AgentServer {
   const address = options.address ?? '127.0.0.1';
   const port = options.port ?? 0;
-  const log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'server' });
+  const log = childLogger(options.logger, { component: 'server' });
   const routes = new Map(options.routes.map((r) => [r.path, r]));
 
   const server: Server = createHttpServer((req, res) => {

@@ -1,5 +1,6 @@
 import type { PodOperation } from '../constants.js';
 import type { Pod } from '../pod/types.js';
+import { noopLogger, type Logger } from '../logger.js';
 
 /**
  * One message from a source to the merger, or from the merger to its consumer.
@@ -12,22 +13,9 @@ export interface PodUpdate {
   readonly pods: Pod[];
 }
 
-/**
- * The subset of a pino logger the sources use: a structured-fields object first, then a
- * constant message. Fields used: `source`, `path`, `url`, `pod`, `err`. Header values are
- * never passed to a logger.
- */
-export interface SourceLogger {
-  error(fields: object, msg: string): void;
-  warn(fields: object, msg: string): void;
-  info(fields: object, msg: string): void;
-  debug(fields: object, msg: string): void;
-}
-
-const noop = (): void => {};
-
-/** The default logger: drops everything. */
-export const noopLogger: SourceLogger = { error: noop, warn: noop, info: noop, debug: noop };
+/** Sources log through the shared logger surface (fields used: `source`, `path`, `url`, `pod`, `err`). */
+export type SourceLogger = Logger;
+export { noopLogger };
 
 /** Timer functions, injectable so tests can drive periods without waiting. */
 export interface SourceTimers {

@@ -1,6 +1,6 @@
 import type { CoreV1Api, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { pino, type Logger } from 'pino';
+import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../node/api-error.js';
 import { realClock, type Clock, type ClockTimer } from '../node/clock.js';
@@ -96,7 +96,7 @@ class StatusWriter implements MirrorStatusWriter {
     this.#provider = options.statusProvider;
     this.#api = options.api;
     this.#clock = options.clock ?? realClock;
-    this.#log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'mirror-status-writer' });
+    this.#log = childLogger(options.logger, { component: 'mirror-status-writer' });
     this.#resyncMs = resyncMs;
     this.#onWrite = options.onWrite;
   }

@@ -1,0 +1,282 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
+import type { AgentConfig } from '../cli/config.js';
+import { createApiClients } from '../kube/api-clients.js';
+import { createTokenBucket } from '../kube/rate-limiter.js';
+import { noopLogger, type Logger } from '../logger.js';
+import { KubeMirrorClient } from '../mirror/kube-mirror-client.js';
+import { MirrorSync } from '../mirror/mirror-sync.js';
+import { createNodeLease, type NodeLease } from '../node/node-lease.js';
+import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
+import { getPodFullName, isStaticPod } from '../pod/classify.js';
+import { PodManager } from '../pod/manager.js';
+import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { healthzRoute } from '../server/healthz.js';
+import { metricsRoute } from '../server/metrics.js';
+import { podsRoute } from '../server/pods.js';
+import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
+import { createApiserverSource, type ApiserverSource } from '../sources/apiserver-source.js';
+import { createFileSource, type FileSource } from '../sources/file-source.js';
+import { createHttpSource, type HttpSource } from '../sources/http-source.js';
+import { PodConfig } from '../sources/pod-config.js';
+import { createSourcesReady } from '../sources/sources-ready.js';
+import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
+import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
+
+export interface AgentOptions {
+  config: AgentConfig;
+  /** pino or any logger of that shape; silent by default. */
+  logger?: Logger;
+  /** Where every metric is registered; a new registry by default. */
+  registry?: Registry;
+  /** Where static pod statuses come from; the simulated healthy start by default. */
+  statusProvider?: StatusProvider;
+  /**
+   * Listen ports that override the configuration (0 picks a free port), for tests and the
+   * demo; when absent, the configured ports apply and 0 there disables the endpoint.
+   */
+  listenPorts?: { readOnly?: number; healthz?: number };
+  /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
+  housekeepingIntervalMs?: number;
+  /** How long stop() waits for API calls in flight; 5 s by default. */
+  shutdownTimeoutMs?: number;
+}
+
+export interface Agent {
+  readonly podManager: PodManager;
+  readonly registry: Registry;
+  /** Starts sources, node registration, mirror sync, status and endpoints. */
+  start(): Promise<void>;
+  /**
+   * Stops everything within the shutdown bound. Mirror pods stay in the API server, as the
+   * kubelet leaves them; a restarted agent adopts them.
+   */
+  stop(): Promise<void>;
+  /** Where the endpoints listen, once started. */
+  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress };
+  /** True once every configured source has delivered a full set and it was applied. */
+  allSourcesReady(): boolean;
+  /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
+  mirrorsIdle(): Promise<void>;
+  /** True when the agent talks to an API server (false in standalone mode). */
+  readonly connected: boolean;
+}
+
+/**
+ * The composition root of `kubelet-pods run`: sources → merge → pod manager → mirror sync,
+ * status and node upkeep → API server. It only wires parts together; each part owns its loop.
+ * Without a kubeconfig the agent is standalone, as a kubelet without an API server is: it reads
+ * its sources and serves its endpoints but creates no mirror pods.
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const { config } = options;
+  const logger = options.logger ?? noopLogger;
+  const registry = options.registry ?? new Registry();
+  const metrics = createAgentMetrics(registry);
+  const podManager = new PodManager({ registry });
+  const podConfig = new PodConfig({
+    logger,
+    onEvent: (event) => logger.warn({ pod: event.pod.metadata?.name, reason: event.reason }, event.message),
+  });
+  const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
+  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider();
+  const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
+
+  // Channels are registered in the kubelet's order before any source runs: registering a
+  // channel is what makes a source count towards "all sources ready".
+  const sourceLogger = (source: string): Logger => countingErrors(logger, source, metrics);
+  let fileSource: FileSource | undefined;
+  let httpSource: HttpSource | undefined;
+  if (config.staticPodPath) {
+    fileSource = createFileSource({
+      path: config.staticPodPath,
+      nodeName: config.nodeName,
+      onUpdate: podConfig.channel(FILE_SOURCE),
+      fileCheckFrequencyMs: config.fileCheckFrequencyMs,
+      logger: sourceLogger(FILE_SOURCE),
+    });
+  }
+  if (config.staticPodURL) {
+    httpSource = createHttpSource({
+      url: config.staticPodURL,
+      nodeName: config.nodeName,
+      onUpdate: podConfig.channel(HTTP_SOURCE),
+      headers: config.staticPodURLHeader,
+      httpCheckFrequencyMs: config.httpCheckFrequencyMs,
+      logger: sourceLogger(HTTP_SOURCE),
+    });
+  }
+
+  let apiSource: ApiserverSource | undefined;
+  let nodeRegistration: NodeRegistration | undefined;
+  let nodeLease: NodeLease | undefined;
+  let statusWriter: MirrorStatusWriter | undefined;
+  let mirrorSync: MirrorSync | undefined;
+  if (config.kubeconfig) {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(config.kubeconfig);
+    const apis = createApiClients(kubeConfig, createTokenBucket(config.kubeAPIQPS, config.kubeAPIBurst));
+    apiSource = createApiserverSource({
+      kubeConfig,
+      nodeName: config.nodeName,
+      update: podConfig.channel(API_SERVER_SOURCE),
+      logger: sourceLogger(API_SERVER_SOURCE),
+    });
+    const registration = createNodeRegistration({
+      nodeName: config.nodeName,
+      api: apis.core,
+      nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+      logger,
+    });
+    nodeRegistration = registration;
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), logger });
+    statusWriter = createMirrorStatusWriter({
+      podManager,
+      statusProvider,
+      api: apis.core,
+      logger,
+      onWrite: (result) => metrics.recordStatusWrite(result),
+    });
+    const mirrorClient = new KubeMirrorClient({
+      api: apis.core,
+      nodeName: config.nodeName,
+      getNode: () => registration.getNode(),
+      logger,
+    });
+    mirrorSync = new MirrorSync({
+      podManager,
+      mirrorClient,
+      getNode: () => registration.getNode(),
+      allSourcesReady: () => sourcesReady.allReady(),
+      logger,
+      onAction: (action, result, _name, seconds) => {
+        metrics.recordMirrorOperation(action, result);
+        if (result !== 'skipped') metrics.observeSyncDuration(seconds);
+      },
+    });
+    // Mirrors wait for the Node; the moment it exists, every static pod gets its turn.
+    registration.onReady(() => mirrorSync?.enqueueAll());
+  }
+
+  const dispatch = createPodUpdateDispatcher({
+    podManager,
+    sourcesReady,
+    logger,
+    onPodsChanged: (pods, op) => {
+      for (const pod of pods) {
+        if (op === PodOperation.REMOVE && isStaticPod(pod)) statusProvider.forget?.(pod.metadata?.uid ?? '');
+        // Status-only changes (often our own status writes coming back) need no mirror work.
+        if (op !== PodOperation.RECONCILE) mirrorSync?.enqueue(getPodFullName(pod));
+      }
+      statusWriter?.requestSync();
+    },
+  });
+
+  const servers: { readOnly?: AgentServer; healthz?: AgentServer } = {};
+  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress } = {};
+  const readOnlyPort = options.listenPorts?.readOnly ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
+  const healthzPort = options.listenPorts?.healthz ?? (config.healthzPort > 0 ? config.healthzPort : undefined);
+  if (readOnlyPort !== undefined) {
+    servers.readOnly = createAgentServer({
+      address: config.address,
+      port: readOnlyPort,
+      routes: [
+        healthzRoute(),
+        podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }),
+        metricsRoute({ registry }),
+      ],
+    });
+  }
+  if (healthzPort !== undefined) {
+    servers.healthz = createAgentServer({ address: config.healthzBindAddress, port: healthzPort, routes: [healthzRoute()] });
+  }
+
+  const timers: NodeJS.Timeout[] = [];
+  let dispatchLoop: Promise<void> | undefined;
+
+  function housekeeping(): void {
+    mirrorSync?.housekeeping();
+    const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
+    let staticCount = 0;
+    for (const pod of pods) if (isStaticPod(pod)) staticCount++;
+    metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });
+    metrics.setMirrorPods(mirrorPods.length);
+  }
+
+  return {
+    podManager,
+    registry,
+    connected: config.kubeconfig !== undefined,
+    async start() {
+      dispatchLoop = (async () => {
+        for await (const update of podConfig.updates) dispatch(update);
+      })();
+      if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
+      if (servers.healthz) bound.healthz = await servers.healthz.listen();
+      nodeRegistration?.start();
+      nodeLease?.start();
+      statusWriter?.start();
+      fileSource?.start();
+      httpSource?.start();
+      apiSource?.start();
+      timers.push(setInterval(housekeeping, housekeepingMs));
+      timers.push(setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs));
+      logger.info(
+        {
+          node: config.nodeName,
+          sources: podConfig.sources(),
+          standalone: !config.kubeconfig,
+          readOnly: bound.readOnly,
+          healthz: bound.healthz,
+        },
+        'agent started',
+      );
+    },
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      fileSource?.stop();
+      httpSource?.stop();
+      const inFlight = mirrorSync ? mirrorSync.idle() : Promise.resolve();
+      mirrorSync?.stop();
+      podConfig.updates.close();
+      const bound_ = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref());
+      await Promise.race([
+        Promise.allSettled([
+          apiSource?.stop(),
+          statusWriter?.stop(),
+          nodeLease?.stop(),
+          nodeRegistration?.stop(),
+          inFlight,
+          dispatchLoop,
+          servers.readOnly?.close(),
+          servers.healthz?.close(),
+        ]),
+        bound_,
+      ]);
+      statusProvider.stop?.();
+      logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
+    },
+    addresses: () => ({ ...bound }),
+    allSourcesReady: () => sourcesReady.allReady(),
+    mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
+  };
+}
+
+/** A logger for one source that also counts its errors and warnings in the metrics. */
+function countingErrors(logger: Logger, source: string, metrics: AgentMetrics): Logger {
+  const child = logger.child?.({ source }) ?? logger;
+  return {
+    debug: (obj, msg) => child.debug(obj, msg),
+    info: (obj, msg) => child.info(obj, msg),
+    warn: (obj, msg) => {
+      metrics.recordSourceError(source);
+      child.warn(obj, msg);
+    },
+    error: (obj, msg) => {
+      metrics.recordSourceError(source);
+      child.error(obj, msg);
+    },
+  };
+}
