@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import pretty from 'pino-pretty';
 
 /**
  * The logging surface every part of kubelet-pods takes: pino's, so the agent passes a pino
@@ -34,19 +35,25 @@ export const REDACTED_PATHS = [
 
 export interface CreateLoggerOptions {
   level?: string;
-  /** Where JSON lines go; standard error by default so standard output stays for the view. */
+  /** Where lines go; standard error by default so standard output stays free. */
   destination?: NodeJS.WritableStream;
+  /** Human-readable lines instead of JSON; by default when the destination is a terminal. */
+  pretty?: boolean;
 }
 
-/** The agent's logger: JSON lines, with secrets redacted. */
+/** The agent's logger: JSON lines (readable ones on a terminal), with secrets redacted. */
 export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
+  const destination = options.destination ?? process.stderr;
+  const readable = options.pretty ?? (destination as { isTTY?: boolean }).isTTY === true;
   return pino(
     {
       level: options.level ?? 'info',
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       base: undefined,
     },
-    (options.destination ?? process.stderr) as DestinationStream,
+    readable
+      ? pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname' })
+      : (destination as DestinationStream),
   );
 }
 

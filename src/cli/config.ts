@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { kpError } from '../errors.js';
@@ -324,7 +325,12 @@ function mergeConfig(path: string, file: Record<string, unknown>, flags: RunFlag
   const readOnlyPort = flagPort('--read-only-port', flags.readOnlyPort, fileNumber('readOnlyPort', true, 65535, d.readOnlyPort));
   const healthzPort = flagPort('--healthz-port', flags.healthzPort, fileNumber('healthzPort', true, 65535, d.healthzPort));
 
-  const staticPodPath = nonEmpty(flags.podManifestPath) ?? nonEmpty(fileString('staticPodPath'));
+  // As the kubelet does, a relative staticPodPath in the file is relative to the file's folder;
+  // one given as a flag is relative to the working directory.
+  const flagPath = nonEmpty(flags.podManifestPath);
+  const filePath = nonEmpty(fileString('staticPodPath'));
+  const staticPodPath =
+    flagPath !== undefined ? resolvePath(flagPath) : filePath !== undefined ? resolvePath(dirname(path), filePath) : undefined;
   const staticPodURL = nonEmpty(flags.manifestURL) ?? nonEmpty(fileString('staticPodURL'));
   const staticPodURLHeader =
     flags.manifestURLHeader !== undefined

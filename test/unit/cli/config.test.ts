@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   AGENT_CONFIG_DEFAULTS,
   describeIgnoredFields,
@@ -13,7 +14,8 @@ import {
 } from '../../../src/cli/config.js';
 import { hasErrorCode, KubeletPodsError } from '../../../src/errors.js';
 
-const EXAMPLE = '/work/shared/spec/kubelet-config-example.yaml';
+// ../shared sits beside the checkout (build/test/unit/cli → four levels up is the checkout).
+const EXAMPLE = fileURLToPath(new URL('../../../../../shared/spec/kubelet-config-example.yaml', import.meta.url));
 
 // An in-memory file system with one file, and a fixed host name.
 function files(content: Record<string, string>, host = 'Node-A'): LoadAgentConfigOptions {
@@ -222,5 +224,20 @@ describe('loadAgentConfig', () => {
 
   it('reports an unreadable file with KP_ERR_CONFIG_READ naming it', async () => {
     await assert.rejects(loadAgentConfig({ config: '/missing.yaml' }, files({})), expectError('KP_ERR_CONFIG_READ', '"/missing.yaml"'));
+  });
+});
+
+describe('relative paths', () => {
+  it('a relative staticPodPath in the file is resolved against the file\'s folder', async () => {
+    const { config } = await loadAgentConfig(
+      { config: '/etc/kubelet-pods/config.yaml' },
+      files({ '/etc/kubelet-pods/config.yaml': `${header}staticPodPath: manifests\n` }),
+    );
+    assert.equal(config.staticPodPath, '/etc/kubelet-pods/manifests');
+  });
+
+  it('a relative --pod-manifest-path is resolved against the working directory', async () => {
+    const { config } = await loadAgentConfig({ podManifestPath: 'm' }, files({}));
+    assert.equal(config.staticPodPath, `${process.cwd()}/m`);
   });
 });

@@ -1,0 +1,36 @@
+// `kubelet-pods run`: the node agent. Flags and the KubeletConfiguration file are the kubelet's
+// own (docs/configuration.md); it runs until SIGINT or SIGTERM and leaves mirror pods in place.
+
+import { createAgent } from '../agent/agent.js';
+import { createLogger } from '../logger.js';
+import { describeIgnoredFields, resolveRunConfig, RUN_FLAG_NAMES } from './config.js';
+import { untilSignal } from './signals.js';
+
+export const help = `usage: kubelet-pods run [flags]
+
+Runs the node agent: reads static pods from a manifest directory (--pod-manifest-path) and/or
+a manifest URL (--manifest-url), and with --kubeconfig registers the Node, keeps its Lease,
+creates and replaces mirror pods and publishes their status, as the kubelet does. Without
+--kubeconfig it runs standalone: no API server, no mirror pods.
+
+flags (the kubelet's names; see docs/configuration.md):
+  ${RUN_FLAG_NAMES.join('\n  ')}
+  -h, --help
+`;
+
+export async function run(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(help);
+    return 0;
+  }
+  const { config, ignoredFields } = await resolveRunConfig(args);
+  const logger = createLogger();
+  const ignored = describeIgnoredFields(ignoredFields);
+  if (ignored) logger.info({ ignoredFields }, ignored);
+  const agent = createAgent({ config, logger });
+  await agent.start();
+  const signal = await untilSignal();
+  logger.info({ signal }, 'stopping');
+  await agent.stop();
+  return 0;
+}
