@@ -44,7 +44,7 @@ const templates = {
   KP_ERR_CLUSTER_BUILD: (dir: string, reason: string) => `failed to build the control plane in ${quote(dir)}: ${reason}`,
   KP_ERR_CLUSTER_START: (log: string, reason: string) =>
     `the local control plane did not become ready: ${reason} (log: ${quote(log)})`,
-  KP_ERR_CLUSTER_STOPPED: (what: string) => `${what}: the local control plane has been stopped`,
+  KP_ERR_CLUSTER_STOPPED: (what: string) => `${what}: the local control plane has been disposed of`,
   KP_ERR_CLI_USAGE: (reason: string) => `${reason} (see --help)`,
   KP_ERR_MIRROR_NODE_UID: (node: string, reason: string) => `failed to get node UID for node ${quote(node)}: ${reason}`,
   KP_ERR_MIRROR_CREATE: (fullName: string, reason: string) =>

@@ -76,7 +76,7 @@ export async function run(args: string[]): Promise<number> {
   const stop = async (): Promise<void> => {
     view.stop();
     await agent.stop();
-    await cluster.stop();
+    await cluster.dispose();
   };
   if (values['until-synced']) {
     await untilAllMirrorsRunning(agent.podManager);

@@ -199,7 +199,6 @@ class ApiserverSourceImpl implements ApiserverSource {
     const stopSignal = this.#stop.signal;
     let failures = 0;
     while (!stopSignal.aborted) {
-      let end: WatchEnd;
       if (this.#resourceVersion === '') {
         try {
           await this.#list();
@@ -214,7 +213,7 @@ class ApiserverSourceImpl implements ApiserverSource {
         }
       }
       const startedAt = Date.now();
-      end = await this.#watchOnce(() => {
+      const end = await this.#watchOnce(() => {
         failures = 0;
       });
       switch (end.kind) {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -32,6 +33,15 @@ type options struct {
 	securePort int
 	etcdPort   int
 	keepData   bool
+	// exitWithStdin stops the program when stdin reaches end of file: a parent that spawns it
+	// with a pipe on stdin thereby takes it down even when the parent is killed outright.
+	exitWithStdin bool
+	// compactionInterval is how often the API server compacts etcd history; after that, a
+	// watch from an older resourceVersion gets 410 Gone. Tests shorten it to reach that path.
+	compactionInterval time.Duration
+	// stopGrace bounds a graceful stop: kube-apiserver waits for open watches before it
+	// exits, which with a connected client takes up to a minute.
+	stopGrace time.Duration
 }
 
 func parseOptions() (options, error) {
@@ -42,6 +52,9 @@ func parseOptions() (options, error) {
 	flag.IntVar(&o.securePort, "secure-port", 0, "kube-apiserver port on 127.0.0.1 (0 picks a free one)")
 	flag.IntVar(&o.etcdPort, "etcd-port", 0, "etcd client port on 127.0.0.1 (0 picks a free one)")
 	flag.BoolVar(&o.keepData, "keep-data", false, "keep etcd data in <dir>/etcd so a restart finds the same objects")
+	flag.DurationVar(&o.compactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often kube-apiserver compacts etcd (its --etcd-compaction-interval)")
+	flag.DurationVar(&o.stopGrace, "stop-grace", time.Second, "after SIGINT/SIGTERM, exit at the latest this long later even if open watches keep kube-apiserver busy")
+	flag.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "stop as on SIGTERM when stdin closes (for a parent process that holds a pipe to it)")
 	flag.Parse()
 	if o.dir == "" {
 		return o, fmt.Errorf("--dir is required")
@@ -126,6 +139,10 @@ func run() error {
 	// has shut down; we only watch the same signals to know that the stop was requested.
 	stopping := make(chan os.Signal, 1)
 	signal.Notify(stopping, syscall.SIGINT, syscall.SIGTERM)
+	if o.exitWithStdin {
+		go stopWhenStdinCloses()
+	}
+	go exitAfterStopGrace(o.stopGrace, func() { etcd.Close() })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -152,6 +169,7 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", o.securePort),
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", o.etcdPort),
+		"--etcd-compaction-interval=" + o.compactionInterval.String(),
 		"--tls-cert-file=" + pki.servingCert,
 		"--tls-private-key-file=" + pki.servingKey,
 		"--client-ca-file=" + pki.caCert,
@@ -163,6 +181,9 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--service-account-signing-key-file=" + pki.saPrivate,
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--allow-privileged=true",
+		// The advertised address is loopback, which the endpoints of the "kubernetes" Service
+		// may not hold; without this the reconciler logs an error every 10 s.
+		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + filepath.Join(o.dir, "pki"),
 		"--v=0",
 	}
@@ -204,4 +225,36 @@ func reportReady(ctx context.Context, server, adminToken string, caPEM []byte, o
 	}
 	b, _ := json.Marshal(line)
 	fmt.Println(string(b))
+}
+
+// stopWhenStdinCloses waits for end of file on stdin, then asks this process to stop the way
+// SIGTERM does. If the API server has not installed its signal handler yet (still starting),
+// the signal alone would not end it, so the process exits after a grace period regardless.
+func stopWhenStdinCloses() {
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	fmt.Fprintln(os.Stderr, "kube-control-plane: stdin closed, stopping")
+	_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	time.Sleep(30 * time.Second)
+	os.Exit(1)
+}
+
+// exitAfterStopGrace exits the process `grace` after the first SIGINT/SIGTERM, closing etcd
+// first (bounded). Clients with open watches then see their connection drop, as when a real
+// control plane goes away.
+func exitAfterStopGrace(grace time.Duration, closeEtcd func()) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	<-signals
+	time.Sleep(grace)
+	fmt.Fprintf(os.Stderr, "kube-control-plane: still stopping after %s, exiting\n", grace)
+	closed := make(chan struct{})
+	go func() {
+		closeEtcd()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+	}
+	os.Exit(0)
 }

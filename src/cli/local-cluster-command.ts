@@ -1,0 +1,94 @@
+// `kubelet-pods local-cluster`: starts the local control plane and keeps it running until
+// SIGINT or SIGTERM, for demos and for running the agent by hand against a real API server.
+
+import { parseArgs } from 'node:util';
+
+import { kpError } from '../errors.js';
+import { startLocalCluster } from '../cluster/local-cluster.js';
+
+export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
+
+Starts a real etcd and kube-apiserver (Kubernetes v1.34) on 127.0.0.1, secured like a
+production cluster (Node,RBAC authorization, NodeRestriction admission). Writes
+<dir>/admin.kubeconfig and <dir>/<node>.kubeconfig, prints one JSON line when the API server
+is ready ({"server", "adminKubeconfig", "nodeKubeconfigs"}), and runs until SIGINT or SIGTERM.
+
+The program is built with Go (>= 1.24) on first use and cached under
+$XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes 15-30
+minutes. Its log goes to <dir>/control-plane.log.
+
+options:
+  --dir <dir>            state directory (required)
+  --nodes <a,b,...>      node identities to create credentials for (default node-1)
+  --keep-data            keep etcd data in <dir>/etcd for the next start
+  --secure-port <port>   kube-apiserver port (default: a free one)
+  --etcd-port <port>     etcd client port (default: a free one)
+  -h, --help             show this text
+`;
+
+function parsePort(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw kpError('KP_ERR_CLI_USAGE', [`${flag} must be a port number from 1 to 65535, got ${JSON.stringify(value)}`]);
+  }
+  return port;
+}
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        dir: { type: 'string' },
+        nodes: { type: 'string', default: 'node-1' },
+        'keep-data': { type: 'boolean', default: false },
+        'secure-port': { type: 'string' },
+        'etcd-port': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)]);
+  }
+  if (values.help) {
+    process.stdout.write(help);
+    return 0;
+  }
+  if (values.dir === undefined || values.dir === '') throw kpError('KP_ERR_CLI_USAGE', ['--dir is required']);
+  const nodes = values.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  if (nodes.length === 0) throw kpError('KP_ERR_CLI_USAGE', ['--nodes must name at least one node']);
+
+  const cluster = await startLocalCluster({
+    dir: values.dir,
+    nodes,
+    keepData: values['keep-data'],
+    securePort: parsePort('--secure-port', values['secure-port']),
+    etcdPort: parsePort('--etcd-port', values['etcd-port']),
+  });
+  process.stdout.write(
+    `${JSON.stringify({
+      server: cluster.server,
+      adminKubeconfig: cluster.adminKubeconfig,
+      nodeKubeconfigs: cluster.nodeKubeconfigs,
+    })}\n`,
+  );
+
+  await new Promise<void>((resolveSignal) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.stderr.write(`kubelet-pods: ${signal} received, stopping the control plane\n`);
+      // A second signal while stopping exits at once (the child then stops on its own, as
+      // its stdin closes).
+      process.once('SIGINT', () => process.exit(130));
+      process.once('SIGTERM', () => process.exit(143));
+      resolveSignal();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  await cluster.dispose();
+  return 0;
+}

@@ -1,0 +1,289 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+import { kpError } from '../errors.js';
+import { ensureControlPlaneBinary, type ControlPlaneBuildOptions } from './control-plane-build.js';
+
+export interface LocalClusterOptions {
+  /**
+   * State directory: kubeconfigs, certificates, tokens, etcd data (with keepData) and
+   * control-plane.log. Default: a new temporary directory, removed again by stop().
+   */
+  dir?: string;
+  /** Node names that each get a `system:node:<name>` identity and `<dir>/<name>.kubeconfig`. */
+  nodes: readonly string[];
+  /**
+   * Keep etcd data in `<dir>/etcd` after stop() so a later start with the same dir finds the
+   * same objects. Without it every start begins with an empty cluster. restart() keeps the
+   * data either way.
+   */
+  keepData?: boolean;
+  /** kube-apiserver port on 127.0.0.1; default a free one. */
+  securePort?: number;
+  /** etcd client port on 127.0.0.1; default a free one. */
+  etcdPort?: number;
+  /**
+   * How often kube-apiserver compacts etcd history, as a Go duration (default `5m`, the API
+   * server's own default). After a compaction a watch from an older resourceVersion gets
+   * 410 Gone, so tests of that path shorten it (e.g. `5s`).
+   */
+  etcdCompactionInterval?: string;
+  /** A kube-control-plane program to run instead of the cached build. */
+  binary?: string;
+  /** Options for the cached build (ignored with `binary`). */
+  build?: ControlPlaneBuildOptions;
+  /** How long one start may take to answer /readyz. Default 180 s (the first start on a busy 2-core machine is slow). */
+  readyTimeoutMs?: number;
+  /** How long stop() waits after SIGTERM before it sends SIGKILL. Default 20 s. */
+  stopTimeoutMs?: number;
+}
+
+/** A running local control plane: a real etcd and kube-apiserver on loopback. */
+export interface LocalCluster {
+  readonly dir: string;
+  /** `https://127.0.0.1:<port>`; the same across restart(). */
+  readonly server: string;
+  /** Kubeconfig of an admin in system:masters. */
+  readonly adminKubeconfig: string;
+  /** Per node name, a kubeconfig authenticating as `system:node:<name>` (group system:nodes). */
+  readonly nodeKubeconfigs: Readonly<Record<string, string>>;
+  readonly securePort: number;
+  readonly etcdPort: number;
+  /** kube-apiserver's and etcd's log (the program's stderr), appended across restarts. */
+  readonly logFile: string;
+  /** True between a successful start and the next stop. */
+  readonly running: boolean;
+  /**
+   * Stops the control plane: SIGTERM, then SIGKILL after stopTimeoutMs. The data and
+   * credentials stay, so start() can bring the same cluster back (an API-server outage in
+   * tests). Safe to call twice.
+   */
+  stop(): Promise<void>;
+  /**
+   * Starts a stopped control plane again on the same ports with the same data and
+   * credentials, so existing clients and kubeconfigs keep working once it is ready. Does
+   * nothing while it runs.
+   */
+  start(): Promise<void>;
+  /** stop() then start(). */
+  restart(): Promise<void>;
+  /**
+   * Stops the control plane for good and removes what it was not asked to keep: the etcd
+   * data unless keepData, and the whole directory if it was a temporary one. Afterwards
+   * start() and restart() reject.
+   */
+  dispose(): Promise<void>;
+}
+
+/** The JSON line kube-control-plane prints on stdout once /readyz answers ok. */
+interface ReadyLine {
+  ready: boolean;
+  server: string;
+  adminKubeconfig: string;
+  nodeKubeconfigs: Record<string, string>;
+  securePort: number;
+  etcdPort: number;
+}
+
+const DEFAULT_READY_TIMEOUT_MS = 180_000;
+const DEFAULT_STOP_TIMEOUT_MS = 20_000;
+
+// Every child still running when this process exits is killed. The child also stops by
+// itself when its stdin pipe closes (--exit-with-stdin), which covers a parent that is
+// killed without running exit handlers.
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const c of liveChildren) c.kill('SIGKILL');
+    });
+  }
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+}
+
+async function logTail(path: string, lines = 25): Promise<string> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const { size } = await fh.stat();
+      const length = Math.min(size, 8192);
+      const buf = Buffer.alloc(length);
+      await fh.read(buf, 0, length, size - length);
+      return buf.toString('utf8').split('\n').filter(Boolean).slice(-lines).join('\n');
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return '';
+  }
+}
+
+function withTail(reason: string, tail: string): string {
+  return tail === '' ? reason : `${reason}; last lines of its log:\n${tail}`;
+}
+
+interface Running {
+  child: ChildProcess;
+  ready: ReadyLine;
+  exited: Promise<void>;
+}
+
+async function launch(binary: string, args: string[], logFile: string, timeoutMs: number): Promise<Running> {
+  const logFd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(binary, args, { stdio: ['pipe', 'pipe', logFd] });
+  } finally {
+    closeSync(logFd);
+  }
+  track(child);
+  const exited = new Promise<void>((r) => {
+    if (child.exitCode !== null || child.signalCode !== null) r();
+    else child.once('exit', () => r());
+  });
+
+  const ready = await new Promise<ReadyLine>((resolveReady, reject) => {
+    let settled = false;
+    const fail = (reason: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      void logTail(logFile).then((tail) => reject(kpError('KP_ERR_CLUSTER_START', [logFile, withTail(reason, tail)])));
+    };
+    const timer = setTimeout(() => fail(`no ready line within ${Math.round(timeoutMs / 1000)} s`), timeoutMs);
+    child.once('error', (err) => fail(`cannot run ${JSON.stringify(binary)}: ${err.message}`));
+    child.once('exit', (code, signal) =>
+      fail(signal !== null ? `it was killed by ${signal}` : `it exited with code ${code} before it was ready`),
+    );
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (settled) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        return; // not the ready line
+      }
+      if (typeof parsed === 'object' && parsed !== null && (parsed as ReadyLine).ready === true) {
+        settled = true;
+        clearTimeout(timer);
+        resolveReady(parsed as ReadyLine);
+      }
+    });
+  });
+  // Nothing more is expected on stdout, but keep draining it so the child never blocks.
+  child.stdout!.resume();
+  return { child, ready, exited };
+}
+
+async function terminate(running: Running, timeoutMs: number): Promise<void> {
+  const { child, exited } = running;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(true), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/**
+ * Starts a real etcd and kube-apiserver (Kubernetes v1.34) on loopback and resolves once the
+ * API server is ready. Authentication is by static tokens (an admin and one identity per
+ * node); authorization is Node,RBAC with the NodeRestriction admission plugin, as on a real
+ * cluster. The program is built on first use (see ensureControlPlaneBinary).
+ */
+export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
+  const nodes = options.nodes.map((n) => n.trim()).filter((n) => n !== '');
+  const ownsDir = options.dir === undefined;
+  const dir = ownsDir ? await mkdtemp(join(tmpdir(), 'kubelet-pods-cluster-')) : resolve(options.dir!);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const etcdDir = join(dir, 'etcd');
+  const keepData = options.keepData ?? false;
+  // The program always keeps etcd data in <dir>/etcd so restart() finds it; "not keeping"
+  // is done here, by starting from and leaving behind an empty directory.
+  if (!keepData) await rm(etcdDir, { recursive: true, force: true });
+
+  const binary = options.binary ?? (await ensureControlPlaneBinary(options.build)).path;
+  const logFile = join(dir, 'control-plane.log');
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+
+  const argsFor = (securePort: number | undefined, etcdPort: number | undefined): string[] => {
+    const args = [`--dir=${dir}`, `--nodes=${nodes.join(',')}`, '--keep-data', '--exit-with-stdin'];
+    if (securePort !== undefined) args.push(`--secure-port=${securePort}`);
+    if (etcdPort !== undefined) args.push(`--etcd-port=${etcdPort}`);
+    if (options.etcdCompactionInterval !== undefined) {
+      args.push(`--etcd-compaction-interval=${options.etcdCompactionInterval}`);
+    }
+    return args;
+  };
+
+  let running: Running | undefined = await launch(
+    binary,
+    argsFor(options.securePort, options.etcdPort),
+    logFile,
+    readyTimeoutMs,
+  );
+  const first = running.ready;
+  let disposed = false;
+  // A temporary directory nobody disposed of is still removed when this process exits.
+  const removeOwnedDir = (): void => rmSync(dir, { recursive: true, force: true });
+  if (ownsDir) process.once('exit', removeOwnedDir);
+
+  const stop = async (): Promise<void> => {
+    const current = running;
+    running = undefined;
+    if (current !== undefined) await terminate(current, stopTimeoutMs);
+  };
+  const start = async (): Promise<void> => {
+    if (disposed) throw kpError('KP_ERR_CLUSTER_STOPPED', ['start']);
+    if (running !== undefined) return;
+    running = await launch(binary, argsFor(first.securePort, first.etcdPort), logFile, readyTimeoutMs);
+  };
+
+  return {
+    dir,
+    server: first.server,
+    adminKubeconfig: first.adminKubeconfig,
+    nodeKubeconfigs: { ...first.nodeKubeconfigs },
+    securePort: first.securePort,
+    etcdPort: first.etcdPort,
+    logFile,
+    get running() {
+      return running !== undefined;
+    },
+    stop,
+    start,
+    async restart() {
+      if (disposed) throw kpError('KP_ERR_CLUSTER_STOPPED', ['restart']);
+      await stop();
+      await start();
+    },
+    async dispose() {
+      disposed = true;
+      await stop();
+      if (ownsDir) {
+        process.removeListener('exit', removeOwnedDir);
+        await rm(dir, { recursive: true, force: true });
+      } else if (!keepData) {
+        await rm(etcdDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// The mirror status writer against a real kube-apiserver, writing as the node: statuses of
+// static pods land on their mirror pods' status subresource with the mirror UID as
+// precondition (pkg/kubelet/status/status_manager.go, spec §15 and §16.3).
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CoreV1Api, V1Node, V1PodStatus } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../src/constants.js';
+import { PodManager } from '../../src/pod/manager.js';
+import type { Pod } from '../../src/pod/types.js';
+import { createMirrorStatusWriter, type StatusWriteResult } from '../../src/status/mirror-status-writer.js';
+import { createSimulatedStatusProvider, type StatusProvider } from '../../src/status/status-provider.js';
+import { useControlPlane } from '../helpers/control-plane.js';
+import { waitFor } from '../helpers/wait.js';
+
+const NODE = 'node-status';
+const cp = useControlPlane({ nodes: [NODE], registerNodes: true });
+const TIMEOUT = { timeoutMs: 20_000, intervalMs: 50 };
+
+/** A static pod as the file source hands it over (UID = hash). */
+function staticPod(name: string, namespace: string, hash: string): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      uid: hash,
+      annotations: { [CONFIG_HASH_ANNOTATION_KEY]: hash, [CONFIG_SOURCE_ANNOTATION_KEY]: 'file' },
+    },
+    spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+  };
+}
+
+/**
+ * Creates the mirror of `pod` as the node, the way NodeRestriction allows: mirror annotation,
+ * nodeName = the node, exactly one controller owner reference to the Node with its UID.
+ */
+async function createMirror(nodeApi: CoreV1Api, node: V1Node, pod: Pod): Promise<Pod> {
+  const hash = pod.metadata?.uid ?? '';
+  return nodeApi.createNamespacedPod({
+    namespace: pod.metadata?.namespace ?? '',
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: pod.metadata?.name ?? '',
+        namespace: pod.metadata?.namespace ?? '',
+        annotations: { ...pod.metadata?.annotations, [CONFIG_MIRROR_ANNOTATION_KEY]: hash },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: node.metadata?.uid ?? '', controller: true }],
+      },
+      spec: structuredClone(pod.spec),
+    },
+  });
+}
+
+/** The mirror as the API-server source would hand it to the pod manager. */
+const asSeenByPodManager = (mirror: Pod): Pod => ({
+  ...mirror,
+  metadata: { ...mirror.metadata, annotations: { ...mirror.metadata?.annotations, [CONFIG_SOURCE_ANNOTATION_KEY]: 'api' } },
+});
+
+const condition = (status: V1PodStatus | undefined, type: string) => status?.conditions?.find((c) => c.type === type)?.status;
+
+describe('mirror status writer (real API server)', () => {
+  it("writes a static pod's simulated start to its mirror pod as the node", async () => {
+    const node = await cp.adminApi.readNode({ name: NODE });
+    const nodeApi = cp.nodeApi(NODE);
+    const pod = staticPod('web', cp.namespace, 'hash-web-1');
+    const podManager = new PodManager();
+    podManager.setPods([pod]);
+    const provider = createSimulatedStatusProvider({ startDelayMs: 300, hostIP: '127.0.0.1' });
+    const results: StatusWriteResult[] = [];
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: nodeApi, onWrite: (r) => results.push(r) });
+    writer.start();
+    try {
+      // No mirror yet: the status is kept, nothing is written.
+      await waitFor(() => writer.getPodStatus('hash-web-1'), 'the status to be cached', TIMEOUT);
+      assert.equal(results.length, 0, 'nothing written without a mirror');
+
+      const mirror = await createMirror(nodeApi, node, pod);
+      const mirrorUID = mirror.metadata?.uid ?? '';
+      assert.notEqual(mirrorUID, 'hash-web-1', 'the API server assigns the mirror its own UID');
+      podManager.addPod(asSeenByPodManager(mirror));
+      writer.requestSync();
+
+      const running = await waitFor(
+        async () => {
+          const p = await cp.adminApi.readNamespacedPod({ name: 'web', namespace: cp.namespace });
+          return p.status?.phase === 'Running' ? p : undefined;
+        },
+        'the mirror pod to show phase Running',
+        TIMEOUT,
+      );
+      assert.equal(running.metadata?.uid, mirrorUID);
+      for (const type of ['Ready', 'ContainersReady', 'Initialized', 'PodScheduled']) {
+        assert.equal(condition(running.status, type), 'True', type);
+      }
+      const cs = running.status?.containerStatuses?.[0];
+      assert.equal(cs?.name, 'main');
+      assert.equal(cs?.ready, true);
+      assert.equal(cs?.started, true);
+      assert.equal(cs?.restartCount, 0);
+      assert.equal(cs?.containerID, 'kubelet-pods://hash-web-1/main');
+      assert.ok(cs?.state?.running?.startedAt);
+      assert.equal(running.status?.hostIP, '127.0.0.1');
+      assert.ok(running.status?.startTime);
+      assert.ok(results.includes('success'));
+
+      // Nothing more to send: later batches (incremental and full) write nothing new.
+      podManager.updatePod(asSeenByPodManager(running));
+      const before = results.filter((r) => r === 'success').length;
+      await writer.syncBatch(true);
+      await writer.syncBatch(false);
+      assert.equal(results.filter((r) => r === 'success').length, before, 'an unchanged status is not re-sent');
+      assert.ok(!results.includes('error'), `no errors: ${results.join(',')}`);
+    } finally {
+      await writer.stop();
+      provider.stop();
+    }
+  });
+
+  it('writes nothing when the mirror UID maps to another static pod', async () => {
+    // A stale pairing: the pod manager still holds static pod A paired with its old mirror
+    // M1, while in the API server M1 was replaced by M2, the mirror of a newer incarnation B
+    // with the same name. A's status must not land on B's mirror.
+    const node = await cp.adminApi.readNode({ name: NODE });
+    const nodeApi = cp.nodeApi(NODE);
+    const ns = cp.namespace;
+    const podA = staticPod('db', ns, 'hash-db-a');
+    const podB = staticPod('db', ns, 'hash-db-b');
+    const m1 = await createMirror(nodeApi, node, podA);
+    const podManager = new PodManager();
+    podManager.setPods([podA, asSeenByPodManager(m1)]);
+
+    await nodeApi.deleteNamespacedPod({ name: 'db', namespace: ns, gracePeriodSeconds: 0 });
+    await waitFor(
+      () => cp.adminApi.readNamespacedPod({ name: 'db', namespace: ns }).then(() => false, () => true),
+      'the old mirror to be gone',
+      TIMEOUT,
+    );
+    const m2 = await createMirror(nodeApi, node, podB);
+    podManager.updatePod(asSeenByPodManager(m2));
+    podManager.addPod(podB);
+    assert.equal(podManager.translatePodUID(m1.metadata?.uid ?? ''), 'hash-db-a', 'stale translation kept');
+    assert.equal(podManager.translatePodUID(m2.metadata?.uid ?? ''), 'hash-db-b');
+
+    // Statuses that tell A and B apart.
+    const simulated = createSimulatedStatusProvider({ startDelayMs: 0 });
+    const ipOf: Record<string, string> = { 'hash-db-a': '10.9.0.1', 'hash-db-b': '10.9.0.2' };
+    const provider: StatusProvider = {
+      statusFor: (pod, now) => {
+        const ip = ipOf[pod.metadata?.uid ?? ''] ?? '10.9.9.9';
+        return { ...simulated.statusFor(pod, now), podIP: ip, podIPs: [{ ip }] };
+      },
+    };
+    const results: StatusWriteResult[] = [];
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: nodeApi, onWrite: (r) => results.push(r) });
+
+    await writer.syncBatch(false);
+    // Only B's status was written (A's attempt would show as a 409 'conflict').
+    assert.deepEqual(results, ['success']);
+    assert.equal(writer.getPodStatus('hash-db-a'), undefined, "A's cached status was dropped");
+    const onM2 = await cp.adminApi.readNamespacedPod({ name: 'db', namespace: ns });
+    assert.equal(onM2.metadata?.uid, m2.metadata?.uid);
+    assert.equal(onM2.status?.podIP, '10.9.0.2');
+    assert.equal(onM2.status?.phase, 'Running');
+    simulated.stop();
+  });
+
+  it('is refused by the UID precondition when the mirror was replaced since it was read', async () => {
+    const node = await cp.adminApi.readNode({ name: NODE });
+    const nodeApi = cp.nodeApi(NODE);
+    const ns = cp.namespace;
+    const pod = staticPod('cache', ns, 'hash-cache');
+    const m1 = await createMirror(nodeApi, node, pod);
+    const podManager = new PodManager();
+    podManager.setPods([pod, asSeenByPodManager(m1)]);
+    let replaced: Pod | undefined;
+    // Read the mirror, then replace it in the API server before the PATCH goes out.
+    const api: Pick<CoreV1Api, 'readNamespacedPod' | 'patchNamespacedPodStatus'> = {
+      readNamespacedPod: async (p) => {
+        const got = await nodeApi.readNamespacedPod(p);
+        await nodeApi.deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 });
+        await waitFor(
+          () => nodeApi.readNamespacedPod(p).then(() => false, () => true),
+          'the mirror to be deleted',
+          TIMEOUT,
+        );
+        replaced = await createMirror(nodeApi, node, pod);
+        return got;
+      },
+      patchNamespacedPodStatus: (p, o) => nodeApi.patchNamespacedPodStatus(p, o),
+    };
+    const simulated = createSimulatedStatusProvider({ startDelayMs: 0 });
+    const results: StatusWriteResult[] = [];
+    const logs: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: simulated, api, logger, onWrite: (r) => results.push(r) });
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['conflict'], logs.join(''));
+    const current = await cp.adminApi.readNamespacedPod({ name: 'cache', namespace: ns });
+    assert.equal(current.metadata?.uid, replaced?.metadata?.uid);
+    assert.notEqual(current.status?.phase, 'Running', 'the replacement mirror was not written');
+    simulated.stop();
+  });
+});
