@@ -14,7 +14,7 @@ production cluster (Node,RBAC authorization, NodeRestriction admission). Writes
 is ready ({"server", "adminKubeconfig", "nodeKubeconfigs"}), and runs until SIGINT or SIGTERM.
 
 The program is built with Go (>= 1.24) on first use and cached under
-$XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes 15-30
+$XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes about 11
 minutes. Its log goes to <dir>/control-plane.log.
 
 options:
