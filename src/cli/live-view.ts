@@ -59,5 +59,10 @@ export function startLiveView(options: LiveViewOptions): { stop(): void } {
   };
   draw();
   const timer = setInterval(draw, options.refreshMs ?? 500);
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      draw(); // the last state, so a script's output ends with what the agent left behind
+    },
+  };
 }
