@@ -3,7 +3,8 @@ import { V1MicroTime } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from './api-error.js';
-import { backoffDelay, realClock, type Clock, type ClockTimer } from './clock.js';
+import { realClock, type Clock } from './clock.js';
+import { PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 
 /** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
@@ -53,18 +54,13 @@ class NodeLeaseController implements NodeLease {
   readonly #api: LeaseApi;
   readonly #getNode: (() => Promise<V1Node | undefined>) | undefined;
   readonly #durationSeconds: number;
-  readonly #intervalMs: number;
-  readonly #retryInitialMs: number;
+  readonly #loop: PeriodicLoop;
   readonly #clock: Clock;
   readonly #log: Logger;
 
   // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict means
   // someone else wrote in between, and the next attempt reads it fresh.
   #lease: V1Lease | undefined;
-  #running = false;
-  #timer: ClockTimer | undefined;
-  #inFlight: Promise<boolean> | undefined;
-  #failures = 0;
 
   constructor(options: NodeLeaseOptions) {
     validateNodeName(options.nodeName);
@@ -78,23 +74,17 @@ class NodeLeaseController implements NodeLease {
     this.#api = options.api;
     this.#getNode = options.getNode;
     this.#durationSeconds = duration;
-    this.#intervalMs = interval;
-    this.#retryInitialMs = options.retryInitialMs ?? 500;
     this.#clock = options.clock ?? realClock;
+    this.#loop = new PeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
     this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#schedule(0);
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#inFlight;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   currentLease(): V1Lease | undefined {
@@ -102,21 +92,7 @@ class NodeLeaseController implements NodeLease {
   }
 
   syncNow(): Promise<boolean> {
-    this.#inFlight ??= this.#attempt().finally(() => {
-      this.#inFlight = undefined;
-    });
-    return this.#inFlight;
-  }
-
-  #schedule(delayMs: number): void {
-    if (!this.#running) return;
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.syncNow().then((ok) => {
-        this.#failures = ok ? 0 : this.#failures + 1;
-        this.#schedule(ok ? this.#intervalMs : backoffDelay(this.#failures - 1, this.#retryInitialMs, this.#intervalMs));
-      });
-    }, delayMs);
+    return this.#loop.runNow();
   }
 
   async #attempt(): Promise<boolean> {

@@ -4,7 +4,8 @@ import { arch as osArch } from 'node:os';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from './api-error.js';
-import { backoffDelay, realClock, type Clock, type ClockTimer } from './clock.js';
+import { realClock, type Clock } from './clock.js';
+import { PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
 export type NodeApi = Pick<CoreV1Api, 'readNode' | 'createNode' | 'patchNodeStatus'>;
@@ -74,15 +75,10 @@ class NodeRegistrationLoop implements NodeRegistration {
   readonly #options: NodeRegistrationOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #periodMs: number;
-  readonly #retryInitialMs: number;
+  readonly #loop: PeriodicLoop;
   readonly #listeners = new Set<(node: V1Node) => void>();
 
   #node: V1Node | undefined;
-  #running = false;
-  #timer: ClockTimer | undefined;
-  #inFlight: Promise<boolean> | undefined;
-  #failures = 0;
 
   constructor(options: NodeRegistrationOptions) {
     validateNodeName(options.nodeName);
@@ -92,22 +88,16 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#api = options.api;
     this.#options = options;
     this.#clock = options.clock ?? realClock;
+    this.#loop = new PeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
     this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
-    this.#periodMs = period;
-    this.#retryInitialMs = options.retryInitialMs ?? 500;
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#schedule(0);
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#inFlight;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   getNode(): Promise<V1Node | undefined> {
@@ -124,22 +114,7 @@ class NodeRegistrationLoop implements NodeRegistration {
   }
 
   syncNow(): Promise<boolean> {
-    // One attempt at a time: a caller arriving mid-attempt shares its result.
-    this.#inFlight ??= this.#attempt().finally(() => {
-      this.#inFlight = undefined;
-    });
-    return this.#inFlight;
-  }
-
-  #schedule(delayMs: number): void {
-    if (!this.#running) return;
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.syncNow().then((ok) => {
-        this.#failures = ok ? 0 : this.#failures + 1;
-        this.#schedule(ok ? this.#periodMs : backoffDelay(this.#failures - 1, this.#retryInitialMs, this.#periodMs));
-      });
-    }, delayMs);
+    return this.#loop.runNow();
   }
 
   async #attempt(): Promise<boolean> {
