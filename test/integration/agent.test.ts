@@ -100,6 +100,20 @@ describe('node agent on a real control plane', () => {
     assert.equal(running.status?.containerStatuses?.[0]?.name, 'main');
     // The kubelet's translation: the mirror's UID resolves to the static pod's.
     await waitFor(() => agent.podManager.translatePodUID(mirror.metadata!.uid!) === staticPod.metadata?.uid, 'translation');
+
+    // /metrics: the kubelet's names where it has one, kubelet_pods_* for ours.
+    const { port } = agent.addresses().readOnly!;
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return /^kubelet_mirror_pods 1$/m.test(text) ? text : undefined;
+      },
+      'kubelet_mirror_pods 1 after housekeeping',
+    );
+    assert.match(metrics, /^kubelet_desired_pods\{static="true"\} 1$/m);
+    assert.match(metrics, /^kubelet_managed_ephemeral_containers 0$/m);
+    assert.match(metrics, /^kubelet_pods_mirror_operations_total\{operation="create",result="success"\} 1$/m);
+    assert.match(metrics, /^kubelet_pods_status_writes_total\{result="success"\} [1-9]/m);
   });
 
   it('the mirror is deleted with kubectl (graceful and forced): it is recreated', async () => {
