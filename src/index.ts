@@ -100,6 +100,17 @@ export {
 } from './sources/apiserver-source.js';
 
 // --- agent: mirror sync, node, status, server, config (added by the agent work) ---
+export { createAgent, type Agent, type AgentOptions } from './agent/agent.js';
+export { createPodUpdateDispatcher, type PodUpdateDispatcherOptions } from './agent/pod-update-dispatcher.js';
+export {
+  MirrorSync,
+  type MirrorSyncOptions,
+  type MirrorAction,
+  type MirrorActionResult,
+} from './mirror/mirror-sync.js';
+export { createLogger, childLogger, noopLogger, REDACTED_PATHS, type Logger, type CreateLoggerOptions } from './logger.js';
+export { createTokenBucket, unlimited, type RateLimiter, type TokenBucketClock } from './kube/rate-limiter.js';
+export { createApiClients, type ApiClients } from './kube/api-clients.js';
 export { realClock, type Clock, type ClockTimer } from './node/clock.js';
 export {
   createNodeRegistration,
