@@ -72,6 +72,9 @@ interface CachedStatus {
   key: string;
 }
 
+/** Mirror status writes in flight at once within one batch. */
+const WRITE_CONCURRENCY = 16;
+
 class StatusWriter implements MirrorStatusWriter {
   readonly #pm: StatusPodManager;
   readonly #provider: StatusProvider;
@@ -84,6 +87,8 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #statuses = new Map<string, CachedStatus>();
   // Version last written (or found already present), by mirror UID.
   readonly #apiStatusVersions = new Map<string, number>();
+  // Static pod UIDs whose provider status changed since the last batch (provider notifications).
+  readonly #changed = new Set<string>();
 
   #running = false;
   #resyncTimer: ClockTimer | undefined;
@@ -104,7 +109,10 @@ class StatusWriter implements MirrorStatusWriter {
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#unsubscribe = this.#provider.onChange?.(() => this.requestSync());
+    this.#unsubscribe = this.#provider.onChange?.((uid) => {
+      this.#changed.add(uid);
+      this.requestSync();
+    });
     this.#scheduleResync(0);
   }
 
@@ -149,15 +157,20 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   // The kubelet's pod workers call SetPodStatus; here the batch itself asks the provider for
-  // every static pod's status and versions the ones that changed.
-  #refreshStatuses(): void {
+  // the status of every static pod that is new or whose status the provider says changed (all
+  // of them in a full batch) and versions the ones that differ. Asking only for those keeps an
+  // incremental batch cheap when thousands of pods are held.
+  #refreshStatuses(full: boolean): void {
     const now = this.#clock.now();
     const seen = new Set<string>();
+    const changed = new Set(this.#changed);
+    this.#changed.clear();
     for (const pod of this.#pm.getPods()) {
       if (!isStaticPod(pod)) continue;
       const uid = pod.metadata?.uid ?? '';
       if (uid === '') continue;
       seen.add(uid);
+      if (!full && this.#statuses.has(uid) && !changed.has(uid)) continue;
       const status = this.#provider.statusFor(pod, now);
       const key = canonicalKey(status);
       const cached = this.#statuses.get(uid);
@@ -181,7 +194,7 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   async #batch(full: boolean): Promise<void> {
-    this.#refreshStatuses();
+    this.#refreshStatuses(full);
     const { podToMirror, mirrorToPod } = this.#pm.getUIDTranslations();
     if (full) {
       for (const uid of [...this.#apiStatusVersions.keys()]) {
@@ -189,6 +202,7 @@ class StatusWriter implements MirrorStatusWriter {
       }
     }
     const podsByUID = full ? new Map(this.#pm.getPods().map((p) => [p.metadata?.uid ?? '', p])) : undefined;
+    const writes: Array<[string, CachedStatus]> = [];
     for (const [uid, cached] of [...this.#statuses]) {
       const mirrorUID = podToMirror.get(uid as never);
       // Static pod without a mirror: keep the status, write nothing yet.
@@ -205,8 +219,18 @@ class StatusWriter implements MirrorStatusWriter {
           write = true;
         }
       }
-      if (write) await this.#syncPod(uid, cached);
+      if (write) writes.push([uid, cached]);
     }
+    // Each write is a GET and a PATCH of one mirror; run several at once (the client's rate
+    // limiter still applies) so a thousand new mirrors do not wait in single file.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < writes.length) {
+        const [uid, cached] = writes[next++]!;
+        await this.#syncPod(uid, cached);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker));
   }
 
   async #syncPod(staticUID: string, cached: CachedStatus): Promise<void> {

@@ -12,7 +12,11 @@ import type { Pod } from '../pod/types.js';
  */
 export interface StatusProvider {
   statusFor(pod: Pod, now: Date): V1PodStatus;
-  /** Subscribes to "this pod's status changed" (by the pod's own UID); returns an unsubscribe. */
+  /**
+   * Subscribes to "this pod's status changed" (by the pod's own UID); returns an unsubscribe.
+   * The writer asks again only about pods reported here, new pods, and every pod on its full
+   * resync (10 s): a provider without it is polled at that pace.
+   */
   onChange?(listener: (uid: string) => void): () => void;
   /** Forgets a pod that is no longer run, cancelling anything scheduled for it. */
   forget?(uid: string): void;

@@ -266,6 +266,36 @@ describe('createMirrorStatusWriter', () => {
     assert.equal(api.reads.length, 0);
   });
 
+  it('incremental batches ask the provider only about new pods and pods it reported changed; full batches ask about all', async () => {
+    const asked: string[] = [];
+    let notify: ((uid: string) => void) | undefined;
+    const provider: StatusProvider = {
+      statusFor: (pod) => {
+        asked.push(pod.metadata!.uid!);
+        return { phase: 'Running' };
+      },
+      onChange: (listener) => {
+        notify = listener;
+        return () => {};
+      },
+    };
+    const pods = [staticPod('s1', 'a'), staticPod('s2', 'b'), staticPod('s3', 'c')];
+    const { writer } = setup({ provider, pods });
+    writer.start();
+    await writer.syncBatch(false);
+    assert.deepEqual(asked.sort(), ['s1', 's2', 's3'], 'new pods are asked about');
+    asked.length = 0;
+    await writer.syncBatch(false);
+    assert.deepEqual(asked, [], 'nothing changed: nothing asked');
+    notify!('s2');
+    await writer.syncBatch(false);
+    assert.deepEqual(asked, ['s2'], 'only the pod the provider reported');
+    asked.length = 0;
+    await writer.syncBatch(true);
+    assert.deepEqual(asked.sort(), ['s1', 's2', 's3'], 'a full batch asks about every pod');
+    await writer.stop();
+  });
+
   it('rejects a non-positive resync interval', () => {
     const { podManager, api, provider } = setup();
     assert.throws(
