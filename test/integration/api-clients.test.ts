@@ -1,0 +1,50 @@
+// The agent's API clients reuse connections: client-node 1.x alone opens a new TLS connection
+// for every request; createApiClients keeps a pool, and every request waits for the limiter.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import tls from 'node:tls';
+import { createApiClients } from '../../src/kube/api-clients.js';
+import { createTokenBucket, unlimited } from '../../src/kube/rate-limiter.js';
+import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
+
+const cp = useControlPlane({ nodes: ['pool-node'], registerNodes: true });
+
+// https.Agent opens every connection through tls.connect, looked up on the module at call
+// time, so wrapping it counts the TLS connections made while `fn` runs.
+function countSockets<T>(fn: () => Promise<T>): Promise<{ result: T; sockets: number }> {
+  let sockets = 0;
+  const original = tls.connect;
+  tls.connect = ((...args: Parameters<typeof tls.connect>) => {
+    sockets++;
+    return original(...args);
+  }) as typeof tls.connect;
+  return fn()
+    .then((result) => ({ result, sockets }))
+    .finally(() => {
+      tls.connect = original;
+    });
+}
+
+it('40 sequential requests as the node share one or two connections (client-node alone: one each)', async () => {
+  const kubeConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
+  const { core } = createApiClients(kubeConfig, unlimited);
+  const pooled = await countSockets(async () => {
+    for (let i = 0; i < 40; i++) await core.readNode({ name: 'pool-node' });
+  });
+  assert.ok(pooled.sockets >= 1 && pooled.sockets <= 2, `expected 1 or 2 connections, saw ${pooled.sockets}`);
+
+  // The baseline this fixes, measured the same way.
+  const plain = kubeConfig.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api);
+  const unpooled = await countSockets(async () => {
+    for (let i = 0; i < 10; i++) await plain.readNode({ name: 'pool-node' });
+  });
+  assert.ok(unpooled.sockets >= 10, `client-node without the pool opened ${unpooled.sockets} connections for 10 requests`);
+});
+
+it('requests wait for the rate limiter: 30 calls at 20 QPS with burst 10 take at least one second', async () => {
+  const { core } = createApiClients(kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!), createTokenBucket(20, 10));
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 30 }, () => core.readNode({ name: 'pool-node' })));
+  // 10 at once, then 20 more at 20/s: no fewer than 950 ms can pass.
+  assert.ok(performance.now() - started >= 950, 'the bucket was bypassed');
+});
