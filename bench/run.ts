@@ -5,6 +5,10 @@
 // BENCH_QUICK=1 (or --quick): sizes 100 and 10,000 only with short budgets, for CI; the results
 // then go to bench/results/pod-manager-quick.{json,md} so they never overwrite a full run.
 // --ts-only skips Go. Without `go` on the PATH the TS figures are reported alone.
+//
+// Then the agent benchmarks (bench/agent/*.bench.ts) on a real local control plane: reaction
+// latency, bulk throughput against a client-node ceiling with the QPS check, and memory/CPU;
+// they write bench/results/agent-*[-quick].{json,md}. --pod-manager-only / --agent-only pick one.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,6 +17,7 @@ import { cpus, homedir, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { budget, METHOD_NAMES, runPodManagerBench, type BenchResult } from './pod-manager.bench.js';
+import { runAgentBenches } from './agent/run-agent.js';
 
 // Compiled to <outDir>/bench/run.js; the repository root is two levels up from there.
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -82,7 +87,7 @@ function table(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
-async function main(): Promise<void> {
+async function podManagerMain(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
   const version = tsOnly ? undefined : goVersion();
@@ -158,4 +163,5 @@ async function main(): Promise<void> {
   console.error(`wrote ${base}.json and ${base}.md`);
 }
 
-await main();
+if (!process.argv.includes('--agent-only')) await podManagerMain();
+if (!process.argv.includes('--pod-manager-only')) await runAgentBenches(quick, resultsDir);

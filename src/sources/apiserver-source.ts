@@ -52,7 +52,7 @@ export interface ApiserverSourceOptions {
   /** Replaces the list and watch built from kubeConfig (tests). One of the two is required. */
   listWatch?: PodListWatch;
   nodeName: string;
-  /** Receives `{ op: 'SET', source: 'api', pods }` with the full current set after every change. */
+  /** Receives `{ op: 'SET', source: 'api', pods }` with the full current set after every change (watch events of one event-loop turn give one SET). */
   update: (update: PodUpdate) => void;
   logger?: ApiserverSourceLogger;
   /**
@@ -148,6 +148,7 @@ class ApiserverSourceImpl implements ApiserverSource {
   readonly #stats: ApiserverSourceStats = { lists: 0, watches: 0, watchdogRestarts: 0, errors: 0 };
 
   #pods = new Map<string, Pod>();
+  #emitScheduled = false;
   #resourceVersion = '';
   #loop: Promise<void> | undefined;
   #stop = new AbortController();
@@ -192,7 +193,22 @@ class ApiserverSourceImpl implements ApiserverSource {
   }
 
   #emit(): void {
+    this.#emitScheduled = false;
     this.#update({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods: [...this.#pods.values()] });
+  }
+
+  /**
+   * Watch events that arrive in the same turn of the event loop (one chunk of the watch
+   * stream: a burst of 1,000 mirror creations comes as a few chunks) are sent as one SET:
+   * each SET costs O(pods) in the merge, so one per event would be O(pods²) per burst.
+   */
+  #scheduleEmit(): void {
+    if (this.#emitScheduled) return;
+    this.#emitScheduled = true;
+    setImmediate(() => {
+      if (!this.#emitScheduled || this.#stop.signal.aborted) return;
+      this.#emit();
+    });
   }
 
   async #run(): Promise<void> {
@@ -316,7 +332,7 @@ class ApiserverSourceImpl implements ApiserverSource {
         if (type === 'DELETED') this.#pods.delete(podKey(pod));
         else if (type === 'ADDED' || type === 'MODIFIED') this.#pods.set(podKey(pod), pod);
         else return;
-        this.#emit();
+        this.#scheduleEmit();
       };
       const done = (err: unknown): void => {
         if (ended) return;

@@ -21,7 +21,15 @@ function isDropped(value: unknown, dropZero: boolean): boolean {
   return value === false || value === 0 || value === '';
 }
 
-const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+// Below U+D800, UTF-16 code unit order is UTF-8 byte order; only strings with surrogates or
+// U+E000–U+FFFF need the (allocating) byte comparison.
+const NEEDS_BYTE_COMPARE = /[\uD800-\uFFFF]/;
+
+/** Byte-wise order of the UTF-8 encodings of `a` and `b` (Go's string order). */
+export function byteOrder(a: string, b: string): number {
+  if (NEEDS_BYTE_COMPARE.test(a) || NEEDS_BYTE_COMPARE.test(b)) return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 function write(value: unknown, dropZero: boolean): string | undefined {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;

@@ -133,6 +133,10 @@ export class PodConfig {
   readonly updates = new UpdateStream<PodUpdate>();
   private readonly mode: PodConfigMode;
   private readonly logger: SourceLogger;
+  /** resourceVersion each stored pod was last merged at (API pods only). */
+  private readonly resourceVersions = new WeakMap<Pod, string>();
+  /** The source's object each stored pod was last merged from. */
+  private readonly mergedFrom = new WeakMap<Pod, Pod>();
   private readonly now: () => Date;
   private readonly onEvent: ((event: PodConfigEvent) => void) | undefined;
   private readonly mux: Mux<PodUpdate>;
@@ -191,10 +195,27 @@ export class PodConfig {
     const deletes: Pod[] = [];
     const removes: Pod[] = [];
     const reconciles: Pod[] = [];
-    const incoming = update.pods.map((p) => structuredClone(p));
+    const incoming = update.pods;
 
     const process = (newPods: Pod[], oldMap: Map<string, Pod>, target: Map<string, Pod>): void => {
-      for (const ref of this.dropDuplicates(source, newPods)) {
+      for (const original of this.dropDuplicates(source, newPods)) {
+        // Nothing changed when the stored pod was last merged from this very object (sources
+        // resend unchanged pods as the same objects, which must not be mutated) or, for API
+        // pods, from the same resourceVersion: no copy and no comparison is needed. Sources send
+        // their whole set on every change, so without this a burst costs O(pods²) deep copies
+        // and comparisons.
+        const rv = original.metadata?.resourceVersion;
+        const known = oldMap.get(original.metadata?.uid ?? '');
+        if (
+          known !== undefined &&
+          (this.mergedFrom.get(known) === original || (rv !== undefined && rv !== '' && this.resourceVersions.get(known) === rv))
+        ) {
+          target.set(original.metadata?.uid ?? '', known);
+          continue;
+        }
+        const ref = structuredClone(original);
+        if (rv !== undefined && rv !== '') this.resourceVersions.set(known ?? ref, rv);
+        this.mergedFrom.set(known ?? ref, original);
         const meta = (ref.metadata ??= {});
         meta.annotations ??= {};
         meta.annotations[CONFIG_SOURCE_ANNOTATION_KEY] = source;

@@ -368,3 +368,18 @@ describe('API-reference rejection', () => {
     assert.equal('error' in refused && refused.error.message, 'static pod from "/m/a" references serviceaccount "x" (spec.serviceAccountName)');
   });
 });
+
+describe('canonical JSON byte order', () => {
+  test('byteOrder equals the UTF-8 byte comparison for any strings', async () => {
+    const fc = (await import('fast-check')).default;
+    const { byteOrder } = await import('../../../src/sources/canonical-json.js');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+        assert.equal(byteOrder(a, b), Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
+        assert.equal(byteOrder(a, a), 0);
+      }),
+      { numRuns: 2000 },
+    );
+    assert.equal(byteOrder('\uffff', '\u{10000}'), -1, 'U+FFFF sorts before U+10000 in UTF-8 (not in UTF-16)');
+  });
+});

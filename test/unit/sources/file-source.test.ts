@@ -301,3 +301,46 @@ describe('file source: kubelet-pods rules', () => {
     assert.deepEqual(await rec.next('the SET after the re-list'), setOf([]));
   });
 });
+
+describe('file source: bursts', () => {
+  test('a burst of 300 manifests renamed in is sent as a few SETs, not one per file, and the last SET has every pod', async () => {
+    const dir = await tempDir();
+    const staging = await tempDir();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 600_000 });
+    sources.push(source);
+    source.start();
+    await rec.next('the first (empty) SET');
+    // Wait for the watcher to be armed: a probe file must arrive through it.
+    await writeFile(join(dir, 'probe.yaml'), manifest('probe'));
+    await waitFor(() => rec.items.at(-1)?.pods.length === 1, 'the probe pod through the watch', { timeoutMs: 10_000 });
+    const before = rec.items.length;
+    const count = 300;
+    for (let i = 0; i < count; i++) await writeFile(join(staging, `p-${i}.yaml`), manifest(`p-${i}`));
+    await Promise.all(Array.from({ length: count }, (_, i) => rename(join(staging, `p-${i}.yaml`), join(dir, `p-${i}.yaml`))));
+    await waitFor(() => rec.items.at(-1)?.pods.length === count + 1, 'every pod in the last SET', { timeoutMs: 20_000 });
+    const sets = rec.items.length - before;
+    assert.ok(sets < count / 3, `${sets} SETs for a burst of ${count} files`);
+  });
+});
+
+describe('file source: entries the watch cannot stat', () => {
+  test('a symlink loop created while watching is logged with its own path, and the other pods stay', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'good.yaml'), manifest('good'));
+    const { logger, lines } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger, fileCheckFrequencyMs: 600_000 });
+    sources.push(source);
+    source.start();
+    assert.equal((await rec.next('the first SET')).pods.length, 1);
+    // The watch may need a moment to be armed: a probe file proves it is.
+    await writeFile(join(dir, 'probe.yaml'), manifest('probe'));
+    await waitFor(() => rec.items.at(-1)?.pods.length === 2, 'the probe through the watch', { timeoutMs: 10_000 });
+    const loop = join(dir, 'loop.yaml');
+    await symlink(loop, loop);
+    await waitFor(() => lines.some((l) => l.fields.path === loop), 'a log line naming the loop', { timeoutMs: 10_000 });
+    assert.equal(lines.filter((l) => l.fields.path === dir).length, 0, 'the directory itself is not blamed');
+    assert.equal(rec.items.at(-1)?.pods.length, 2);
+  });
+});

@@ -347,3 +347,28 @@ describe('MX mux', () => {
     );
   });
 });
+
+describe('PodConfig: unchanged API objects', () => {
+  test('a SET repeating pods at the same resourceVersion changes nothing; a new resourceVersion is compared as usual', () => {
+    const { config, channel } = createPodConfigTester();
+    const pods = Array.from({ length: 200 }, (_, i) => ({ ...createValidPod(`p${i}`, 'ns'), metadata: { ...createValidPod(`p${i}`, 'ns').metadata, resourceVersion: '1' } }));
+    channel(upd('SET', pods));
+    assert.equal(config.updates.tryNext()?.pods.length, 200);
+    channel(upd('SET', structuredClone(pods)));
+    assert.equal(config.updates.tryNext(), undefined, 'same UIDs and resourceVersions: no update');
+    const next = structuredClone(pods);
+    next[7]!.metadata!.resourceVersion = '2';
+    next[7]!.metadata!.labels = { changed: 'yes' };
+    channel(upd('SET', next));
+    const u = config.updates.tryNext();
+    assert.equal(u?.op, 'UPDATE');
+    assert.deepEqual(u?.pods.map((p) => p.metadata?.labels), [{ changed: 'yes' }]);
+    // Status-only change at a new resourceVersion: still a RECONCILE.
+    const again = structuredClone(next);
+    again[3]!.metadata!.resourceVersion = '3';
+    again[3]!.status = { phase: 'Running' };
+    channel(upd('SET', again));
+    assert.equal(config.updates.tryNext()?.op, 'RECONCILE');
+    assert.equal(config.updates.tryNext(), undefined);
+  });
+});

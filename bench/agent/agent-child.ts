@@ -1,0 +1,65 @@
+// A process that holds only the agent (and this thin IPC shim), so that its RSS, heap and CPU
+// are the agent's. Forked by AgentChild (bench/agent/common.ts) with the options as argv[2].
+import { createWriteStream } from 'node:fs';
+import https from 'node:https';
+import { createAgent } from '../../src/agent/agent.js';
+import { resolveRunConfig } from '../../src/cli/config.js';
+import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
+import type { AgentChildOptions } from './common.js';
+
+const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
+
+const requestTimes: number[] = [];
+if (options.recordRequests) {
+  // client-node sends through node-fetch, which calls https.request for every request; watches
+  // (the API source) are long-lived and not what kubeAPIQPS limits, so they are left out.
+  const original = https.request.bind(https) as (...args: unknown[]) => unknown;
+  (https as unknown as { request: unknown }).request = (...args: unknown[]) => {
+    const first = args[0] as { path?: string } | string | URL;
+    const path = typeof first === 'string' ? first : first instanceof URL ? first.search : (first.path ?? '');
+    if (!/[?&]watch=(true|1)/.test(path)) requestTimes.push(performance.timeOrigin + performance.now());
+    return original(...args);
+  };
+}
+
+const argv = ['--kubeconfig', options.kubeconfig, '--hostname-override', options.node];
+if (options.manifestDir) argv.push('--pod-manifest-path', options.manifestDir);
+if (options.manifestURL) argv.push('--manifest-url', options.manifestURL);
+for (const h of options.manifestURLHeader ?? []) argv.push('--manifest-url-header', h);
+if (options.configFile) argv.push('--config', options.configFile);
+argv.push('--healthz-port', '0');
+const { config } = await resolveRunConfig(argv);
+const logger: Logger = options.logFile
+  ? createLogger({ destination: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel ?? 'info', pretty: false })
+  : noopLogger;
+const agent = createAgent({ config, logger, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
+await agent.start();
+
+const ops: Record<string, () => Promise<unknown> | unknown> = {
+  started: () => true,
+  memory: () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  },
+  cpu: () => process.cpuUsage(),
+  requests: () => requestTimes.splice(0, requestTimes.length),
+  idle: () => agent.mirrorsIdle(),
+  stop: async () => {
+    await agent.stop();
+    setImmediate(() => process.exit(0));
+    return true;
+  },
+};
+
+process.on('message', (m: { id: number; op: string }) => {
+  const op = ops[m.op];
+  if (!op) return process.send?.({ id: m.id, error: `unknown op ${m.op}` });
+  Promise.resolve()
+    .then(() => op())
+    .then(
+      (value) => process.send?.({ id: m.id, value: value ?? null }),
+      (err: Error) => process.send?.({ id: m.id, error: err.message }),
+    );
+});
+process.on('disconnect', () => process.exit(0));

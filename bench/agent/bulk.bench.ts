@@ -1,0 +1,185 @@
+// Bulk: N static pods appear at once (renamed into the manifest directory in one burst) → all
+// mirrored, then all Running; then all removed → all mirrors gone. Compared with a ceiling
+// measured in the same run on the same API server: a plain @kubernetes/client-node loop, with
+// node credentials like the agent's, creating N mirror pods and then deleting them at the
+// agent's mirror concurrency (32). Then the same bulk with kubeAPIQPS/kubeAPIBurst on, recording
+// every non-watch request the agent sends, to check the token bucket bound over every window.
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, pool, tempDir, writeConfigFile } from './common.js';
+
+export const BULK_NODES = ['bench-ceiling', 'bench-bulk', 'bench-qps'] as const;
+/** MirrorSync's default concurrency: the ceiling loop uses the same. */
+export const CONCURRENCY = 32;
+
+export interface PhaseRate {
+  pods: number;
+  ms: number;
+  podsPerSecond: number;
+}
+
+export interface BulkRun {
+  mirrored: PhaseRate;
+  running: PhaseRate;
+  removed: PhaseRate;
+}
+
+export interface QpsAdherence {
+  qps: number;
+  burst: number;
+  requests: number;
+  spanMs: number;
+  /** max over all windows [t_i, t_j] of (requests in window) − (burst + qps × window); ≤ 1 means adherent (one token of rounding). */
+  maxExcess: number;
+  /** (requests − burst) ÷ span: the sustained rate once the burst is spent. */
+  sustainedQps: number;
+  /** Largest number of requests in any 1 s window. */
+  maxPerSecond: number;
+}
+
+export interface BulkResult {
+  pods: number;
+  concurrency: number;
+  ceiling: { create: PhaseRate; delete: PhaseRate };
+  unlimited: BulkRun;
+  ratio: { mirrored: number; removed: number; running: number };
+  limited: BulkRun & { adherence: QpsAdherence };
+}
+
+const rate = (pods: number, ms: number): PhaseRate => ({ pods, ms: Math.round(ms), podsPerSecond: Math.round((pods / ms) * 1000 * 10) / 10 });
+
+async function ceiling(cluster: LocalCluster, pods: number): Promise<{ create: PhaseRate; delete: PhaseRate }> {
+  const node = 'bench-ceiling';
+  const nodeApi = kubeConfigFromFile(cluster.nodeKubeconfigs[node]!).makeApiClient(CoreV1Api);
+  const admin = kubeConfigFromFile(cluster.adminKubeconfig).makeApiClient(CoreV1Api);
+  const namespace = 'bench-ceiling';
+  await createNamespace(admin, namespace);
+  const nodeObject = await nodeApi.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } } });
+  const names = Array.from({ length: pods }, (_, i) => `ceil-${i}-${node}`);
+  const body = (name: string): V1Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace,
+      labels: { app: name },
+      annotations: { 'kubernetes.io/config.mirror': name, 'kubernetes.io/config.hash': name, 'kubernetes.io/config.source': 'file' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeObject.metadata!.uid!, controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'main', image: 'nginx:1.27' }] },
+  });
+  let t0 = performance.now();
+  await pool(names, CONCURRENCY, async (name) => {
+    await nodeApi.createNamespacedPod({ namespace, body: body(name) });
+  });
+  const create = rate(pods, performance.now() - t0);
+  t0 = performance.now();
+  await pool(names, CONCURRENCY, async (name) => {
+    await nodeApi.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } });
+  });
+  return { create, delete: rate(pods, performance.now() - t0) };
+}
+
+async function agentBulk(
+  cluster: LocalCluster,
+  node: string,
+  pods: number,
+  kubelet: { kubeAPIQPS: number; kubeAPIBurst: number },
+  record: boolean,
+): Promise<{ run: BulkRun; requestTimes: number[] }> {
+  const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
+  const admin = adminKc.makeApiClient(CoreV1Api);
+  const namespace = node;
+  await createNamespace(admin, namespace);
+  const dir = await tempDir('kp-bench-bulk-');
+  const manifests = join(dir, 'manifests');
+  const staging = join(dir, 'staging');
+  await mkdir(manifests);
+  await mkdir(staging);
+  const configFile = await writeConfigFile(dir, kubelet);
+  const observer = new NodePodObserver(adminKc, node);
+  await observer.start();
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: manifests, configFile, recordRequests: record });
+  try {
+    // Warm-up pod: the Node is registered and the agent is connected before the clock starts.
+    await writeFile(join(manifests, 'warm.yaml'), manifestYaml('warm', namespace));
+    await observer.until(() => observer.running === 1, 'warm-up mirror Running', 60_000);
+    await agent.idle();
+    const names = Array.from({ length: pods }, (_, i) => `bulk-${i}`);
+    await pool(names, 64, (n) => writeFile(join(staging, `${n}.yaml`), manifestYaml(n, namespace)));
+    await agent.requests(); // clears what was recorded so far: the window starts here
+    const total = pods + 1;
+    const t0 = performance.now();
+    await pool(names, 64, (n) => rename(join(staging, `${n}.yaml`), join(manifests, `${n}.yaml`)));
+    const timeout = 60_000 + pods * 200;
+    let tMirrored = 0;
+    const mirrored = observer.until(() => observer.mirrors === total, `${pods} mirrors`, timeout).then(() => (tMirrored = performance.now()));
+    await observer.until(() => observer.running === total, `${pods} mirrors Running`, timeout);
+    await mirrored;
+    const tRunning = performance.now();
+    await agent.idle();
+    const t1 = performance.now();
+    await pool(names, 64, (n) => rm(join(manifests, `${n}.yaml`)));
+    await observer.until(() => observer.mirrors === 1, `${pods} mirrors removed`, timeout);
+    const tRemoved = performance.now();
+    const requestTimes = await agent.requests();
+    return {
+      run: { mirrored: rate(pods, tMirrored - t0), running: rate(pods, tRunning - t0), removed: rate(pods, tRemoved - t1) },
+      requestTimes,
+    };
+  } finally {
+    await agent.stop();
+    observer.stop();
+    await admin.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Checks request times (ms) against a token bucket of `qps`, `burst` that starts full. */
+export function adherence(times: readonly number[], qps: number, burst: number): QpsAdherence {
+  const t = [...times].sort((a, b) => a - b);
+  let maxExcess = -Infinity;
+  let maxPerSecond = 0;
+  let k = 0;
+  for (let i = 0; i < t.length; i++) {
+    for (let j = i; j < t.length; j++) {
+      const excess = j - i + 1 - (burst + (qps * (t[j]! - t[i]!)) / 1000);
+      if (excess > maxExcess) maxExcess = excess;
+    }
+    while (t[k]! - t[i]! < 1000 && k < t.length) k++;
+    maxPerSecond = Math.max(maxPerSecond, k - i);
+  }
+  const spanMs = t.length > 1 ? t[t.length - 1]! - t[0]! : 0;
+  return {
+    qps,
+    burst,
+    requests: t.length,
+    spanMs: Math.round(spanMs),
+    maxExcess: Math.round(maxExcess * 100) / 100,
+    sustainedQps: spanMs > 0 ? Math.round(((t.length - burst) / spanMs) * 1000 * 10) / 10 : 0,
+    maxPerSecond,
+  };
+}
+
+export async function runBulkBench(cluster: LocalCluster, pods: number): Promise<BulkResult> {
+  const ceil = await ceiling(cluster, pods);
+  const unlimited = (await agentBulk(cluster, 'bench-bulk', pods, { kubeAPIQPS: 0, kubeAPIBurst: 100 }, false)).run;
+  const qps = 50;
+  const burst = 100;
+  const limited = await agentBulk(cluster, 'bench-qps', pods, { kubeAPIQPS: qps, kubeAPIBurst: burst }, true);
+  const r = (n: number): number => Math.round(n * 100) / 100;
+  return {
+    pods,
+    concurrency: CONCURRENCY,
+    ceiling: ceil,
+    unlimited,
+    ratio: {
+      mirrored: r(unlimited.mirrored.podsPerSecond / ceil.create.podsPerSecond),
+      running: r(unlimited.running.podsPerSecond / ceil.create.podsPerSecond),
+      removed: r(unlimited.removed.podsPerSecond / ceil.delete.podsPerSecond),
+    },
+    limited: { ...limited.run, adherence: adherence(limited.requestTimes, qps, burst) },
+  };
+}

@@ -1,0 +1,94 @@
+// Reaction latency of the agent, observed the way a user sees it: through a watch on the API
+// server (pods with spec.nodeName=<node>). Three scenarios, one sample at a time:
+//   create   manifest written → its mirror pod ADDED in the watch
+//   recreate mirror deleted with the API (default grace, as `kubectl delete pod`) → a mirror
+//            with a new UID ADDED
+//   remove   manifest removed → mirror DELETED
+// The agent runs as its own process (bench/agent/agent-child.ts) with default settings.
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { AgentChild, NodePodObserver, createNamespace, isMirror, kubeConfigFromFile, manifestYaml, percentiles, tempDir, type Percentiles } from './common.js';
+
+export const LATENCY_NODE = 'bench-latency';
+
+export interface LatencyResult {
+  samplesPerScenario: number;
+  scenarios: Record<'create' | 'createRunning' | 'recreate' | 'remove', Percentiles>;
+}
+
+export async function runLatencyBench(cluster: LocalCluster, samples: number): Promise<LatencyResult> {
+  const node = LATENCY_NODE;
+  const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
+  const admin = adminKc.makeApiClient(CoreV1Api);
+  const namespace = 'bench-latency';
+  await createNamespace(admin, namespace);
+  const dir = await tempDir('kp-bench-lat-');
+  const staging = await tempDir('kp-bench-lat-staging-');
+  const observer = new NodePodObserver(adminKc, node);
+  await observer.start();
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir });
+  const mirrorName = (i: number): string => `lat-${i}-${node}`;
+  const file = (i: number): string => join(dir, `lat-${i}.yaml`);
+  try {
+    // Warm up: node registered, watch connections open, JIT warm.
+    for (let i = 0; i < 5; i++) {
+      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === `warm-${i}-${node}`, 'warm-up mirror', 30_000);
+      await writeFile(join(dir, `warm-${i}.yaml`), manifestYaml(`warm-${i}`, namespace));
+      await seen;
+    }
+
+    const create: number[] = [];
+    const createRunning: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      // Written beside the directory, then renamed in: the manifest appears whole, at t0.
+      const staged = join(staging, `lat-${i}.yaml`);
+      await writeFile(staged, manifestYaml(`lat-${i}`, namespace));
+      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === mirrorName(i) && isMirror(e.pod), `mirror ${i}`);
+      const running = observer.next((e) => e.pod.metadata?.name === mirrorName(i) && e.pod.status?.phase === 'Running', `mirror ${i} Running`);
+      const t0 = performance.now();
+      await rename(staged, file(i));
+      create.push((await seen).at - t0);
+      createRunning.push((await running).at - t0);
+    }
+
+    const recreate: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const name = mirrorName(i);
+      const old = observer.pods.get(`${namespace}/${name}`);
+      const oldUID = old?.metadata?.uid;
+      if (!oldUID) throw new Error(`no mirror ${name} before deleting it`);
+      const back = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === name && e.pod.metadata?.uid !== oldUID, `mirror ${name} recreated`);
+      const t0 = performance.now();
+      await admin.deleteNamespacedPod({ namespace, name });
+      recreate.push((await back).at - t0);
+      // Let its status write land before the next sample.
+      await observer.until(() => observer.pods.get(`${namespace}/${name}`)?.status?.phase === 'Running', `${name} Running again`, 10_000);
+    }
+
+    const remove: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const gone = observer.next((e) => e.type === 'DELETED' && e.pod.metadata?.name === mirrorName(i), `mirror ${i} gone`);
+      const t0 = performance.now();
+      await rm(file(i));
+      remove.push((await gone).at - t0);
+    }
+
+    return {
+      samplesPerScenario: samples,
+      scenarios: {
+        create: percentiles(create),
+        createRunning: percentiles(createRunning),
+        recreate: percentiles(recreate),
+        remove: percentiles(remove),
+      },
+    };
+  } finally {
+    await agent.stop();
+    observer.stop();
+    await admin.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true });
+  }
+}

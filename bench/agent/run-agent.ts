@@ -1,0 +1,100 @@
+// The agent benchmarks on one real local control plane: latency, bulk (with its ceiling and the
+// QPS check) and resources. Writes bench/results/agent-{latency,bulk,resources}[-quick].{json,md}.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { startLocalCluster } from '../../src/cluster/local-cluster.js';
+import { BULK_NODES, runBulkBench, type BulkResult } from './bulk.bench.js';
+import { LATENCY_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
+import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';
+
+export interface AgentBenchSizes {
+  latencySamples: number;
+  bulkPods: number;
+  resourceSizes: number[];
+  idleWindowMs: number;
+}
+
+export function agentBenchSizes(quick: boolean): AgentBenchSizes {
+  return quick
+    ? { latencySamples: 30, bulkPods: 100, resourceSizes: [100], idleWindowMs: 5_000 }
+    : { latencySamples: 200, bulkPods: 1_000, resourceSizes: [100, 1_000, 10_000], idleWindowMs: 30_000 };
+}
+
+function machine(): Record<string, unknown> {
+  const c = cpus();
+  return { cpu: c[0]?.model ?? 'unknown', cores: c.length, memoryBytes: totalmem(), platform: platform(), release: release(), node: process.version };
+}
+
+const ms = (n: number): string => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+
+export function latencyTable(r: LatencyResult): string {
+  const lines = ['| scenario | samples | p50 ms | p95 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|---:|'];
+  const label: Record<string, string> = {
+    create: 'manifest written → mirror in watch',
+    createRunning: 'manifest written → mirror Running in watch',
+    recreate: 'mirror deleted via API → recreated',
+    remove: 'manifest removed → mirror gone',
+  };
+  for (const [k, p] of Object.entries(r.scenarios)) lines.push(`| ${label[k]} | ${p.samples} | ${ms(p.p50)} | ${ms(p.p95)} | ${ms(p.p99)} | ${ms(p.max)} |`);
+  return lines.join('\n');
+}
+
+export function bulkTable(r: BulkResult): string {
+  const a = r.limited.adherence;
+  return [
+    `| phase (${r.pods} pods, concurrency ${r.concurrency}) | agent, QPS off | ceiling (client-node loop) | ratio | agent, QPS ${a.qps}/burst ${a.burst} |`,
+    '|---|---:|---:|---:|---:|',
+    `| all mirrored (created) | ${r.unlimited.mirrored.podsPerSecond} pods/s (${r.unlimited.mirrored.ms} ms) | ${r.ceiling.create.podsPerSecond} pods/s (${r.ceiling.create.ms} ms) | ${r.ratio.mirrored} | ${r.limited.mirrored.podsPerSecond} pods/s (${r.limited.mirrored.ms} ms) |`,
+    `| all Running (create + status) | ${r.unlimited.running.podsPerSecond} pods/s (${r.unlimited.running.ms} ms) | (create only) | ${r.ratio.running} | ${r.limited.running.podsPerSecond} pods/s (${r.limited.running.ms} ms) |`,
+    `| all removed | ${r.unlimited.removed.podsPerSecond} pods/s (${r.unlimited.removed.ms} ms) | ${r.ceiling.delete.podsPerSecond} pods/s (${r.ceiling.delete.ms} ms) | ${r.ratio.removed} | ${r.limited.removed.podsPerSecond} pods/s (${r.limited.removed.ms} ms) |`,
+    '',
+    `QPS adherence (every non-watch request of the agent, ${a.requests} over ${a.spanMs} ms): max over all windows of requests − (burst + qps × window) = **${a.maxExcess}** (≤ 1 means within the bucket), sustained ${a.sustainedQps} req/s after the burst, at most ${a.maxPerSecond} requests in any 1 s window.`,
+  ].join('\n');
+}
+
+export function resourcesTable(rows: readonly ResourceRow[]): string {
+  const lines = [
+    '| static pods | converge (all Running) | RSS | heap used | RSS bytes/pod | heap bytes/pod | idle CPU (window) |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.pods.toLocaleString('en-US')} | ${(r.convergeMs / 1000).toFixed(1)} s | ${mib(r.memory.rss)} | ${mib(r.memory.heapUsed)} | ${r.rssBytesPerPod ?? '–'} | ${r.heapBytesPerPod ?? '–'} | ${r.idleCpuPercent} % (${(r.idleWindowMs / 1000).toFixed(0)} s) |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export async function runAgentBenches(quick: boolean, resultsDir: string): Promise<void> {
+  const sizes = agentBenchSizes(quick);
+  const suffix = quick ? '-quick' : '';
+  const nodes = [LATENCY_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
+  console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
+  const cluster = await startLocalCluster({ nodes });
+  mkdirSync(resultsDir, { recursive: true });
+  const write = (name: string, title: string, note: string, data: unknown, table: string): void => {
+    const date = new Date().toISOString();
+    const m = machine();
+    writeFileSync(join(resultsDir, `${name}${suffix}.json`), `${JSON.stringify({ benchmark: name, date, quick, sizes, machine: m, loadAverage: loadavg(), result: data }, null, 2)}\n`);
+    const header = `# ${title}${quick ? ' (quick mode)' : ''}\n\n${date} · node ${process.version} · ${String(m.cpu)} × ${String(m.cores)} · load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} after the run\n\n${note}\n\n`;
+    writeFileSync(join(resultsDir, `${name}${suffix}.md`), `${header}${table}\n`);
+    console.log(`\n${title}\n${table}`);
+  };
+  try {
+    console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
+    const latency = await runLatencyBench(cluster, sizes.latencySamples);
+    write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts). Goal: p99 < 100 ms.', latency, latencyTable(latency));
+
+    console.error(`agent bulk: ${sizes.bulkPods} pods…`);
+    const bulk = await runBulkBench(cluster, sizes.bulkPods);
+    write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling measured in the same run (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
+
+    console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
+    const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
+    write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods.', resources, resourcesTable(resources));
+  } finally {
+    await cluster.dispose();
+  }
+}

@@ -1,0 +1,98 @@
+// Agent crash: the `kubelet-pods run` process is killed with SIGKILL at random points while it
+// mirrors a few hundred static pods, and started again each time; between runs the manifests
+// change. The end state is exact: one mirror per static pod, matching hashes and images, no
+// orphans, and no mirror ever duplicated.
+import { after, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { useControlPlane } from '../helpers/control-plane.js';
+import { LogCapture, SCALE, convergeExactly, manifest, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR, type Expected } from './helpers.js';
+
+const NODE = 'rel-crash';
+const cp = useControlPlane({ nodes: [NODE] });
+const logs = new LogCapture('crash');
+const cli = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+const children: ChildProcess[] = [];
+after(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+const PODS = pick(200, 500);
+const KILLS = pick(4, 10);
+
+function startAgentProcess(dir: string, run: number): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.push(child);
+  // Every line the process logs (JSON on stderr) goes to the captured log.
+  child.stderr!.pipe(logs.stream(`agent-run-${run}`));
+  return child;
+}
+
+it(`agent crash (${SCALE}): ${KILLS} SIGKILLs at random points while ${PODS} static pods are mirrored`, async (t) => {
+  const rnd = prng(seedFromEnv());
+  const dir = await mkdtemp(join(tmpdir(), 'kp-rel-crash-'));
+  const images = new Map<string, string>();
+  const write = async (name: string, image: string): Promise<void> => {
+    images.set(name, image);
+    await writeFile(join(dir, `${name}.yaml`), manifest(name, cp.namespace, image));
+  };
+  for (let i = 0; i < PODS; i++) await write(`c-${i}`, 'nginx:1.27');
+  let next = PODS;
+
+  const killedAt: number[] = [];
+  let maxDuplicates = 0;
+  for (let run = 0; run < KILLS; run++) {
+    const child = startAgentProcess(dir, run);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // A random point: after a random number of mirrors changed since the start of this run
+    // (or a random delay, for kills before the agent has done anything).
+    const before = (await podsOnNode(cp.adminApi, NODE)).length;
+    const delayMs = rnd.int(3000);
+    const t0 = Date.now();
+    for (;;) {
+      const pods = await podsOnNode(cp.adminApi, NODE);
+      const names = pods.filter((p) => p.metadata?.annotations?.[MIRROR] !== undefined).map((p) => p.metadata!.name!);
+      maxDuplicates = Math.max(maxDuplicates, names.length - new Set(names).size);
+      if (Date.now() - t0 >= delayMs || Math.abs(pods.length - before) >= rnd.int(PODS)) break;
+      if (Date.now() - t0 > 30_000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    killedAt.push(Date.now() - t0);
+    // While it is dead: edits, removals and additions.
+    const names = [...images.keys()];
+    for (let i = 0; i < 5; i++) await write(names[rnd.int(names.length)]!, `nginx:1.${28 + run}`);
+    for (let i = 0; i < 5; i++) {
+      const n = [...images.keys()][rnd.int(images.size)]!;
+      images.delete(n);
+      await rm(join(dir, `${n}.yaml`));
+    }
+    for (let i = 0; i < 5; i++) await write(`c-${next++}`, 'nginx:1.27');
+  }
+
+  const last = startAgentProcess(dir, KILLS);
+  const expected: Expected[] = [...images].map(([n, image]) => ({ name: `${n}-${NODE}`, namespace: cp.namespace, image }));
+  const convergeMs = await convergeExactly(cp.adminApi, NODE, expected, 120_000);
+  const mirrors = (await podsOnNode(cp.adminApi, NODE)).filter((p) => p.metadata?.annotations?.[MIRROR] !== undefined);
+  assert.equal(mirrors.length, images.size);
+  assert.equal(maxDuplicates, 0, 'a mirror name never appeared twice');
+  last.kill('SIGTERM');
+  const code = await new Promise((resolve) => last.once('exit', resolve));
+  assert.equal(code, 0, 'clean exit on SIGTERM after the crashes');
+  t.diagnostic(
+    `seed ${rnd.seed}: ${KILLS} SIGKILLs (at ${killedAt.join(', ')} ms into each run), ${images.size} static pods at the end ` +
+      `(${next} created, ${next - images.size} removed); ${mirrors.length} mirrors, 0 duplicated, 0 lost, 0 orphans; ` +
+      `the last start converged in ${Math.round(convergeMs)} ms`,
+  );
+  const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[NODE]!, cp.cluster.adminKubeconfig]));
+  t.diagnostic(`log scan: ${lines} lines, no token`);
+});
