@@ -144,9 +144,16 @@ async function launch(binary: string, args: string[], logFile: string, timeoutMs
     closeSync(logFd);
   }
   track(child);
+  // Once the program has exited, its stdin pipe (kept open for --exit-with-stdin) and stdout
+  // must be closed on our side too, or they keep this process alive after a stop().
   const exited = new Promise<void>((r) => {
-    if (child.exitCode !== null || child.signalCode !== null) r();
-    else child.once('exit', () => r());
+    const closePipes = (): void => {
+      child.stdin?.destroy();
+      child.stdout?.destroy();
+      r();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) closePipes();
+    else child.once('exit', closePipes);
   });
 
   const ready = await new Promise<ReadyLine>((resolveReady, reject) => {

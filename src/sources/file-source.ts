@@ -3,7 +3,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { FILE_SOURCE, MAX_CONFIG_LENGTH, PodOperation } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
-import { byteOrder, canonicalJSON } from './canonical-json.js';
+import { byteOrder } from './canonical-json.js';
 import { decodeSinglePod } from './decode.js';
 import { applyStaticPodDefaults } from './defaults.js';
 import { watchStaticPodPath, type PathWatcher } from './file-watch.js';
@@ -82,7 +82,10 @@ class FileSourceImpl implements FileSource {
   private readonly period: number;
   private readonly watchRetry: number;
   private entries = new Map<string, Entry>();
-  private lastSent: string | undefined;
+  /** The pods of the last SET. Unchanged entries keep their pod objects, so identity tells. */
+  private lastSentPods: readonly Pod[] | undefined;
+  /** Entry paths in byte order, rebuilt only when an entry is added or removed. */
+  private sortedPaths: string[] | undefined;
   private warnedDuplicates = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private readonly pendingEvents: (string | null)[] = [];
@@ -236,10 +239,14 @@ class FileSourceImpl implements FileSource {
     }
     if (!isFile) {
       // Removed, renamed away, or not a regular file (a new sub-directory): no pod here.
-      if (this.entries.delete(path)) this.dirty = true;
+      if (this.entries.delete(path)) {
+        this.dirty = true;
+        this.sortedPaths = undefined;
+      }
       return;
     }
     const previous = this.entries.get(path);
+    if (previous === undefined) this.sortedPaths = undefined;
     const entry = await this.readEntry(path, previous);
     if ('error' in entry.outcome && previous) {
       const stale = effectivePod(previous);
@@ -259,6 +266,7 @@ class FileSourceImpl implements FileSource {
       if (code === 'ENOENT' || code === 'ENOTDIR') {
         // Still announce the source, so that the kubelet does not wait for it forever.
         this.entries = new Map();
+        this.sortedPaths = undefined;
         this.send();
         throw kpError('KP_ERR_SOURCE_PATH_MISSING', [this.root], { cause: err });
       }
@@ -266,6 +274,7 @@ class FileSourceImpl implements FileSource {
     }
     if (info.isDirectory()) {
       this.entries = await this.extractFromDir();
+      this.sortedPaths = undefined;
       this.send();
       return;
     }
@@ -273,6 +282,7 @@ class FileSourceImpl implements FileSource {
       const entry = await this.readEntry(this.root, this.entries.get(this.root));
       if ('error' in entry.outcome) throw entry.outcome.error;
       this.entries = new Map([[this.root, entry]]);
+      this.sortedPaths = undefined;
       this.send();
       return;
     }
@@ -346,7 +356,8 @@ class FileSourceImpl implements FileSource {
     const pods: Pod[] = [];
     const owner = new Map<string, string>();
     const duplicates = new Set<string>();
-    for (const path of [...this.entries.keys()].sort(byteOrder)) {
+    this.sortedPaths ??= [...this.entries.keys()].sort(byteOrder);
+    for (const path of this.sortedPaths) {
       const pod = effectivePod(this.entries.get(path)!);
       if (!pod) continue;
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
@@ -366,10 +377,15 @@ class FileSourceImpl implements FileSource {
       pods.push(pod);
     }
     this.warnedDuplicates = duplicates;
-    const text = canonicalJSON(pods);
-    if (text === this.lastSent) return;
-    this.lastSent = text;
-    this.options.onUpdate({ op: PodOperation.SET, source: FILE_SOURCE, pods: structuredClone(pods) });
+    // Unchanged files keep their parsed pod objects (readEntry reuses them when the content's
+    // digest is the same), so the same objects in the same order mean the same set. Comparing
+    // identities instead of serialising every pod keeps a SET O(pods) with a tiny constant,
+    // and handing over the same objects lets the merger skip them. Pods are never mutated
+    // after parsing: the merger copies what it stores.
+    const last = this.lastSentPods;
+    if (last !== undefined && last.length === pods.length && pods.every((pod, i) => pod === last[i])) return;
+    this.lastSentPods = pods;
+    this.options.onUpdate({ op: PodOperation.SET, source: FILE_SOURCE, pods: [...pods] });
   }
 }
 

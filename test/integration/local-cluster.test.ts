@@ -49,6 +49,17 @@ describe('local cluster', () => {
     await assert.rejects(cluster.start(), (err: unknown) => hasErrorCode(err, 'KP_ERR_CLUSTER_STOPPED'));
   });
 
+  it('stop, start and dispose leave no pipe open in this process (nothing keeps it alive)', async () => {
+    const pipes = (): number => process.getActiveResourcesInfo().filter((r) => r === 'PipeWrap').length;
+    const before = pipes();
+    const cluster = await startLocalCluster({ nodes: ['node-1'] });
+    assert.ok(pipes() > before, 'the running program is connected by pipes');
+    await cluster.stop();
+    await cluster.start();
+    await cluster.dispose();
+    await waitFor(() => pipes() === before, 'every pipe to the stopped program closed');
+  });
+
   it('a program that exits before it is ready fails with its log tail', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kp-bad-cp-'));
     const fake = join(dir, 'fake-control-plane');
