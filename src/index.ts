@@ -83,12 +83,11 @@ export {
 } from './cluster/control-plane-build.js';
 export {
   KubeMirrorClient,
-  apiStatusOf,
   type KubeMirrorClientOptions,
   type MirrorNode,
   type MirrorClientLogger,
-  type ApiStatusSummary,
 } from './mirror/kube-mirror-client.js';
+export { apiStatusOf, apiErrorInfo, isNotFound, isAlreadyExists, isConflict, isUIDMismatch, type ApiStatusSummary, type ApiErrorInfo } from './kube/api-error.js';
 export {
   createApiserverSource,
   kubePodListWatch,
@@ -111,7 +110,7 @@ export {
 export { createLogger, childLogger, noopLogger, REDACTED_PATHS, type Logger, type CreateLoggerOptions } from './logger.js';
 export { createTokenBucket, unlimited, type RateLimiter, type TokenBucketClock } from './kube/rate-limiter.js';
 export { createApiClients, type ApiClients } from './kube/api-clients.js';
-export { realClock, type Clock, type ClockTimer } from './node/clock.js';
+export { realClock, type Clock, type ClockTimer } from './clock.js';
 export {
   createNodeRegistration,
   nodeAllowsMirrorPods,

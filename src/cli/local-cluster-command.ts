@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 
 import { kpError } from '../errors.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
 
@@ -77,18 +78,8 @@ export async function run(args: string[]): Promise<number> {
     })}\n`,
   );
 
-  await new Promise<void>((resolveSignal) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.stderr.write(`kubelet-pods: ${signal} received, stopping the control plane\n`);
-      // A second signal while stopping exits at once (the child then stops on its own, as
-      // its stdin closes).
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
-      resolveSignal();
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  });
+  const signal = await untilSignal(); // a second signal exits at once; the child then stops as its stdin closes
+  process.stderr.write(`kubelet-pods: ${signal} received, stopping the control plane\n`);
   await cluster.dispose();
   return 0;
 }

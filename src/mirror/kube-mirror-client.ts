@@ -5,6 +5,7 @@ import { kpError } from '../errors.js';
 import { getPodFullName, parsePodFullName } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import type { MirrorClient } from './mirror-client.js';
+import { apiStatusOf, type ApiStatusSummary } from '../kube/api-error.js';
 
 /** The part of a Node the mirror client needs: its UID for the owner reference. */
 export interface MirrorNode {
@@ -28,38 +29,6 @@ export interface KubeMirrorClientOptions {
    */
   getNode: (nodeName: string) => Promise<MirrorNode | undefined>;
   logger?: MirrorClientLogger;
-}
-
-/** What an API error says, from the Status object the API server sent with it. */
-export interface ApiStatusSummary {
-  code: number | undefined;
-  reason: string | undefined;
-  message: string;
-}
-
-/**
- * Reduces a client-node error to the API Status fields. client-node 1.x throws
- * `ApiException` whose `body` is the raw JSON text of the Status (its `message` also embeds
- * the body and response headers, so it is never shown as is).
- */
-export function apiStatusOf(err: unknown): ApiStatusSummary {
-  if (err instanceof ApiException) {
-    let status: { reason?: unknown; message?: unknown } | undefined;
-    const body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        status = JSON.parse(body) as typeof status;
-      } catch {
-        status = undefined;
-      }
-    } else if (typeof body === 'object' && body !== null) {
-      status = body as typeof status;
-    }
-    const reason = typeof status?.reason === 'string' ? status.reason : undefined;
-    const message = typeof status?.message === 'string' ? status.message : `HTTP ${err.code}`;
-    return { code: err.code, reason, message };
-  }
-  return { code: undefined, reason: undefined, message: err instanceof Error ? err.message : String(err) };
 }
 
 /** An error that carries only the Status summary, safe to attach as `cause`. */

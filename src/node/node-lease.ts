@@ -2,8 +2,8 @@ import type { CoordinationV1Api, V1Lease, V1Node, V1OwnerReference } from '@kube
 import { V1MicroTime } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from './api-error.js';
-import { realClock, type Clock } from './clock.js';
+import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
+import { realClock, type Clock } from '../clock.js';
 import { PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 

@@ -3,8 +3,8 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { arch as osArch } from 'node:os';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from './api-error.js';
-import { realClock, type Clock } from './clock.js';
+import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from '../kube/api-error.js';
+import { realClock, type Clock } from '../clock.js';
 import { PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */

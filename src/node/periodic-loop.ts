@@ -1,4 +1,4 @@
-import { backoffDelay, type Clock, type ClockTimer } from './clock.js';
+import { backoffDelay, type Clock, type ClockTimer } from '../clock.js';
 
 /**
  * Runs `attempt` at once on start, then every `periodMs` after it succeeds, or after an

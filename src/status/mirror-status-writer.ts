@@ -2,8 +2,8 @@ import type { CoreV1Api, V1PodCondition, V1PodStatus } from '@kubernetes/client-
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../node/api-error.js';
-import { realClock, type Clock, type ClockTimer } from '../node/clock.js';
+import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
+import { realClock, type Clock, type ClockTimer } from '../clock.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';

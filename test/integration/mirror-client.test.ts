@@ -13,7 +13,8 @@ import {
   CONFIG_SOURCE_ANNOTATION_KEY,
 } from '../../src/constants.js';
 import { hasErrorCode } from '../../src/errors.js';
-import { KubeMirrorClient, apiStatusOf, type MirrorNode } from '../../src/mirror/kube-mirror-client.js';
+import { KubeMirrorClient, type MirrorNode } from '../../src/mirror/kube-mirror-client.js';
+import { apiStatusOf } from '../../src/kube/api-error.js';
 import type { Pod } from '../../src/pod/types.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 

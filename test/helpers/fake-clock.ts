@@ -1,7 +1,7 @@
 // A manual clock for the agent's loops: time moves only when a test calls advance(), which
 // fires due timers in order and lets the promise jobs they start settle.
 
-import type { Clock, ClockTimer } from '../../../src/node/clock.js';
+import type { Clock, ClockTimer } from '../../src/clock.js';
 
 interface Pending {
   id: number;

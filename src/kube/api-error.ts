@@ -23,7 +23,7 @@ export function apiErrorInfo(err: unknown): ApiErrorInfo {
   return { code: 0, reason: '' };
 }
 
-function parseStatus(body: unknown): { reason?: unknown; details?: { causes?: { field?: unknown }[] } } | null {
+function parseStatus(body: unknown): { reason?: unknown; message?: unknown; details?: { causes?: { field?: unknown }[] } } | null {
   if (typeof body !== 'string') return (body ?? null) as never;
   try {
     return JSON.parse(body) as never;
@@ -72,4 +72,24 @@ export function apiErrorFields(err: unknown): { httpStatus: number; reason: stri
   const error =
     err instanceof ApiException ? 'ApiException' : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return { httpStatus, reason, error };
+}
+
+export interface ApiStatusSummary {
+  code: number | undefined;
+  reason: string | undefined;
+  message: string;
+}
+
+/**
+ * The Status fields of a client-node error, for error messages: its `message` embeds the
+ * response body and headers, so only the Status's own message (or the HTTP code) is shown.
+ */
+export function apiStatusOf(err: unknown): ApiStatusSummary {
+  if (err instanceof ApiException) {
+    const status = parseStatus(err.body);
+    const reason = typeof status?.reason === 'string' ? status.reason : undefined;
+    const message = typeof status?.message === 'string' ? status.message : `HTTP ${err.code}`;
+    return { code: err.code, reason, message };
+  }
+  return { code: undefined, reason: undefined, message: err instanceof Error ? err.message : String(err) };
 }
