@@ -165,11 +165,9 @@ export function createAgent(options: AgentOptions): Agent {
     sourcesReady,
     logger,
     onPodsChanged: (pods, op) => {
-      for (const pod of pods) {
-        if (op === PodOperation.REMOVE && isStaticPod(pod)) statusProvider.forget?.(pod.metadata?.uid ?? '');
-        // Status-only changes (often our own status writes coming back) need no mirror work.
-        if (op !== PodOperation.RECONCILE) mirrorSync?.enqueue(getPodFullName(pod));
-      }
+      // Status-only changes (often our own status writes coming back) need no mirror work.
+      if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
+      // The writer also forgets (in itself and the provider) static pods that are gone.
       statusWriter?.requestSync();
     },
   });
@@ -241,7 +239,7 @@ export function createAgent(options: AgentOptions): Agent {
       const inFlight = mirrorSync ? mirrorSync.idle() : Promise.resolve();
       mirrorSync?.stop();
       podConfig.updates.close();
-      const bound_ = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref());
+      const shutdownBound = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref());
       await Promise.race([
         Promise.allSettled([
           apiSource?.stop(),
@@ -253,7 +251,7 @@ export function createAgent(options: AgentOptions): Agent {
           servers.readOnly?.close(),
           servers.healthz?.close(),
         ]),
-        bound_,
+        shutdownBound,
       ]);
       statusProvider.stop?.();
       logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
