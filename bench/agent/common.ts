@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
+import { isMirrorPod } from '../../src/pod/classify.js';
 
-export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 export const HASH_ANNOTATION = 'kubernetes.io/config.hash';
 
 export function kubeConfigFromFile(path: string): KubeConfig {
@@ -18,24 +18,8 @@ export function kubeConfigFromFile(path: string): KubeConfig {
   return kc;
 }
 
-export function isMirror(pod: V1Pod): boolean {
-  return pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
-}
 
-export function manifestYaml(name: string, namespace: string, image = 'nginx:1.27', extraLabel = ''): string {
-  return `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-  namespace: ${namespace}
-  labels:
-    app: ${name}${extraLabel ? `\n    rev: "${extraLabel}"` : ''}
-spec:
-  containers:
-  - name: main
-    image: ${image}
-`;
-}
+export { podManifestYaml as manifestYaml } from '../../test/helpers/manifests.js';
 
 export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -117,14 +101,14 @@ export class NodePodObserver {
     const k = key(pod);
     const old = this.pods.get(k);
     if (old) {
-      if (isMirror(old)) this.mirrors--;
-      if (isMirror(old) && old.status?.phase === 'Running') this.running--;
+      if (isMirrorPod(old)) this.mirrors--;
+      if (isMirrorPod(old) && old.status?.phase === 'Running') this.running--;
       this.pods.delete(k);
     }
     if (type !== 'DELETED') {
       this.pods.set(k, pod);
-      if (isMirror(pod)) this.mirrors++;
-      if (isMirror(pod) && pod.status?.phase === 'Running') this.running++;
+      if (isMirrorPod(pod)) this.mirrors++;
+      if (isMirrorPod(pod) && pod.status?.phase === 'Running') this.running++;
     }
     const event = { type, pod, at };
     for (const l of this.#listeners) l(event);
@@ -184,7 +168,7 @@ export class NodePodObserver {
   }
 
   mirrorPods(): V1Pod[] {
-    return [...this.pods.values()].filter(isMirror);
+    return [...this.pods.values()].filter(isMirrorPod);
   }
 
   stop(): void {

@@ -9,7 +9,8 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
-import { AgentChild, NodePodObserver, createNamespace, isMirror, kubeConfigFromFile, manifestYaml, percentiles, tempDir, type Percentiles } from './common.js';
+import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, percentiles, tempDir, type Percentiles } from './common.js';
+import { isMirrorPod } from '../../src/pod/classify.js';
 
 export const LATENCY_NODE = 'bench-latency';
 
@@ -45,7 +46,7 @@ export async function runLatencyBench(cluster: LocalCluster, samples: number): P
       // Written beside the directory, then renamed in: the manifest appears whole, at t0.
       const staged = join(staging, `lat-${i}.yaml`);
       await writeFile(staged, manifestYaml(`lat-${i}`, namespace));
-      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === mirrorName(i) && isMirror(e.pod), `mirror ${i}`);
+      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === mirrorName(i) && isMirrorPod(e.pod), `mirror ${i}`);
       const running = observer.next((e) => e.pod.metadata?.name === mirrorName(i) && e.pod.status?.phase === 'Running', `mirror ${i} Running`);
       const t0 = performance.now();
       await rename(staged, file(i));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
+import { podManifestYaml as manifest } from '../helpers/manifests.js';
 
 const NODE = 'proc-node';
 const cp = useControlPlane({ nodes: [NODE] });
@@ -23,14 +24,6 @@ after(() => {
 const MIRROR = 'kubernetes.io/config.mirror';
 const HASH = 'kubernetes.io/config.hash';
 
-function manifest(name: string, namespace: string, image: string): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace },
-    spec: { containers: [{ name: 'main', image }] },
-  });
-}
 
 function startAgentProcess(dir: string): { child: ChildProcess; stderr: () => string } {
   const child = spawn(
@@ -52,7 +45,7 @@ async function mirrors(): Promise<V1Pod[]> {
 it('SIGKILL and restart: same mirrors for unchanged pods, outdated replaced, orphan deleted, no duplicates', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kp-proc-'));
   const names = Array.from({ length: 12 }, (_, i) => `app-${i}`);
-  for (const n of names) await writeFile(join(dir, `${n}.json`), manifest(n, cp.namespace, 'nginx:1.27'));
+  for (const n of names) await writeFile(join(dir, `${n}.yaml`), manifest(n, cp.namespace, 'nginx:1.27'));
 
   const first = startAgentProcess(dir);
   const before = await waitFor(
@@ -67,9 +60,9 @@ it('SIGKILL and restart: same mirrors for unchanged pods, outdated replaced, orp
   await new Promise((resolve) => first.child.once('exit', resolve));
 
   // While the agent is dead: one manifest changes, one goes away, one is new.
-  await writeFile(join(dir, 'app-0.json'), manifest('app-0', cp.namespace, 'nginx:1.28'));
-  await rm(join(dir, 'app-1.json'));
-  await writeFile(join(dir, 'app-new.json'), manifest('app-new', cp.namespace, 'nginx:1.27'));
+  await writeFile(join(dir, 'app-0.yaml'), manifest('app-0', cp.namespace, 'nginx:1.28'));
+  await rm(join(dir, 'app-1.yaml'));
+  await writeFile(join(dir, 'app-new.yaml'), manifest('app-new', cp.namespace, 'nginx:1.27'));
 
   const second = startAgentProcess(dir);
   const expected = [...names.filter((n) => n !== 'app-1'), 'app-new'].map((n) => `${n}-${NODE}`).sort();

@@ -13,6 +13,7 @@ import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/config.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
+import { podManifestYaml as manifest } from '../helpers/manifests.js';
 
 const NODES = ['e2e-create', 'e2e-kubectl', 'e2e-change', 'e2e-remove', 'e2e-broken', 'e2e-outage', 'e2e-http', 'e2e-standalone'];
 const cp = useControlPlane({ nodes: NODES });
@@ -22,20 +23,6 @@ after(async () => {
   await Promise.all(agents.map((a) => a.stop()));
 });
 
-function manifest(name: string, namespace: string, image = 'nginx:1.27', extra = ''): string {
-  return `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-  namespace: ${namespace}
-  labels:
-    app: ${name}
-spec:
-  containers:
-  - name: main
-    image: ${image}
-${extra}`;
-}
 
 async function startAgent(node: string, flags: string[]): Promise<Agent> {
   const { config } = await resolveRunConfig([

@@ -175,18 +175,7 @@ export async function convergeExactly(api: CoreV1Api, node: string, expected: re
   }
 }
 
-export function manifest(name: string, namespace: string, image: string): string {
-  return `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-  namespace: ${namespace}
-spec:
-  containers:
-  - name: main
-    image: ${image}
-`;
-}
+export { podManifestYaml as manifest } from '../helpers/manifests.js';
 
 /** A small seeded PRNG (mulberry32), so that a failing run can be replayed with its seed. */
 export function prng(seed: number): { next(): number; int(n: number): number; seed: number } {
