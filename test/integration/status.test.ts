@@ -110,6 +110,9 @@ describe('mirror status writer (real API server)', () => {
 
       // Nothing more to send: later batches (incremental and full) write nothing new.
       podManager.updatePod(asSeenByPodManager(running));
+      // The GET above can see the write before the writer has its response: let the batch in
+      // flight finish (batches run one after another) before counting.
+      await writer.syncBatch(false);
       const before = results.filter((r) => r === 'success').length;
       await writer.syncBatch(true);
       await writer.syncBatch(false);
