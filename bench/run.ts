@@ -8,7 +8,8 @@
 //
 // Then the agent benchmarks (bench/agent/*.bench.ts) on a real local control plane: reaction
 // latency, bulk throughput against a client-node ceiling with the QPS check, and memory/CPU;
-// they write bench/results/agent-*[-quick].{json,md}. --pod-manager-only / --agent-only pick one.
+// they write bench/results/agent-*[-quick].{json,md}. --pod-manager-only / --agent-only pick one;
+// --agent=bulk (or latency, resources, comma-separated) runs only those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ import { cpus, homedir, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { budget, METHOD_NAMES, runPodManagerBench, type BenchResult } from './pod-manager.bench.js';
-import { runAgentBenches } from './agent/run-agent.js';
+import { AGENT_BENCHES, runAgentBenches, type AgentBenchName } from './agent/run-agent.js';
 
 // Compiled to <outDir>/bench/run.js; the repository root is two levels up from there.
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -26,6 +27,19 @@ const resultsDir = join(repoRoot, 'bench', 'results');
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const tsOnly = process.argv.includes('--ts-only');
+
+/** `--agent=bulk,latency` runs only those agent benchmarks (all three by default). */
+function agentBenchFilter(): AgentBenchName[] {
+  const arg = process.argv.find((a) => a.startsWith('--agent='));
+  if (!arg) return [...AGENT_BENCHES];
+  const names = arg.slice('--agent='.length).split(',').filter(Boolean);
+  const unknown = names.filter((n) => !(AGENT_BENCHES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    console.error(`unknown agent benchmark(s) ${unknown.join(', ')}: choose from ${AGENT_BENCHES.join(', ')}`);
+    process.exit(2);
+  }
+  return names as AgentBenchName[];
+}
 
 function goVersion(): string | undefined {
   const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
@@ -164,4 +178,4 @@ async function podManagerMain(): Promise<void> {
 }
 
 if (!process.argv.includes('--agent-only')) await podManagerMain();
-if (!process.argv.includes('--pod-manager-only')) await runAgentBenches(quick, resultsDir);
+if (!process.argv.includes('--pod-manager-only')) await runAgentBenches(quick, resultsDir, agentBenchFilter());

@@ -67,7 +67,10 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export async function runAgentBenches(quick: boolean, resultsDir: string): Promise<void> {
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources'] as const;
+export type AgentBenchName = (typeof AGENT_BENCHES)[number];
+
+export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
   const sizes = agentBenchSizes(quick);
   const suffix = quick ? '-quick' : '';
   const nodes = [LATENCY_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
@@ -83,17 +86,21 @@ export async function runAgentBenches(quick: boolean, resultsDir: string): Promi
     console.log(`\n${title}\n${table}`);
   };
   try {
-    console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
-    const latency = await runLatencyBench(cluster, sizes.latencySamples);
-    write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts). Goal: p99 < 100 ms.', latency, latencyTable(latency));
-
-    console.error(`agent bulk: ${sizes.bulkPods} pods…`);
-    const bulk = await runBulkBench(cluster, sizes.bulkPods);
-    write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling measured in the same run (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
-
-    console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
-    const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
-    write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods.', resources, resourcesTable(resources));
+    if (only.includes('latency')) {
+      console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
+      const latency = await runLatencyBench(cluster, sizes.latencySamples);
+      write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts). Goal: p99 < 100 ms.', latency, latencyTable(latency));
+    }
+    if (only.includes('bulk')) {
+      console.error(`agent bulk: ${sizes.bulkPods} pods…`);
+      const bulk = await runBulkBench(cluster, sizes.bulkPods);
+      write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling measured in the same run (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
+    }
+    if (only.includes('resources')) {
+      console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
+      const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
+      write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods.', resources, resourcesTable(resources));
+    }
   } finally {
     await cluster.dispose();
   }
