@@ -41,7 +41,7 @@ export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 export type { MirrorClient } from './mirror/mirror-client.js';
 
 // --- sources: decoding, file/http/apiserver sources, merge (added by the sources work) ---
-export type { PodUpdate, SourceLogger, SourceTimers } from './sources/types.js';
+export type { PodUpdate, SetDelta, SourceLogger, SourceTimers } from './sources/types.js';
 export { canonicalJSON } from './sources/canonical-json.js';
 export { decodeSinglePod, decodePodList, parseManifestText, type DecodeOutcome, type DefaultFn } from './sources/decode.js';
 export {

@@ -4,7 +4,7 @@ import { CoreV1Api, Watch, type KubeConfig, type V1PodList } from '@kubernetes/c
 
 import { API_SERVER_SOURCE, PodOperation } from '../constants.js';
 import type { Pod } from '../pod/types.js';
-import type { PodUpdate, SourceLogger } from './types.js';
+import type { PodUpdate, SetDelta, SourceLogger } from './types.js';
 
 /** The shared source logger type (pino-compatible). */
 export type ApiserverSourceLogger = SourceLogger;
@@ -52,7 +52,11 @@ export interface ApiserverSourceOptions {
   /** Replaces the list and watch built from kubeConfig (tests). One of the two is required. */
   listWatch?: PodListWatch;
   nodeName: string;
-  /** Receives `{ op: 'SET', source: 'api', pods }` with the full current set after every change (watch events of one event-loop turn give one SET). */
+  /**
+   * Receives `{ op: 'SET', source: 'api', pods }` with the full current set after every change
+   * (watch events of one event-loop turn give one SET); SETs after watch events carry a
+   * `delta` from the previous SET, so the merger need not look at the unchanged pods.
+   */
   update: (update: PodUpdate) => void;
   logger?: ApiserverSourceLogger;
   /**
@@ -148,6 +152,10 @@ class ApiserverSourceImpl implements ApiserverSource {
   readonly #stats: ApiserverSourceStats = { lists: 0, watches: 0, watchdogRestarts: 0, errors: 0 };
 
   #pods = new Map<string, Pod>();
+  /** The `pods` of the last SET sent: the base of the next SET's delta. */
+  #lastSent: Pod[] | undefined;
+  /** Keys changed by watch events since the last SET, with the pod each had before. */
+  #touched = new Map<string, Pod | undefined>();
   #emitScheduled = false;
   #resourceVersion = '';
   #loop: Promise<void> | undefined;
@@ -192,9 +200,24 @@ class ApiserverSourceImpl implements ApiserverSource {
     return { ...this.#stats };
   }
 
-  #emit(): void {
+  /** Sends the store as a SET; after watch events (not after a list) it says what changed. */
+  #emit(afterList = false): void {
     this.#emitScheduled = false;
-    this.#update({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods: [...this.#pods.values()] });
+    const pods = [...this.#pods.values()];
+    let delta: SetDelta | undefined;
+    if (!afterList && this.#lastSent !== undefined) {
+      const changed: Pod[] = [];
+      const removed: Pod[] = [];
+      for (const [key, before] of this.#touched) {
+        const after = this.#pods.get(key);
+        if (after !== undefined && after !== before) changed.push(after);
+        if (before !== undefined && before.metadata?.uid !== after?.metadata?.uid) removed.push(before);
+      }
+      delta = { base: this.#lastSent, changed, removed };
+    }
+    this.#touched.clear();
+    this.#lastSent = pods;
+    this.#update({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods, ...(delta ? { delta } : {}) });
   }
 
   /**
@@ -283,7 +306,7 @@ class ApiserverSourceImpl implements ApiserverSource {
     if (this.#stop.signal.aborted) return;
     this.#pods = new Map((list.items ?? []).map((pod) => [podKey(pod), pod]));
     this.#resourceVersion = list.metadata?.resourceVersion ?? '';
-    this.#emit();
+    this.#emit(true);
   }
 
   /** Runs one watch request from the current resourceVersion until it ends one way or another. */
@@ -328,10 +351,11 @@ class ApiserverSourceImpl implements ApiserverSource {
         const pod = object as Pod;
         const rv = pod.metadata?.resourceVersion;
         if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
-        if (type === 'BOOKMARK') return;
-        if (type === 'DELETED') this.#pods.delete(podKey(pod));
-        else if (type === 'ADDED' || type === 'MODIFIED') this.#pods.set(podKey(pod), pod);
-        else return;
+        if (type !== 'DELETED' && type !== 'ADDED' && type !== 'MODIFIED') return; // BOOKMARK
+        const key = podKey(pod);
+        if (!this.#touched.has(key)) this.#touched.set(key, this.#pods.get(key));
+        if (type === 'DELETED') this.#pods.delete(key);
+        else this.#pods.set(key, pod);
         this.#scheduleEmit();
       };
       const done = (err: unknown): void => {

@@ -31,6 +31,11 @@ export function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Sorts `strings` in place in byte order; plain code-unit order when that is the same. */
+export function sortByteOrder(strings: string[]): string[] {
+  return strings.some((s) => NEEDS_BYTE_COMPARE.test(s)) ? strings.sort(byteOrder) : strings.sort();
+}
+
 function write(value: unknown, dropZero: boolean): string | undefined {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
   if (value === null) return 'null';
@@ -51,4 +56,39 @@ function write(value: unknown, dropZero: boolean): string | undefined {
   }
   if (typeof value === 'bigint') return value.toString();
   return JSON.stringify(value);
+}
+
+/**
+ * Whether `canonicalJSON(a) === canonicalJSON(b)` (zero values kept), decided without building
+ * either text: the merger compares every changed pod with its stored version, and most of
+ * the time the first differing field, or the identity of shared sub-objects, settles it.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const aAbsent = a === undefined || a === null;
+  const bAbsent = b === undefined || b === null;
+  if (aAbsent || bAbsent) return aAbsent && bAbsent;
+  if (typeof a !== 'object' || typeof b !== 'object' || a instanceof Date || b instanceof Date) {
+    // Scalars, and Dates against their ISO text: the canonical texts decide.
+    return write(a, false) === write(b, false);
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let present = 0;
+  for (const key of Object.keys(ra)) {
+    const v = ra[key];
+    if (v === undefined || v === null) continue;
+    present += 1;
+    if (!jsonEqual(v, rb[key])) return false;
+  }
+  for (const key of Object.keys(rb)) {
+    const v = rb[key];
+    if (v !== undefined && v !== null) present -= 1;
+  }
+  return present === 0;
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { FILE_SOURCE, MAX_CONFIG_LENGTH, PodOperation } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
-import { byteOrder } from './canonical-json.js';
+import { sortByteOrder } from './canonical-json.js';
 import { decodeSinglePod } from './decode.js';
 import { applyStaticPodDefaults } from './defaults.js';
 import { watchStaticPodPath, type PathWatcher } from './file-watch.js';
@@ -24,6 +25,8 @@ export interface FileSourceOptions {
   readonly watch?: boolean;
   readonly logger?: SourceLogger;
   readonly timers?: SourceTimers;
+  /** Wall clock in ms (Date.now), compared with file times by the settle rule; for tests. */
+  readonly now?: () => number;
 }
 
 export interface FileSource {
@@ -36,15 +39,36 @@ export interface FileSource {
    * logged, never thrown.
    */
   listConfig(): Promise<void>;
+  /** Counters: full listings done, and manifest files opened and read. */
+  stats(): FileSourceStats;
+}
+
+export interface FileSourceStats {
+  listings: number;
+  filesRead: number;
 }
 
 interface Entry {
   /** Digest of the bytes last read, so an unchanged file is neither re-parsed nor re-reported. */
   readonly digest: string;
+  /**
+   * The file's identity, size and times when it was read, if they had been still for longer
+   * than RACY_MS then: a re-list that finds the same signature skips reading the file.
+   */
+  readonly settledSignature?: string;
   readonly outcome: { readonly pod: Pod } | { readonly error: Error };
   /** After a watch event made the file unparsable: the pod it had, kept until the next re-list. */
   readonly stalePod?: Pod;
 }
+
+/**
+ * File times have coarse granularity (a kernel tick), so two writes close together can leave
+ * the same size and times. A signature is trusted only for a file that had not changed for
+ * this long when it was read (the "racily clean" rule of git's index).
+ */
+const RACY_MS = 2_000;
+
+const signatureOf = (info: Stats): string => `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 
 /** Pending watch events above which a burst is folded into fewer SETs. */
 const BURST_PENDING = 8;
@@ -100,6 +124,7 @@ class FileSourceImpl implements FileSource {
   /** Entries changed by watch events since the last send (sent once the burst is handled). */
   private dirty = false;
   private lastSendAt = 0;
+  private readonly counters: FileSourceStats = { listings: 0, filesRead: 0 };
 
   constructor(private readonly options: FileSourceOptions) {
     if (!options.path) throw kpError('KP_ERR_SOURCE_OPTIONS', ['path', 'an empty string']);
@@ -133,6 +158,10 @@ class FileSourceImpl implements FileSource {
 
   listConfig(): Promise<void> {
     return this.enqueue(() => this.doListConfig());
+  }
+
+  stats(): FileSourceStats {
+    return { ...this.counters };
   }
 
   /** Fixed-rate re-list; a tick is skipped while the previous listing is still running. */
@@ -227,9 +256,9 @@ class FileSourceImpl implements FileSource {
       throw err;
     }
     const path = rootIsDir ? joinEntry(this.root, name) : this.root;
-    let isFile = false;
+    let info: Stats | undefined;
     try {
-      isFile = (await stat(path)).isFile();
+      info = await stat(path);
     } catch (err) {
       // A symlink loop (ELOOP), a name too long, no permission: this entry has no pod, and
       // the log names the entry, not the whole directory (a full listing does the same).
@@ -237,7 +266,7 @@ class FileSourceImpl implements FileSource {
         this.logger.error({ source: FILE_SOURCE, path, err }, 'cannot stat manifest, skipping');
       }
     }
-    if (!isFile) {
+    if (!info?.isFile()) {
       // Removed, renamed away, or not a regular file (a new sub-directory): no pod here.
       if (this.entries.delete(path)) {
         this.dirty = true;
@@ -247,7 +276,8 @@ class FileSourceImpl implements FileSource {
     }
     const previous = this.entries.get(path);
     if (previous === undefined) this.sortedPaths = undefined;
-    const entry = await this.readEntry(path, previous);
+    // A watch event always reads: it is how a change the signature cannot see gets noticed.
+    const entry = await this.readEntry(path, info, previous);
     if ('error' in entry.outcome && previous) {
       const stale = effectivePod(previous);
       this.entries.set(path, stale ? { ...entry, stalePod: stale } : entry);
@@ -258,6 +288,7 @@ class FileSourceImpl implements FileSource {
   }
 
   private async doListConfig(): Promise<void> {
+    this.counters.listings += 1;
     let info;
     try {
       info = await stat(this.root);
@@ -274,12 +305,13 @@ class FileSourceImpl implements FileSource {
     }
     if (info.isDirectory()) {
       this.entries = await this.extractFromDir();
-      this.sortedPaths = undefined;
+      // extractFromDir inserts in byte order.
+      this.sortedPaths = [...this.entries.keys()];
       this.send();
       return;
     }
     if (info.isFile()) {
-      const entry = await this.readEntry(this.root, this.entries.get(this.root));
+      const entry = await this.listedEntry(this.root, info, this.entries.get(this.root));
       if ('error' in entry.outcome) throw entry.outcome.error;
       this.entries = new Map([[this.root, entry]]);
       this.sortedPaths = undefined;
@@ -298,7 +330,7 @@ class FileSourceImpl implements FileSource {
       this.logger.error({ source: FILE_SOURCE, path: this.root, err }, 'cannot read static pod directory');
       names = [];
     }
-    const paths = names.filter((n) => !n.startsWith('.')).map((n) => joinEntry(this.root, n)).sort(byteOrder);
+    const paths = sortByteOrder(names.filter((n) => !n.startsWith('.')).map((n) => joinEntry(this.root, n)));
     const next = new Map<string, Entry>();
     for (const path of paths) {
       let info;
@@ -317,7 +349,7 @@ class FileSourceImpl implements FileSource {
         continue;
       }
       try {
-        next.set(path, await this.readEntry(path, this.entries.get(path)));
+        next.set(path, await this.listedEntry(path, info, this.entries.get(path)));
       } catch (err) {
         if (errnoCode((err as Error).cause) !== 'ENOENT') {
           this.logger.error({ source: FILE_SOURCE, path, err }, 'cannot read manifest');
@@ -328,24 +360,40 @@ class FileSourceImpl implements FileSource {
   }
 
   /**
-   * Reads and parses one manifest; an unchanged file reuses its previous outcome. Parse
-   * problems are logged here, once per content; read errors are thrown.
+   * A file met by a listing: the previous entry as it is when the file's signature has not
+   * changed since a settled read (with thousands of manifests, re-reading and hashing each
+   * one every fileCheckFrequency was most of the agent's idle CPU); read otherwise.
    */
-  private async readEntry(path: string, previous: Entry | undefined): Promise<Entry> {
+  private listedEntry(path: string, info: Stats, previous: Entry | undefined): Promise<Entry> | Entry {
+    if (previous?.settledSignature === undefined || previous.settledSignature !== signatureOf(info)) return this.readEntry(path, info, previous);
+    // A listing ends the grace of a pod kept after its file stopped parsing.
+    return previous.stalePod === undefined ? previous : { digest: previous.digest, outcome: previous.outcome, settledSignature: previous.settledSignature };
+  }
+
+  /**
+   * Reads and parses one manifest (`info`: its stat just before); an unchanged file reuses
+   * its previous outcome. Parse problems are logged here, once per content; read errors are
+   * thrown.
+   */
+  private async readEntry(path: string, info: Stats, previous: Entry | undefined): Promise<Entry> {
+    const readAt = (this.options.now ?? Date.now)();
+    this.counters.filesRead += 1;
     const data = await readLimited(path);
+    const settled = readAt - Math.max(info.mtimeMs, info.ctimeMs) > RACY_MS;
+    const signature = settled ? { settledSignature: signatureOf(info) } : {};
     if (data === 'too-large') {
       const error = kpError('KP_ERR_SOURCE_FILE_TOO_LARGE', [path, MAX_CONFIG_LENGTH]);
       const digest = 'too-large';
       if (previous?.digest !== digest) this.logger.error({ source: FILE_SOURCE, path, err: error }, "can't process config file");
-      return { digest, outcome: { error } };
+      return { digest, outcome: { error }, ...signature };
     }
     const digest = createHash('sha256').update(data).digest('hex');
-    if (previous && previous.digest === digest) return { digest, outcome: previous.outcome };
+    if (previous && previous.digest === digest) return { digest, outcome: previous.outcome, ...signature };
     const outcome = parseManifestFile(data, path, this.options.nodeName);
     if ('error' in outcome) {
       this.logger.error({ source: FILE_SOURCE, path, err: outcome.error }, "can't process config file");
     }
-    return { digest, outcome };
+    return { digest, outcome, ...signature };
   }
 
   /** Sends the current set unless it equals the last one sent. */
@@ -356,7 +404,7 @@ class FileSourceImpl implements FileSource {
     const pods: Pod[] = [];
     const owner = new Map<string, string>();
     const duplicates = new Set<string>();
-    this.sortedPaths ??= [...this.entries.keys()].sort(byteOrder);
+    this.sortedPaths ??= sortByteOrder([...this.entries.keys()]);
     for (const path of this.sortedPaths) {
       const pod = effectivePod(this.entries.get(path)!);
       if (!pod) continue;

@@ -8,9 +8,9 @@ import {
 import { kpError } from '../errors.js';
 import { getPodFullName } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import { canonicalJSON } from './canonical-json.js';
+import { jsonEqual } from './canonical-json.js';
 import { Mux, type SourceChannel } from './mux.js';
-import { noopLogger, type PodUpdate, type SourceLogger } from './types.js';
+import { noopLogger, type PodUpdate, type SetDelta, type SourceLogger } from './types.js';
 import { UpdateStream } from './update-stream.js';
 
 /**
@@ -56,24 +56,57 @@ export function formatSeenTimestamp(date: Date): string {
   );
 }
 
-function nonLocalAnnotations(pod: Pod): Record<string, string> {
-  const out: Record<string, string> = { ...(pod.metadata?.annotations ?? {}) };
-  for (const key of LOCAL_ANNOTATIONS) delete out[key];
-  return out;
+/** Annotations other than the kubelet's own, which never make two versions of a pod differ. */
+function sameNonLocalAnnotations(a: Pod, b: Pod): boolean {
+  const aa = a.metadata?.annotations ?? {};
+  const ba = b.metadata?.annotations ?? {};
+  let present = 0;
+  for (const key of Object.keys(aa)) {
+    if (LOCAL_ANNOTATIONS.includes(key) || aa[key] === undefined || aa[key] === null) continue;
+    present += 1;
+    if (aa[key] !== ba[key]) return false;
+  }
+  for (const key of Object.keys(ba)) {
+    if (!LOCAL_ANNOTATIONS.includes(key) && ba[key] !== undefined && ba[key] !== null) present -= 1;
+  }
+  return present === 0;
 }
 
-/** The fields whose change makes a pod "semantically different" (an UPDATE or DELETE). */
-function semanticKey(pod: Pod): string {
-  return canonicalJSON({
-    spec: pod.spec,
-    labels: pod.metadata?.labels ?? {},
-    deletionTimestamp: pod.metadata?.deletionTimestamp,
-    deletionGracePeriodSeconds: pod.metadata?.deletionGracePeriodSeconds,
-    annotations: nonLocalAnnotations(pod),
-  });
+/**
+ * Whether two versions of a pod are the same in the fields whose change makes a pod
+ * "semantically different" (an UPDATE or DELETE): spec, labels, deletion fields and the
+ * annotations the kubelet does not own.
+ */
+function sameSemantics(a: Pod, b: Pod): boolean {
+  return (
+    jsonEqual(a.spec, b.spec) &&
+    jsonEqual(a.metadata?.labels ?? {}, b.metadata?.labels ?? {}) &&
+    jsonEqual(a.metadata?.deletionTimestamp, b.metadata?.deletionTimestamp) &&
+    jsonEqual(a.metadata?.deletionGracePeriodSeconds, b.metadata?.deletionGracePeriodSeconds) &&
+    sameNonLocalAnnotations(a, b)
+  );
 }
 
 type Check = 'none' | 'update' | 'reconcile' | 'delete';
+
+/**
+ * Full name ↔ UID of a source's last SET, as the source sent the pods: the merger keeps a
+ * known pod's stored object (and so its first name) when the same UID comes back renamed.
+ */
+interface NameIndex {
+  readonly byName: Map<string, string>;
+  readonly byUID: Map<string, string>;
+}
+
+/** What one merge found, by kind of change. */
+interface MergeResult {
+  adds: Pod[];
+  updates: Pod[];
+  deletes: Pod[];
+  removes: Pod[];
+  reconciles: Pod[];
+  firstSet: boolean;
+}
 
 /**
  * Compares a known pod with its new version and folds the new version into the stored
@@ -81,8 +114,8 @@ type Check = 'none' | 'update' | 'reconcile' | 'delete';
  * Semantic change: update, or delete when the new version has a deletionTimestamp.
  */
 function checkAndUpdatePod(existing: Pod, ref: Pod): Check {
-  if (semanticKey(existing) === semanticKey(ref)) {
-    if (canonicalJSON(existing.status) !== canonicalJSON(ref.status)) {
+  if (sameSemantics(existing, ref)) {
+    if (!jsonEqual(existing.status, ref.status)) {
       existing.status = ref.status;
       return 'reconcile';
     }
@@ -142,6 +175,10 @@ export class PodConfig {
   private readonly mux: Mux<PodUpdate>;
   private readonly pods = new Map<string, Map<string, Pod>>();
   private readonly sourcesSeen = new Set<string>();
+  /** Per source, the `pods` array of the last SET merged, while it can be a delta's base. */
+  private readonly lastSet = new Map<string, readonly Pod[]>();
+  /** Per source, the full names and UIDs of the pods of `lastSet`, kept only while it is. */
+  private readonly names = new Map<string, NameIndex>();
 
   constructor(options: PodConfigOptions = {}) {
     const mode = options.mode ?? 'Incremental';
@@ -190,93 +227,149 @@ export class PodConfig {
 
   private merge(source: string, update: PodUpdate): void {
     const cur = this.pods.get(source) ?? new Map<string, Pod>();
-    const adds: Pod[] = [];
-    const updates: Pod[] = [];
-    const deletes: Pod[] = [];
-    const removes: Pod[] = [];
-    const reconciles: Pod[] = [];
-    const incoming = update.pods;
-
-    const process = (newPods: Pod[], oldMap: Map<string, Pod>, target: Map<string, Pod>): void => {
-      for (const original of this.dropDuplicates(source, newPods)) {
-        // Nothing changed when the stored pod was last merged from this very object (sources
-        // resend unchanged pods as the same objects, which must not be mutated) or, for API
-        // pods, from the same resourceVersion: no copy and no comparison is needed. Sources send
-        // their whole set on every change, so without this a burst costs O(pods²) deep copies
-        // and comparisons.
-        const rv = original.metadata?.resourceVersion;
-        const known = oldMap.get(original.metadata?.uid ?? '');
-        if (
-          known !== undefined &&
-          (this.mergedFrom.get(known) === original || (rv !== undefined && rv !== '' && this.resourceVersions.get(known) === rv))
-        ) {
-          target.set(original.metadata?.uid ?? '', known);
-          continue;
-        }
-        const ref = structuredClone(original);
-        if (rv !== undefined && rv !== '') this.resourceVersions.set(known ?? ref, rv);
-        this.mergedFrom.set(known ?? ref, original);
-        const meta = (ref.metadata ??= {});
-        meta.annotations ??= {};
-        meta.annotations[CONFIG_SOURCE_ANNOTATION_KEY] = source;
-        const uid = meta.uid ?? '';
-        const existing = oldMap.get(uid);
-        if (existing) {
-          target.set(uid, existing);
-          const check = checkAndUpdatePod(existing, ref);
-          if (check === 'update') updates.push(existing);
-          else if (check === 'reconcile') reconciles.push(existing);
-          else if (check === 'delete') deletes.push(existing);
-          continue;
-        }
-        meta.annotations[CONFIG_FIRST_SEEN_ANNOTATION_KEY] = formatSeenTimestamp(this.now());
-        target.set(uid, ref);
-        adds.push(ref);
-      }
-    };
-
-    let firstSet = false;
+    const r: MergeResult = { adds: [], updates: [], deletes: [], removes: [], reconciles: [], firstSet: false };
+    const lastSet = this.lastSet.get(source);
+    this.lastSet.delete(source);
     switch (update.op) {
       case PodOperation.ADD:
       case PodOperation.UPDATE:
       case PodOperation.DELETE:
-        process(incoming, cur, cur);
+        this.process(source, this.dropDuplicates(source, update.pods).kept, cur, cur, r);
         this.pods.set(source, cur);
         break;
       case PodOperation.REMOVE:
-        for (const pod of incoming) {
+        for (const pod of update.pods) {
           const uid = pod.metadata?.uid ?? '';
           const existing = cur.get(uid);
           if (existing) {
             cur.delete(uid);
-            removes.push(existing);
+            r.removes.push(existing);
           }
         }
         this.pods.set(source, cur);
         break;
       case PodOperation.SET: {
-        firstSet = !this.sourcesSeen.has(source);
+        r.firstSet = !this.sourcesSeen.has(source);
         this.sourcesSeen.add(source);
+        const names = this.names.get(source);
+        if (update.delta && update.delta.base === lastSet && names && this.applyDelta(source, update.delta, cur, names, r)) {
+          this.lastSet.set(source, update.pods);
+          break;
+        }
+        const { kept, names: nextNames, unique } = this.dropDuplicates(source, update.pods);
         const next = new Map<string, Pod>();
-        process(incoming, cur, next);
-        for (const [uid, pod] of cur) if (!next.has(uid)) removes.push(pod);
+        this.process(source, kept, cur, next, r);
+        for (const [uid, pod] of cur) if (!next.has(uid)) r.removes.push(pod);
         this.pods.set(source, next);
+        // A set with a name or UID twice is never the base of a delta: when the kept pod of a
+        // name goes, the one dropped in its favour must come in, which only a full SET sees.
+        if (!unique) this.names.delete(source);
+        else {
+          this.names.set(source, nextNames);
+          this.lastSet.set(source, update.pods);
+        }
         break;
       }
       default:
         this.logger.warn({ source, op: update.op }, 'invalid pod update operation, ignoring');
         return;
     }
-    this.emit(source, { adds, updates, deletes, removes, reconciles, firstSet });
+    this.emit(source, r);
   }
 
-  /** Keeps the first pod per full name; later ones get a FailedValidation warning. */
-  private dropDuplicates(source: string, pods: Pod[]): Pod[] {
-    const names = new Set<string>();
+  /**
+   * Folds `newPods` (free of duplicate names) into `target`, comparing with `oldMap`, and
+   * records what happened in `r`.
+   */
+  private process(source: string, newPods: readonly Pod[], oldMap: Map<string, Pod>, target: Map<string, Pod>, r: MergeResult): void {
+    for (const original of newPods) {
+      // Nothing changed when the stored pod was last merged from this very object (sources
+      // resend unchanged pods as the same objects, which must not be mutated) or, for API
+      // pods, from the same resourceVersion: no copy and no comparison is needed. Sources send
+      // their whole set on every change, so without this a burst costs O(pods²) deep copies
+      // and comparisons.
+      const rv = original.metadata?.resourceVersion;
+      const known = oldMap.get(original.metadata?.uid ?? '');
+      if (
+        known !== undefined &&
+        (this.mergedFrom.get(known) === original || (rv !== undefined && rv !== '' && this.resourceVersions.get(known) === rv))
+      ) {
+        target.set(original.metadata?.uid ?? '', known);
+        continue;
+      }
+      const ref = structuredClone(original);
+      if (rv !== undefined && rv !== '') this.resourceVersions.set(known ?? ref, rv);
+      this.mergedFrom.set(known ?? ref, original);
+      const meta = (ref.metadata ??= {});
+      meta.annotations ??= {};
+      meta.annotations[CONFIG_SOURCE_ANNOTATION_KEY] = source;
+      const uid = meta.uid ?? '';
+      if (known) {
+        target.set(uid, known);
+        const check = checkAndUpdatePod(known, ref);
+        if (check === 'update') r.updates.push(known);
+        else if (check === 'reconcile') r.reconciles.push(known);
+        else if (check === 'delete') r.deletes.push(known);
+        continue;
+      }
+      meta.annotations[CONFIG_FIRST_SEEN_ANNOTATION_KEY] = formatSeenTimestamp(this.now());
+      target.set(uid, ref);
+      r.adds.push(ref);
+    }
+  }
+
+  /**
+   * Applies a SET given as a delta to the state built from its base. Returns false, having
+   * changed nothing, when the delta cannot be applied exactly as the full SET would be (a
+   * pod without UID, a UID or name given twice or taken by another pod, a pod renamed under
+   * its UID): the caller
+   * then merges the full set.
+   */
+  private applyDelta(source: string, delta: SetDelta, cur: Map<string, Pod>, names: NameIndex, r: MergeResult): boolean {
+    const removedUIDs = new Set<string>();
+    for (const pod of delta.removed) removedUIDs.add(pod.metadata?.uid ?? '');
+    const claimed = new Map<string, string>();
+    const changedUIDs = new Set<string>();
+    for (const pod of delta.changed) {
+      const uid = pod.metadata?.uid ?? '';
+      const fullName = getPodFullName(pod);
+      if (uid === '' || removedUIDs.has(uid) || changedUIDs.has(uid) || claimed.has(fullName)) return false;
+      claimed.set(fullName, uid);
+      changedUIDs.add(uid);
+      const owner = names.byName.get(fullName);
+      if (owner !== undefined && owner !== uid && !removedUIDs.has(owner)) return false;
+      const previousName = names.byUID.get(uid);
+      if (previousName !== undefined && previousName !== fullName) return false;
+    }
+    for (const uid of removedUIDs) {
+      const fullName = names.byUID.get(uid);
+      if (fullName !== undefined) names.byName.delete(fullName);
+      names.byUID.delete(uid);
+      const existing = cur.get(uid);
+      if (existing === undefined) continue;
+      cur.delete(uid);
+      r.removes.push(existing);
+    }
+    this.process(source, delta.changed, cur, cur, r);
+    for (const [fullName, uid] of claimed) {
+      names.byName.set(fullName, uid);
+      names.byUID.set(uid, fullName);
+    }
+    return true;
+  }
+
+  /**
+   * Keeps the first pod per full name; later ones get a FailedValidation warning. `unique`
+   * tells whether every full name and every UID came once, which a delta's base needs.
+   */
+  private dropDuplicates(source: string, pods: readonly Pod[]): { kept: Pod[]; names: NameIndex; unique: boolean } {
+    const names: NameIndex = { byName: new Map(), byUID: new Map() };
     const kept: Pod[] = [];
+    let unique = true;
     for (const pod of pods) {
       const fullName = getPodFullName(pod);
-      if (names.has(fullName)) {
+      if (names.byName.has(fullName)) {
+        unique = false;
         const message =
           `Error validating pod ${fullName}(${pod.metadata?.uid ?? ''}) from ${source} ` +
           `due to duplicate pod name ${JSON.stringify(pod.metadata?.name ?? '')}, ignoring`;
@@ -284,16 +377,16 @@ export class PodConfig {
         this.onEvent?.({ type: 'Warning', reason: 'FailedValidation', message, pod });
         continue;
       }
-      names.add(fullName);
+      const uid = pod.metadata?.uid ?? '';
+      if (names.byUID.has(uid)) unique = false;
+      names.byName.set(fullName, uid);
+      names.byUID.set(uid, fullName);
       kept.push(pod);
     }
-    return kept;
+    return { kept, names, unique };
   }
 
-  private emit(
-    source: string,
-    r: { adds: Pod[]; updates: Pod[]; deletes: Pod[]; removes: Pod[]; reconciles: Pod[]; firstSet: boolean },
-  ): void {
+  private emit(source: string, r: MergeResult): void {
     const push = (op: PodOperation, pods: Pod[]): void => {
       this.updates.push({ op, source, pods: pods.map((p) => structuredClone(p)) });
     };

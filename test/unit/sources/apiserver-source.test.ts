@@ -1,5 +1,6 @@
-// The API source's SET coalescing: watch events that arrive in one turn of the event loop are
-// sent as one SET (a burst would otherwise cost O(pods²) in the merge), and nothing is lost.
+// The API source's SETs: watch events that arrive in one turn of the event loop are sent as one
+// SET (a burst would otherwise cost O(pods²) in the merge) with the delta from the previous
+// SET, and nothing is lost.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createApiserverSource, type PodListWatch } from '../../../src/sources/apiserver-source.js';
@@ -29,6 +30,50 @@ test('a burst of watch events in one turn is one SET with every pod; later event
     push!('DELETED', pod(0));
     assert.equal((await rec.next('the SET after the delete')).pods.length, 499);
     assert.equal(rec.items.length, 3, 'one SET for the list, one for the burst, one for the delete');
+  } finally {
+    await source.stop();
+  }
+});
+
+test('SETs after watch events carry the delta from the previous SET; the SET of a list does not', async () => {
+  let push: ((type: 'ADDED' | 'MODIFIED' | 'DELETED', object: unknown) => void) | undefined;
+  const listed = { metadata: { name: 'listed', namespace: 'ns', uid: 'u-listed', resourceVersion: '1' } };
+  const listWatch: PodListWatch = {
+    list: async () => ({ items: [listed], metadata: { resourceVersion: '1' } }),
+    watch: async (_rv, onEvent) => {
+      push = onEvent;
+      return { abort: () => {} };
+    },
+  };
+  const rec = new Recorder<PodUpdate>();
+  const source = createApiserverSource({ listWatch, nodeName: 'n', update: rec.push });
+  source.start();
+  try {
+    const first = await rec.next('the SET after the list');
+    assert.equal(first.delta, undefined, 'a list replaces everything: no delta');
+    await waitFor(() => push !== undefined, 'the watch');
+    const pod = (name: string, uid: string, rv: string): { metadata: Record<string, string> } => ({ metadata: { name, namespace: 'ns', uid, resourceVersion: rv } });
+
+    const a = pod('a', 'u-a', '2');
+    const transient = pod('t', 'u-t', '3');
+    push!('ADDED', a);
+    push!('ADDED', transient);
+    push!('DELETED', transient); // came and went within the tick: not in the delta
+    const second = await rec.next('the SET after the adds');
+    assert.equal(second.delta?.base, first.pods, 'the base is the very array of the previous SET');
+    assert.deepEqual(second.delta?.changed, [a]);
+    assert.deepEqual(second.delta?.removed, []);
+
+    const a2 = pod('a', 'u-a', '4'); // modified: same UID
+    const listed2 = pod('listed', 'u-listed-2', '5'); // deleted and created again: a new UID
+    push!('MODIFIED', a2);
+    push!('DELETED', listed);
+    push!('ADDED', listed2);
+    const third = await rec.next('the SET after the changes');
+    assert.equal(third.delta?.base, second.pods);
+    assert.deepEqual(third.delta?.changed, [a2, listed2]);
+    assert.deepEqual(third.delta?.removed, [listed]);
+    assert.deepEqual(third.pods.map((p) => p.metadata?.uid).sort(), ['u-a', 'u-listed-2']);
   } finally {
     await source.stop();
   }

@@ -302,6 +302,65 @@ describe('file source: kubelet-pods rules', () => {
   });
 });
 
+describe('file source: re-lists skip settled files', () => {
+  // A clock 10 s ahead makes every read count as settled (the file unchanged for > 2 s).
+  const later = (): number => Date.now() + 10_000;
+
+  test('a listing re-reads only the files whose size, inode or times changed', async () => {
+    const dir = await tempDir();
+    for (const n of ['a', 'b', 'c']) await writeFile(join(dir, `${n}.yaml`), manifest(n));
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, watch: false, fileCheckFrequencyMs: 60_000, now: later });
+    sources.push(source);
+    await source.listConfig();
+    assert.deepEqual(names(await rec.next('the first SET')), ['a-n', 'b-n', 'c-n']);
+    assert.equal(source.stats().filesRead, 3);
+    await source.listConfig();
+    assert.equal(source.stats().filesRead, 3, 'nothing changed: nothing read');
+    assert.equal(rec.pending, 0);
+    await writeFile(join(dir, 'b.yaml'), manifest('b', { labels: { edited: 'yes' } }));
+    await source.listConfig();
+    assert.equal(source.stats().filesRead, 4, 'only the edited file is read');
+    const set = await rec.next('the SET after the edit');
+    assert.deepEqual(set.pods.find((p) => p.metadata?.name === 'b-n')?.metadata?.labels, { edited: 'yes' });
+    assert.equal(source.stats().listings, 3);
+  });
+
+  test('a file read while still changing is read again by the next listing', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.yaml'), manifest('a'));
+    const rec = new Recorder<PodUpdate>();
+    // The real clock: the file was written just now, so its first read is not trusted.
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, watch: false, fileCheckFrequencyMs: 60_000 });
+    sources.push(source);
+    await source.listConfig();
+    await source.listConfig();
+    assert.equal(source.stats().filesRead, 2);
+  });
+
+  test('after a watched edit to invalid content, a listing of the settled file drops the old pod', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'web.yaml');
+    await writeFile(file, manifest('web'));
+    const { lines, logger } = captureLogger();
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 60_000, logger, now: later });
+    sources.push(source);
+    source.start();
+    await rec.next('the initial SET');
+    // Renamed in whole (a dotfile is not watched), so the watch sees one complete edit.
+    await writeFile(join(dir, '.web.tmp'), '{ this is not a pod');
+    await rename(join(dir, '.web.tmp'), file);
+    await waitFor(() => lines.some((l) => l.level === 'error' && l.fields.path === file), 'the parse error of the edited file');
+    await flush();
+    assert.equal(rec.pending, 0, 'the unparsable edit sends nothing (old pod stays)');
+    const reads = source.stats().filesRead;
+    await source.listConfig();
+    assert.equal(source.stats().filesRead, reads, 'the settled file is not read again');
+    assert.deepEqual(await rec.next('the SET after the re-list'), setOf([]));
+  });
+});
+
 describe('file source: bursts', () => {
   test('a burst of 300 manifests renamed in is sent as a few SETs, not one per file, and the last SET has every pod', async () => {
     const dir = await tempDir();
