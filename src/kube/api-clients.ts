@@ -3,10 +3,12 @@ import { createSecureContext } from 'node:tls';
 import {
   CoordinationV1Api,
   CoreV1Api,
+  HttpMethod,
   KubeConfig,
+  RequestContext,
   ServerConfiguration,
   createConfiguration,
-  type RequestContext,
+  type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -35,7 +37,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): 
   let shared: HttpsAgent | undefined;
   const configuration = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeConfig },
+    authMethods: { default: staticCredentials(kubeConfig, cluster.server) },
     promiseMiddleware: [
       {
         pre: async (context: RequestContext) => {
@@ -56,6 +58,36 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): 
     kubeConfig,
     core: new CoreV1Api(configuration),
     coordination: new CoordinationV1Api(configuration),
+  };
+}
+
+/**
+ * client-node applies a kubeconfig to every request from scratch: it decodes (or reads from
+ * disk) the CA, certificate and key and builds an https.Agent, about 0.1 ms a request, which
+ * the middleware above then throws away. Credentials that cannot change while we run (a
+ * token, a client certificate: no exec plugin, no auth provider) are applied once and their
+ * headers reused; the others are left to client-node, which refreshes them as needed.
+ */
+function staticCredentials(kubeConfig: KubeConfig, server: string): SecurityAuthentication {
+  const user = kubeConfig.getCurrentUser();
+  if (user === null || user.exec !== undefined || user.authProvider !== undefined) return kubeConfig;
+  let applied: Promise<RequestContext> | undefined;
+  return {
+    getName: () => kubeConfig.getName(),
+    async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      applied ??= (async () => {
+        const probe = new RequestContext(server, HttpMethod.GET);
+        await kubeConfig.applySecurityAuthentication(probe);
+        return probe;
+      })().catch((err: unknown) => {
+        applied = undefined; // unreadable certificate files, say: the next request tries again
+        throw err;
+      });
+      const probe = await applied;
+      for (const [name, value] of Object.entries(probe.getHeaders())) context.setHeaderParam(name, value);
+      const agent = probe.getAgent();
+      if (agent !== undefined) context.setAgent(agent);
+    },
   };
 }
 

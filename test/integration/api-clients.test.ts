@@ -48,3 +48,36 @@ it('requests wait for the rate limiter: 30 calls at 20 QPS with burst 10 take at
   // 10 at once, then 20 more at 20/s: no fewer than 950 ms can pass.
   assert.ok(performance.now() - started >= 950, 'the bucket was bypassed');
 });
+
+it('static credentials are worked out once, not per request; an exec plugin user is asked every time', async () => {
+  const kubeConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
+  let applied = 0;
+  const original = kubeConfig.applySecurityAuthentication.bind(kubeConfig);
+  kubeConfig.applySecurityAuthentication = async (context) => {
+    applied++;
+    return original(context);
+  };
+  const { core } = createApiClients(kubeConfig, unlimited);
+  const nodes = await Promise.all(Array.from({ length: 20 }, () => core.readNode({ name: 'pool-node' })));
+  assert.equal(nodes.length, 20);
+  assert.equal(applied, 1, 'the kubeconfig was applied once for 20 authenticated requests');
+
+  // A user whose token comes from an exec plugin may change it: client-node applies it per request.
+  const execConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
+  const user = execConfig.getCurrentUser()!;
+  const token = (user as { token?: string }).token!;
+  execConfig.users = execConfig.users.map((u) =>
+    u.name === user.name
+      ? { name: u.name, exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(token)} } }))`], interactiveMode: 'Never' } }
+      : u,
+  );
+  let execApplied = 0;
+  const execOriginal = execConfig.applySecurityAuthentication.bind(execConfig);
+  execConfig.applySecurityAuthentication = async (context) => {
+    execApplied++;
+    return execOriginal(context);
+  };
+  const exec = createApiClients(execConfig, unlimited);
+  for (let i = 0; i < 3; i++) await exec.core.readNode({ name: 'pool-node' });
+  assert.equal(execApplied, 3);
+});
