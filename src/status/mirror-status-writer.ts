@@ -1,4 +1,4 @@
-import type { CoreV1Api, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { CoreV1Api, V1PodStatus } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
@@ -9,11 +9,11 @@ import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { KUBELET_OWNED_POD_CONDITIONS, type StatusProvider } from './status-provider.js';
 
-/** The two Pod calls the writer makes; a `CoreV1Api` fits. */
-export type PodStatusApi = Pick<CoreV1Api, 'readNamespacedPod' | 'patchNamespacedPodStatus'>;
+/** The one Pod call the writer makes; a `CoreV1Api` fits. */
+export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;
 
 /** What the writer needs from the pod manager. */
-export type StatusPodManager = Pick<PodManager, 'getPods' | 'getMirrorPodByPod' | 'translatePodUID' | 'getUIDTranslations'>;
+export type StatusPodManager = Pick<PodManager, 'getPods' | 'getMirrorPodByPod' | 'translatePodUID'>;
 
 export type StatusWriteResult = 'success' | 'unchanged' | 'error' | 'conflict';
 
@@ -35,16 +35,23 @@ export interface MirrorStatusWriterOptions {
  * - statuses are cached by STATIC pod UID, each with a version bumped when it changes;
  * - a static pod without a mirror is skipped (its status is kept and written once a mirror
  *   shows up in the pod manager);
- * - writing GETs the mirror by namespace/name; if the pod manager translates its UID to
- *   another static pod the cached status belongs to an older incarnation and is dropped;
- * - the PATCH of the `status` subresource carries `metadata.uid` = the mirror's UID, so the
- *   API server refuses it (422, `metadata.uid` immutable) if the mirror was replaced in between;
+ * - the mirror as the pod manager last saw it through the API watch stands in for the
+ *   kubelet's GET of the API object: if the pod manager translates its UID to another static
+ *   pod, the cached status belongs to an older incarnation and is dropped; if its status
+ *   already holds ours, nothing is sent. This halves the requests per status write;
+ * - the strategic merge PATCH of the `status` subresource carries `metadata.uid` = that
+ *   mirror's UID, so the API server refuses it (422, `metadata.uid` immutable) if the mirror
+ *   was replaced since the watch showed it: a stale view can never write to another object;
+ * - the patch holds only the kubelet's conditions: the server merges conditions by type, so
+ *   those other controllers set on the mirror (readiness gates) survive;
  * - versions written are recorded by MIRROR UID; an unchanged status is not sent again;
  * - mirrors are never deleted here.
  *
  * Incremental batches run on the provider's change notifications and on `requestSync()`;
  * a full batch, which also reconciles against the mirror's status in the pod manager, runs
- * every `resyncIntervalMs`. Errors are logged and retried by later batches.
+ * every `resyncIntervalMs`. It compares only mirror objects not already found in sync with the
+ * current version, so with nothing changed it costs a few lookups per pod. Errors are logged
+ * and retried by later batches.
  */
 export interface MirrorStatusWriter {
   start(): void;
@@ -65,11 +72,14 @@ export function createMirrorStatusWriter(options: MirrorStatusWriterOptions): Mi
 
 interface CachedStatus {
   version: number;
-  name: string;
-  namespace: string;
+  /** The static pod as last seen: its full name finds the mirror. */
+  pod: Pod;
   status: V1PodStatus;
-  /** Canonical JSON of `status`, to detect changes. */
-  key: string;
+  /**
+   * The mirror object last found to hold this version. The pod manager stores a new object on
+   * every update, so while it still holds this one a full batch need not compare again.
+   */
+  inSyncWith: Pod | undefined;
 }
 
 /** Mirror status writes in flight at once within one batch. */
@@ -87,8 +97,11 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #statuses = new Map<string, CachedStatus>();
   // Version last written (or found already present), by mirror UID.
   readonly #apiStatusVersions = new Map<string, number>();
+  // Mirror objects a successful write went over: until the watch brings a newer object, the
+  // pod manager's copy predates that write and says nothing about what the server holds.
+  readonly #predatesWrite = new WeakSet<Pod>();
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
-  readonly #changed = new Set<string>();
+  #changed = new Set<string>();
 
   #running = false;
   #resyncTimer: ClockTimer | undefined;
@@ -157,36 +170,40 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   // The kubelet's pod workers call SetPodStatus; here the batch itself asks the provider for
-  // the status of every static pod that is new or whose status the provider says changed (all
-  // of them in a full batch) and versions the ones that differ. Asking only for those keeps an
-  // incremental batch cheap when thousands of pods are held.
+  // the status of every static pod that is new or whose status the provider says changed, and
+  // versions the ones that differ. While we hear the provider's changes, that is all a full
+  // batch asks too; without them (no onChange, or not started) a full batch polls every pod.
   #refreshStatuses(full: boolean): void {
     const now = this.#clock.now();
-    const seen = new Set<string>();
-    const changed = new Set(this.#changed);
-    this.#changed.clear();
+    const askAll = full && this.#unsubscribe === undefined;
+    const changed = this.#changed;
+    this.#changed = new Set();
+    let staticPods = 0;
     for (const pod of this.#pm.getPods()) {
       if (!isStaticPod(pod)) continue;
       const uid = pod.metadata?.uid ?? '';
       if (uid === '') continue;
-      seen.add(uid);
-      if (!full && this.#statuses.has(uid) && !changed.has(uid)) continue;
-      const status = this.#provider.statusFor(pod, now);
-      const key = canonicalKey(status);
+      staticPods++;
       const cached = this.#statuses.get(uid);
-      if (cached?.key === key) continue;
-      this.#statuses.set(uid, {
-        version: (cached?.version ?? 0) + 1,
-        name: pod.metadata?.name ?? '',
-        namespace: pod.metadata?.namespace ?? '',
-        status,
-        key,
-      });
+      if (cached !== undefined) {
+        cached.pod = pod;
+        if (!askAll && !changed.has(uid)) continue;
+      }
+      const status = this.#provider.statusFor(pod, now);
+      if (cached !== undefined && sameValue(status, cached.status)) continue;
+      this.#statuses.set(uid, { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined });
     }
-    // No termination is simulated: a static pod leaving the pod manager just stops being
-    // published (the kubelet would publish its terminal status first).
-    for (const uid of [...this.#statuses.keys()]) {
-      if (!seen.has(uid)) {
+    // Every static pod now has a status, so more statuses than pods means some pods left.
+    if (this.#statuses.size > staticPods) this.#forgetRemovedPods();
+  }
+
+  // No termination is simulated: a static pod leaving the pod manager just stops being
+  // published (the kubelet would publish its terminal status first).
+  #forgetRemovedPods(): void {
+    const present = new Set<string>();
+    for (const pod of this.#pm.getPods()) if (isStaticPod(pod)) present.add(pod.metadata?.uid ?? '');
+    for (const uid of this.#statuses.keys()) {
+      if (!present.has(uid)) {
         this.#statuses.delete(uid);
         this.#provider.forget?.(uid);
       }
@@ -195,58 +212,50 @@ class StatusWriter implements MirrorStatusWriter {
 
   async #batch(full: boolean): Promise<void> {
     this.#refreshStatuses(full);
-    const { podToMirror, mirrorToPod } = this.#pm.getUIDTranslations();
     if (full) {
-      for (const uid of [...this.#apiStatusVersions.keys()]) {
-        if (!this.#statuses.has(uid) && !mirrorToPod.has(uid as never)) this.#apiStatusVersions.delete(uid);
+      // Versions of UIDs that are neither a cached status nor a mirror the pod manager knows.
+      for (const uid of this.#apiStatusVersions.keys()) {
+        if (!this.#statuses.has(uid) && this.#pm.translatePodUID(uid) === uid) this.#apiStatusVersions.delete(uid);
       }
     }
-    const podsByUID = full ? new Map(this.#pm.getPods().map((p) => [p.metadata?.uid ?? '', p])) : undefined;
-    const writes: Array<[string, CachedStatus]> = [];
-    for (const [uid, cached] of [...this.#statuses]) {
-      const mirrorUID = podToMirror.get(uid as never);
+    const writes: Array<[string, CachedStatus, Pod]> = [];
+    for (const [uid, cached] of this.#statuses) {
+      const mirror = this.#pm.getMirrorPodByPod(cached.pod);
       // Static pod without a mirror: keep the status, write nothing yet.
-      if (mirrorUID === undefined || mirrorUID === '') continue;
-      const written = this.#apiStatusVersions.get(mirrorUID) ?? 0;
-      let write = written < cached.version;
-      if (!write && full) {
-        const staticPod = podsByUID?.get(uid);
-        const mirror = staticPod ? this.#pm.getMirrorPodByPod(staticPod) : undefined;
-        // The mirror's status as the pod manager last saw it differs from ours: someone else
-        // changed it, or our write was lost. Forget the version and write again.
-        if (mirror?.status !== undefined && !sameStatus(cached.status, mirror.status)) {
+      if (mirror === undefined) continue;
+      const mirrorUID = mirror.metadata?.uid ?? '';
+      let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
+      if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {
+        if (sameStatus(cached.status, mirror.status ?? {})) {
+          cached.inSyncWith = mirror;
+        } else {
+          // The mirror's status differs from ours: someone else changed it, or our write was
+          // lost. Forget the version and write again.
           this.#apiStatusVersions.delete(mirrorUID);
           write = true;
         }
       }
-      if (write) writes.push([uid, cached]);
+      if (write) writes.push([uid, cached, mirror]);
     }
-    // Each write is a GET and a PATCH of one mirror; run several at once (the client's rate
-    // limiter still applies) so a thousand new mirrors do not wait in single file.
+    // Run several writes at once (the client's rate limiter still applies) so a thousand new
+    // mirrors do not wait in single file.
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < writes.length) {
-        const [uid, cached] = writes[next++]!;
-        await this.#syncPod(uid, cached);
+        const [uid, cached, mirror] = writes[next++]!;
+        await this.#syncPod(uid, cached, mirror);
       }
     };
     await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker));
   }
 
-  async #syncPod(staticUID: string, cached: CachedStatus): Promise<void> {
-    const fullName = `${cached.name}_${cached.namespace}`;
-    let apiPod: Pod;
-    try {
-      apiPod = await this.#api.readNamespacedPod({ name: cached.name, namespace: cached.namespace });
-    } catch (err) {
-      if (isNotFound(err)) {
-        this.#log.debug({ pod: fullName }, 'mirror pod not found; status not written');
-        return;
-      }
-      this.#report('error', fullName, err);
-      return;
-    }
-    const mirrorUID = apiPod.metadata?.uid ?? '';
+  // `mirror` is the API object as the watch last showed it; the UID precondition covers the
+  // case where it has been replaced since.
+  async #syncPod(staticUID: string, cached: CachedStatus, mirror: Pod): Promise<void> {
+    const name = mirror.metadata?.name ?? '';
+    const namespace = mirror.metadata?.namespace ?? '';
+    const fullName = `${name}_${namespace}`;
+    const mirrorUID = mirror.metadata?.uid ?? '';
     const translated = this.#pm.translatePodUID(mirrorUID);
     if (translated !== '' && translated !== staticUID) {
       // The API object is the mirror of another incarnation of this static pod.
@@ -254,23 +263,29 @@ class StatusWriter implements MirrorStatusWriter {
       this.#statuses.delete(staticUID);
       return;
     }
-    const status = mergeStatus(apiPod.status ?? {}, cached.status);
-    if (sameStatus(status, apiPod.status ?? {})) {
+    if (!this.#predatesWrite.has(mirror) && sameStatus(cached.status, mirror.status ?? {})) {
       this.#apiStatusVersions.set(mirrorUID, cached.version);
+      cached.inSyncWith = mirror;
       this.#onWrite?.('unchanged');
       return;
     }
     try {
       await this.#api.patchNamespacedPodStatus(
-        { name: cached.name, namespace: cached.namespace, body: { metadata: { uid: mirrorUID }, status: toWire(status) } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        { name, namespace, body: statusPatch(mirrorUID, cached.status) },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
       );
     } catch (err) {
-      // The mirror was replaced between the GET and the PATCH: the next batch reads the new one.
+      // Gone since the watch showed it: the watch will tell the pod manager.
+      if (isNotFound(err)) {
+        this.#log.debug({ pod: fullName }, 'mirror pod not found; status not written');
+        return;
+      }
+      // Replaced since the watch showed it: the next batch writes to the new mirror.
       this.#report(isUIDMismatch(err) ? 'conflict' : 'error', fullName, err);
       return;
     }
     this.#apiStatusVersions.set(mirrorUID, cached.version);
+    this.#predatesWrite.add(mirror);
     this.#onWrite?.('success');
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
   }
@@ -283,64 +298,134 @@ class StatusWriter implements MirrorStatusWriter {
   }
 }
 
+// Every PodCondition field but type and status. A strategic merge patch merges a condition into
+// the server's one of the same type field by field, so fields we leave out must be sent as null.
+const OPTIONAL_CONDITION_FIELDS = ['lastProbeTime', 'lastTransitionTime', 'message', 'observedGeneration', 'reason'] as const;
+
+// Strategic merge patch directive: this list replaces the server's instead of merging into it.
+const REPLACE_LIST = { $patch: 'replace' };
+
 /**
- * The status to send: ours, with the API object's conditions of types the kubelet does not
- * own kept (other controllers may set readiness gates' conditions on mirrors), and its
- * resourceClaimStatuses untouched.
+ * The strategic merge patch of the status subresource, as the kubelet sends it: `metadata.uid`
+ * as precondition and our status with only the kubelet's conditions (the server merges them by
+ * type, keeping other controllers'), without resourceClaimStatuses (not ours to write). The
+ * server merges podIPs and hostIPs by key too, so ours are marked to replace its lists: a
+ * changed IP would otherwise be added next to the old one, and refused.
  */
-export function mergeStatus(apiStatus: V1PodStatus, ours: V1PodStatus): V1PodStatus {
-  const foreign = (apiStatus.conditions ?? []).filter((c) => !KUBELET_OWNED_POD_CONDITIONS.has(c.type));
-  const kubelet = (ours.conditions ?? []).filter((c) => KUBELET_OWNED_POD_CONDITIONS.has(c.type));
-  const merged: V1PodStatus = { ...ours, conditions: [...foreign, ...kubelet] as V1PodCondition[] };
-  if (apiStatus.resourceClaimStatuses !== undefined) merged.resourceClaimStatuses = apiStatus.resourceClaimStatuses;
-  else delete merged.resourceClaimStatuses;
-  return merged;
+function statusPatch(mirrorUID: string, ours: V1PodStatus): object {
+  const status: Record<string, unknown> = { ...ours };
+  delete status.resourceClaimStatuses;
+  const conditions = (ours.conditions ?? []).filter((c) => KUBELET_OWNED_POD_CONDITIONS.has(c.type));
+  if (conditions.length > 0) {
+    status.conditions = conditions.map((c) => {
+      const sent: Record<string, unknown> = { ...c };
+      for (const field of OPTIONAL_CONDITION_FIELDS) sent[field] ??= null;
+      return sent;
+    });
+  } else {
+    delete status.conditions;
+  }
+  for (const key of ['podIPs', 'hostIPs'] as const) {
+    const ips = ours[key];
+    if (ips !== undefined) status[key] = [...ips, REPLACE_LIST];
+  }
+  return { metadata: { uid: mirrorUID }, status };
 }
 
 /**
- * True when every field of `ours` has the same value in `theirs`, after the normalisation
- * the API server applies (timestamps to whole seconds, empty values omitted, conditions in
- * any order). Fields only `theirs` has (qosClass, set by the server) do not count.
+ * True when writing `ours` would change nothing in `theirs`, after the normalisation the API
+ * server applies (timestamps to whole seconds, Go's omitempty empties absent). Only the fields
+ * `ours` has count (qosClass, set by the server, does not); conditions are matched by type and
+ * only the kubelet's own count, as only those are sent; resourceClaimStatuses are not ours.
  */
 export function sameStatus(ours: V1PodStatus, theirs: V1PodStatus): boolean {
-  const a = canonical(toWire(ours)) as Record<string, unknown>;
-  const b = canonical(toWire(theirs)) as Record<string, unknown>;
-  for (const key of Object.keys(a)) {
-    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) return false;
+  const o = ours as Record<string, unknown>;
+  const t = theirs as Record<string, unknown>;
+  for (const key in o) {
+    if (key === 'resourceClaimStatuses') continue;
+    if (key === 'conditions') {
+      if (!sameConditions(o[key], t[key], false)) return false;
+    } else if (!isEmpty(o[key]) && !sameValue(o[key], t[key])) {
+      return false;
+    }
   }
   return true;
 }
 
-// JSON form with times at whole seconds.
-function toWire(status: V1PodStatus): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(status), (_k, v: unknown) =>
-    typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(v) ? v.replace(/\.\d+Z$/, 'Z') : v,
-  ) as Record<string, unknown>;
-}
-
-// Sorted keys, conditions sorted by type, Go's omitempty empties dropped.
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const items = value.map(canonical).filter((v) => v !== undefined);
-    if (items.length === 0) return undefined;
-    if (items.every((i) => typeof i === 'object' && i !== null && typeof (i as { type?: unknown }).type === 'string')) {
-      items.sort((x, y) => String((x as { type: string }).type).localeCompare(String((y as { type: string }).type)));
-    }
-    return items;
+/**
+ * Deep equality of two values as the API server would store them (tells a new status from
+ * the cached one): timestamps (Date objects, or RFC 3339 strings as watch events carry them)
+ * at whole seconds, Go's omitempty empties ('' / null / undefined / {} / []) absent,
+ * `conditions` in any order. Compares in place, without building normalised copies.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const ta = timeSeconds(a);
+  const tb = timeSeconds(b);
+  if (ta !== undefined || tb !== undefined) return ta === tb;
+  if (isEmpty(a)) return isEmpty(b);
+  if (isEmpty(b) || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && sameItems(a, b);
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const key in x) {
+    if (!(key === 'conditions' ? sameConditions(x[key], y[key], true) : sameValue(x[key], y[key]))) return false;
   }
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = canonical((value as Record<string, unknown>)[key]);
-      if (v !== undefined) out[key] = v;
-    }
-    return Object.keys(out).length === 0 ? undefined : out;
+  for (const key in y) {
+    if (!(key in x) && !isEmpty(y[key])) return false;
   }
-  if (value === null || value === '' || value === undefined) return undefined;
-  return value;
+  return true;
 }
 
-function canonicalKey(status: V1PodStatus): string {
-  return JSON.stringify(canonical(toWire(status)) ?? {});
+// Arrays item by item, empty items skipped (Go would not have them).
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < a.length && isEmpty(a[i])) i++;
+    while (j < b.length && isEmpty(b[j])) j++;
+    if (i === a.length || j === b.length) return i === a.length && j === b.length;
+    if (!sameValue(a[i++], b[j++])) return false;
+  }
 }
 
+// Conditions by type. `all`: every condition, both ways; otherwise only the kubelet's
+// conditions of `ours` must be in `theirs`.
+function sameConditions(ours: unknown, theirs: unknown, all: boolean): boolean {
+  const a = Array.isArray(ours) ? (ours as unknown[]) : [];
+  const b = Array.isArray(theirs) ? (theirs as unknown[]) : [];
+  let compared = 0;
+  for (const c of a) {
+    if (isEmpty(c)) continue;
+    const type = (c as { type?: unknown }).type;
+    if (!all && !KUBELET_OWNED_POD_CONDITIONS.has(type as string)) continue;
+    compared++;
+    if (!sameValue(c, b.find((d) => (d as { type?: unknown } | null)?.type === type))) return false;
+  }
+  if (!all) return true;
+  let present = 0;
+  for (const d of b) if (!isEmpty(d)) present++;
+  return present === compared;
+}
+
+function isEmpty(v: unknown): boolean {
+  if (v === undefined || v === null || v === '') return true;
+  if (typeof v !== 'object' || v instanceof Date) return false;
+  if (Array.isArray(v)) {
+    for (const item of v) if (!isEmpty(item)) return false;
+    return true;
+  }
+  for (const key in v) if (!isEmpty((v as Record<string, unknown>)[key])) return false;
+  return true;
+}
+
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+// Whole seconds since the epoch of a Date or an RFC 3339 UTC string; undefined for anything else.
+function timeSeconds(v: unknown): number | undefined {
+  let ms: number;
+  if (v instanceof Date) ms = v.getTime();
+  else if (typeof v === 'string' && v.length >= 20 && v.charCodeAt(10) === 84 /* T */ && RFC3339.test(v)) ms = Date.parse(v);
+  else return undefined;
+  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+}

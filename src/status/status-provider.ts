@@ -14,8 +14,9 @@ export interface StatusProvider {
   statusFor(pod: Pod, now: Date): V1PodStatus;
   /**
    * Subscribes to "this pod's status changed" (by the pod's own UID); returns an unsubscribe.
-   * The writer asks again only about pods reported here, new pods, and every pod on its full
-   * resync (10 s): a provider without it is polled at that pace.
+   * While subscribed, the writer asks again only about new pods and pods reported here, in its
+   * full resync (10 s) too, so every change must be reported. A provider without it is asked
+   * about every pod on each full resync.
    */
   onChange?(listener: (uid: string) => void): () => void;
   /** Forgets a pod that is no longer run, cancelling anything scheduled for it. */

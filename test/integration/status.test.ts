@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CoreV1Api, V1Node, V1PodStatus } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Node, type V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../src/constants.js';
 import { PodManager } from '../../src/pod/manager.js';
@@ -110,7 +110,7 @@ describe('mirror status writer (real API server)', () => {
 
       // Nothing more to send: later batches (incremental and full) write nothing new.
       podManager.updatePod(asSeenByPodManager(running));
-      // The GET above can see the write before the writer has its response: let the batch in
+      // The read above can see the write before the writer has its response: let the batch in
       // flight finish (batches run one after another) before counting.
       await writer.syncBatch(false);
       const before = results.filter((r) => r === 'success').length;
@@ -162,7 +162,7 @@ describe('mirror status writer (real API server)', () => {
     const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: nodeApi, onWrite: (r) => results.push(r) });
 
     await writer.syncBatch(false);
-    // Only B's status was written (A's attempt would show as a 409 'conflict').
+    // Only B's status was written (A's attempt would show as a 422 'conflict').
     assert.deepEqual(results, ['success']);
     assert.equal(writer.getPodStatus('hash-db-a'), undefined, "A's cached status was dropped");
     const onM2 = await cp.adminApi.readNamespacedPod({ name: 'db', namespace: ns });
@@ -172,7 +172,7 @@ describe('mirror status writer (real API server)', () => {
     simulated.stop();
   });
 
-  it('is refused by the UID precondition when the mirror was replaced since it was read', async () => {
+  it('is refused by the UID precondition when the mirror was replaced since the watch showed it', async () => {
     const node = await cp.adminApi.readNode({ name: NODE });
     const nodeApi = cp.nodeApi(NODE);
     const ns = cp.namespace;
@@ -180,32 +180,97 @@ describe('mirror status writer (real API server)', () => {
     const m1 = await createMirror(nodeApi, node, pod);
     const podManager = new PodManager();
     podManager.setPods([pod, asSeenByPodManager(m1)]);
-    let replaced: Pod | undefined;
-    // Read the mirror, then replace it in the API server before the PATCH goes out.
-    const api: Pick<CoreV1Api, 'readNamespacedPod' | 'patchNamespacedPodStatus'> = {
-      readNamespacedPod: async (p) => {
-        const got = await nodeApi.readNamespacedPod(p);
-        await nodeApi.deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 });
-        await waitFor(
-          () => nodeApi.readNamespacedPod(p).then(() => false, () => true),
-          'the mirror to be deleted',
-          TIMEOUT,
-        );
-        replaced = await createMirror(nodeApi, node, pod);
-        return got;
-      },
-      patchNamespacedPodStatus: (p, o) => nodeApi.patchNamespacedPodStatus(p, o),
-    };
+    // The API server replaces the mirror; the pod manager has not heard yet and still holds m1.
+    await nodeApi.deleteNamespacedPod({ name: 'cache', namespace: ns, gracePeriodSeconds: 0 });
+    await waitFor(
+      () => nodeApi.readNamespacedPod({ name: 'cache', namespace: ns }).then(() => false, () => true),
+      'the mirror to be deleted',
+      TIMEOUT,
+    );
+    const replaced = await createMirror(nodeApi, node, pod);
     const simulated = createSimulatedStatusProvider({ startDelayMs: 0 });
     const results: StatusWriteResult[] = [];
     const logs: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
-    const writer = createMirrorStatusWriter({ podManager, statusProvider: simulated, api, logger, onWrite: (r) => results.push(r) });
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: simulated, api: nodeApi, logger, onWrite: (r) => results.push(r) });
     await writer.syncBatch(false);
     assert.deepEqual(results, ['conflict'], logs.join(''));
     const current = await cp.adminApi.readNamespacedPod({ name: 'cache', namespace: ns });
-    assert.equal(current.metadata?.uid, replaced?.metadata?.uid);
+    assert.equal(current.metadata?.uid, replaced.metadata?.uid);
     assert.notEqual(current.status?.phase, 'Running', 'the replacement mirror was not written');
     simulated.stop();
+  });
+
+  it('keeps a condition another controller set on the mirror, without the pod manager knowing it', async () => {
+    const node = await cp.adminApi.readNode({ name: NODE });
+    const nodeApi = cp.nodeApi(NODE);
+    const ns = cp.namespace;
+    const pod = staticPod('gated', ns, 'hash-gated');
+    const mirror = await createMirror(nodeApi, node, pod);
+    const podManager = new PodManager();
+    // The pod manager's copy predates the foreign condition.
+    podManager.setPods([pod, asSeenByPodManager(mirror)]);
+    await cp.adminApi.patchNamespacedPodStatus(
+      { name: 'gated', namespace: ns, body: { status: { conditions: [{ type: 'example.com/gate', status: 'True', reason: 'Opened' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    // Pending first (Ready False with a reason), then Running, as two writes.
+    const provider = createSimulatedStatusProvider({ startDelayMs: 300, hostIP: '127.0.0.1' });
+    const results: StatusWriteResult[] = [];
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: nodeApi, onWrite: (r) => results.push(r) });
+    writer.start();
+    try {
+      const running = await waitFor(
+        async () => {
+          const p = await cp.adminApi.readNamespacedPod({ name: 'gated', namespace: ns });
+          return p.status?.phase === 'Running' ? p : undefined;
+        },
+        'the mirror pod to show phase Running',
+        TIMEOUT,
+      );
+      await writer.syncBatch(false); // let the batch in flight finish (see above)
+      assert.deepEqual(results, ['success', 'success'], 'Pending, then Running');
+      const gate = running.status?.conditions?.find((c) => c.type === 'example.com/gate');
+      assert.equal(gate?.status, 'True', 'the foreign condition survived both writes');
+      assert.equal(gate?.reason, 'Opened');
+      for (const type of ['Ready', 'ContainersReady', 'Initialized', 'PodScheduled', 'PodReadyToStartContainers']) {
+        assert.equal(condition(running.status, type), 'True', type);
+      }
+      const ready = running.status?.conditions?.find((c) => c.type === 'Ready');
+      assert.equal(ready?.reason, undefined, "Pending's reason was cleared by the merge");
+      const cs = running.status?.containerStatuses;
+      assert.equal(cs?.length, 1);
+      assert.equal(cs?.[0]?.ready, true);
+      assert.ok(cs?.[0]?.state?.running?.startedAt);
+      assert.equal(cs?.[0]?.state?.waiting, undefined);
+    } finally {
+      await writer.stop();
+      provider.stop();
+    }
+  });
+
+  it('replaces podIPs and hostIPs (merged by key on the server) instead of adding to them', async () => {
+    const node = await cp.adminApi.readNode({ name: NODE });
+    const nodeApi = cp.nodeApi(NODE);
+    const ns = cp.namespace;
+    const pod = staticPod('moving', ns, 'hash-moving');
+    const mirror = await createMirror(nodeApi, node, pod);
+    const podManager = new PodManager();
+    podManager.setPods([pod, asSeenByPodManager(mirror)]);
+    let ip = '10.1.0.1';
+    // No change notifications: full batches poll it.
+    const provider: StatusProvider = {
+      statusFor: () => ({ phase: 'Running', hostIP: ip, hostIPs: [{ ip }], podIP: ip, podIPs: [{ ip }] }),
+    };
+    const results: StatusWriteResult[] = [];
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: nodeApi, onWrite: (r) => results.push(r) });
+    await writer.syncBatch(false);
+    ip = '10.1.0.2';
+    await writer.syncBatch(true);
+    assert.deepEqual(results, ['success', 'success']);
+    const current = await cp.adminApi.readNamespacedPod({ name: 'moving', namespace: ns });
+    assert.deepEqual(current.status?.podIPs?.map((p) => p.ip), ['10.1.0.2']);
+    assert.deepEqual(current.status?.hostIPs?.map((p) => p.ip), ['10.1.0.2']);
+    assert.equal(current.status?.podIP, '10.1.0.2');
   });
 });

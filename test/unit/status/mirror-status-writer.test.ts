@@ -10,7 +10,6 @@ import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import {
   createMirrorStatusWriter,
-  mergeStatus,
   sameStatus,
   type PodStatusApi,
   type StatusWriteResult,
@@ -50,10 +49,11 @@ interface PatchCall {
   contentType: string | undefined;
 }
 
-/** In-memory stand-in for the two Pod calls, enforcing the UID precondition like the API server. */
+type Item = Record<string, unknown>;
+
+/** In-memory stand-in for the status PATCH, enforcing the UID precondition like the API server. */
 class FakePodApi implements PodStatusApi {
   readonly pods = new Map<string, Pod>();
-  readonly reads: string[] = [];
   readonly patches: PatchCall[] = [];
   failNext: ApiException<string> | undefined;
 
@@ -61,24 +61,17 @@ class FakePodApi implements PodStatusApi {
     this.pods.set(`${pod.metadata?.namespace}/${pod.metadata?.name}`, structuredClone(pod));
   }
 
-  async readNamespacedPod(param: { name: string; namespace: string }): Promise<Pod> {
-    const key = `${param.namespace}/${param.name}`;
-    this.reads.push(key);
-    const err = this.failNext;
-    this.failNext = undefined;
-    if (err) throw err;
-    const pod = this.pods.get(key);
-    if (!pod) throw apiError(404, 'NotFound');
-    return structuredClone(pod);
-  }
-
   async patchNamespacedPodStatus(param: { name: string; namespace: string; body: unknown }, options?: ConfigurationOptions): Promise<Pod> {
     let contentType: string | undefined;
     for (const m of (options?.middleware ?? []) as { pre?: (r: unknown) => unknown }[]) {
       m.pre?.({ setHeaderParam: (k: string, v: string) => (k === 'Content-Type' ? (contentType = v) : undefined) });
     }
-    const body = param.body as PatchCall['body'];
-    this.patches.push({ name: param.name, namespace: param.namespace, body: JSON.parse(JSON.stringify(body)), contentType });
+    // As JSON, like the wire (times become strings).
+    const body = JSON.parse(JSON.stringify(param.body)) as PatchCall['body'];
+    this.patches.push({ name: param.name, namespace: param.namespace, body, contentType });
+    const err = this.failNext;
+    this.failNext = undefined;
+    if (err) throw err;
     const key = `${param.namespace}/${param.name}`;
     const pod = this.pods.get(key);
     if (!pod) throw apiError(404, 'NotFound');
@@ -86,10 +79,49 @@ class FakePodApi implements PodStatusApi {
       // What kube-apiserver 1.34 answers: the patched uid is an immutable-field violation.
       throw new ApiException(422, 'HTTP 422', JSON.stringify({ kind: 'Status', reason: 'Invalid', details: { causes: [{ reason: 'FieldValueInvalid', field: 'metadata.uid' }] } }), {});
     }
-    // Merge patch of the status: top-level keys replaced, as JSON.
-    pod.status = { ...pod.status, ...(JSON.parse(JSON.stringify(body.status)) as V1PodStatus) };
+    pod.status = strategicMerge(JSON.parse(JSON.stringify(pod.status ?? {})) as Item, body.status) as V1PodStatus;
     return structuredClone(pod);
   }
+}
+
+// The API server's strategic merge of a pod status patch, for what the writer sends: null
+// deletes a field; conditions merge by type and podIPs/hostIPs by ip, element by element,
+// unless the list carries `$patch: replace`; other fields are replaced.
+function strategicMerge(current: Item, patch: Item): Item {
+  const mergeKeys: Record<string, string> = { conditions: 'type', podIPs: 'ip', hostIPs: 'ip' };
+  const out = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    const mergeKey = mergeKeys[key];
+    if (value === null) delete out[key];
+    else if (mergeKey === undefined) out[key] = value;
+    else out[key] = mergeList((out[key] ?? []) as Item[], value as Item[], mergeKey);
+  }
+  return out;
+}
+
+function mergeList(current: Item[], patch: Item[], mergeKey: string): Item[] {
+  if (patch.some((i) => i.$patch === 'replace')) return patch.filter((i) => i.$patch === undefined);
+  const out = [...current];
+  for (const item of patch) {
+    const at = out.findIndex((o) => o[mergeKey] === item[mergeKey]);
+    const merged: Item = at < 0 ? {} : { ...out[at] };
+    for (const [k, v] of Object.entries(item)) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    if (at < 0) out.push(merged);
+    else out[at] = merged;
+  }
+  return out;
+}
+
+/** A pod whose `status` reads are counted (the writer's comparisons read it). */
+function countStatusReads(pod: Pod): { pod: Pod; reads: () => number } {
+  let reads = 0;
+  const { status, ...rest } = pod;
+  const counted = { ...rest } as Pod;
+  Object.defineProperty(counted, 'status', { enumerable: true, get: () => (reads++, status) });
+  return { pod: counted, reads: () => reads };
 }
 
 function setup(options: { provider?: StatusProvider; pods?: Pod[] } = {}) {
@@ -105,23 +137,25 @@ function setup(options: { provider?: StatusProvider; pods?: Pod[] } = {}) {
 
 // --- tests ------------------------------------------------------------------------------
 
+const conditionTypes = (status: Record<string, unknown> | V1PodStatus | undefined) =>
+  ((status?.conditions ?? []) as { type: string }[]).map((c) => c.type).sort();
+
 describe('createMirrorStatusWriter', () => {
   it('keeps the status of a static pod without a mirror and writes it once the mirror appears', async () => {
     const { podManager, api, writer } = setup();
     await writer.syncBatch(false);
     await writer.syncBatch(true);
-    assert.equal(api.reads.length + api.patches.length, 0, 'no API call without a mirror');
+    assert.equal(api.patches.length, 0, 'no API call without a mirror');
     assert.equal(writer.getPodStatus('static-1')?.phase, 'Running');
 
     const mirror = mirrorPod('mirror-1');
     api.put(mirror);
     podManager.addPod(mirror);
     await writer.syncBatch(false);
-    assert.deepEqual(api.reads, ['default/web']);
-    assert.equal(api.patches.length, 1);
+    assert.equal(api.patches.length, 1, 'one request per write: the PATCH, no GET');
     const patch = api.patches[0]!;
     assert.equal(patch.body.metadata.uid, 'mirror-1', 'UID precondition is the mirror UID');
-    assert.equal(patch.contentType, 'application/merge-patch+json');
+    assert.equal(patch.contentType, 'application/strategic-merge-patch+json');
     assert.equal(patch.body.status.phase, 'Running');
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
     // A mirror UID is translated to its static pod's.
@@ -141,7 +175,6 @@ describe('createMirrorStatusWriter', () => {
     await writer.syncBatch(true);
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 1);
-    assert.equal(api.reads.length, 1);
     assert.deepEqual(results, ['success']);
   });
 
@@ -152,7 +185,6 @@ describe('createMirrorStatusWriter', () => {
     api.put(mirror);
     podManager.addPod(mirror);
     await writer.syncBatch(false);
-    assert.equal(api.reads.length, 1);
     assert.equal(api.patches.length, 0);
     assert.deepEqual(results, ['unchanged']);
   });
@@ -175,35 +207,33 @@ describe('createMirrorStatusWriter', () => {
     await settle();
     assert.equal(api.patches.length, 2, 'the Running status was written on the change notification, before the resync');
     assert.equal(api.patches[1]?.body.status.phase, 'Running');
+    // Pending set a reason on Ready; the strategic merge must not keep it on the True condition.
+    const ready = api.pods.get('default/web')?.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'True');
+    assert.equal(ready?.reason, undefined);
     await writer.stop();
     provider.stop();
     assert.equal(clock.pendingTimers, 0);
   });
 
   it('drops the cached status and writes nothing when the mirror belongs to another static pod', async () => {
-    // The kubelet's stale-translation case: by the time the mirror is read, the pod manager
-    // maps its UID to another incarnation (static-2) of the static pod.
-    const { podManager, api, writer } = setup({ pods: [staticPod('static-1'), mirrorPod('mirror-1', 'static-1')] });
+    // The kubelet's stale-translation case: the pod manager maps the mirror's UID to another
+    // incarnation (static-2) of the static pod.
+    const { podManager, api, writer, results } = setup({ pods: [staticPod('static-1'), mirrorPod('mirror-1', 'static-1')] });
     api.put(mirrorPod('mirror-1', 'static-1'));
     const translate = podManager.translatePodUID.bind(podManager);
     podManager.translatePodUID = ((uid: string) => (uid === 'mirror-1' ? 'static-2' : translate(uid))) as typeof podManager.translatePodUID;
     await writer.syncBatch(false);
-    assert.deepEqual(api.reads, ['default/web']);
     assert.equal(api.patches.length, 0, "no write to another static pod's mirror");
+    assert.deepEqual(results, []);
     assert.equal(writer.getPodStatus('static-1'), undefined, 'cached status dropped');
   });
 
   it('sends the mirror UID as precondition: a replaced mirror is refused (422 on metadata.uid) and nothing throws', async () => {
     const { podManager, api, writer, results } = setup();
+    // The pod manager still holds mirror-1; in the API server it was replaced by another object.
     podManager.addPod(mirrorPod('mirror-1'));
-    api.put(mirrorPod('mirror-1'));
-    // Between the GET and the PATCH the mirror is replaced by another object.
-    const read = api.readNamespacedPod.bind(api);
-    api.readNamespacedPod = async (p) => {
-      const pod = await read(p);
-      api.put(mirrorPod('mirror-new'));
-      return pod;
-    };
+    api.put(mirrorPod('mirror-new'));
     await writer.syncBatch(false);
     assert.equal(api.patches.length, 1);
     assert.equal(api.patches[0]?.body.metadata.uid, 'mirror-1');
@@ -215,15 +245,14 @@ describe('createMirrorStatusWriter', () => {
     const { podManager, api, writer, results } = setup();
     podManager.addPod(mirrorPod('mirror-1'));
     await writer.syncBatch(false); // not in the API: 404
-    assert.equal(api.patches.length, 0);
     assert.deepEqual(results, []);
     api.put(mirrorPod('mirror-1'));
     api.failNext = apiError(500, 'InternalError');
     await writer.syncBatch(false);
     assert.deepEqual(results, ['error']);
     await writer.syncBatch(false);
-    assert.equal(api.patches.length, 1);
     assert.deepEqual(results, ['error', 'success']);
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
   });
 
   it('full batches reconcile: a mirror status changed by someone else is written again', async () => {
@@ -243,30 +272,57 @@ describe('createMirrorStatusWriter', () => {
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
   });
 
-  it('keeps conditions the kubelet does not own', async () => {
-    const { podManager, api, writer } = setup();
-    const mirror = mirrorPod('mirror-1', 'static-1', 'web', {
-      phase: 'Pending',
-      conditions: [{ type: 'example.com/Gate', status: 'True' }],
+  it("sends only the kubelet's conditions, so others' survive the server's merge", async () => {
+    const { podManager, api, writer } = setup({
+      provider: {
+        statusFor: () => ({
+          phase: 'Running',
+          conditions: [
+            { type: 'Ready', status: 'True' },
+            { type: 'example.com/Ours', status: 'True' },
+          ],
+          resourceClaimStatuses: [{ name: 'claim' }],
+          podIP: '10.0.0.9',
+          podIPs: [{ ip: '10.0.0.9' }],
+        }),
+      },
     });
-    podManager.addPod(mirror);
-    api.put(mirror);
+    // The pod manager's copy does not know the foreign condition: it need not.
+    podManager.addPod(mirrorPod('mirror-1'));
+    api.put(
+      mirrorPod('mirror-1', 'static-1', 'web', {
+        phase: 'Pending',
+        conditions: [
+          { type: 'example.com/Gate', status: 'True' },
+          { type: 'Ready', status: 'False', reason: 'ContainersNotReady' },
+        ],
+        podIP: '10.0.0.1',
+        podIPs: [{ ip: '10.0.0.1' }],
+      }),
+    );
     await writer.syncBatch(false);
-    const types = (api.patches[0]?.body.status.conditions as { type: string }[]).map((c) => c.type);
-    assert.ok(types.includes('example.com/Gate'));
-    assert.ok(types.includes('Ready'));
+    const sent = api.patches[0]?.body.status;
+    assert.deepEqual(conditionTypes(sent), ['Ready'], 'only kubelet-owned conditions are sent');
+    assert.equal(sent?.resourceClaimStatuses, undefined);
+    const stored = api.pods.get('default/web')?.status;
+    assert.deepEqual(conditionTypes(stored), ['Ready', 'example.com/Gate']);
+    assert.deepEqual(stored?.conditions?.find((c) => c.type === 'Ready'), { type: 'Ready', status: 'True' }, 'fields we leave out are cleared');
+    assert.deepEqual(stored?.podIPs, [{ ip: '10.0.0.9' }], 'pod IPs are replaced, not merged');
   });
 
   it('stops publishing a static pod that left the pod manager', async () => {
-    const { podManager, api, writer } = setup();
+    const forgotten: string[] = [];
+    const simulated = createSimulatedStatusProvider({ startDelayMs: 0 });
+    const { podManager, api, writer } = setup({ provider: { statusFor: (p, now) => simulated.statusFor(p, now), forget: (uid) => forgotten.push(uid) } });
     await writer.syncBatch(false);
     podManager.setPods([]);
     await writer.syncBatch(true);
     assert.equal(writer.getPodStatus('static-1'), undefined);
-    assert.equal(api.reads.length, 0);
+    assert.deepEqual(forgotten, ['static-1']);
+    assert.equal(api.patches.length, 0);
   });
 
-  it('incremental batches ask the provider only about new pods and pods it reported changed; full batches ask about all', async () => {
+  it('asks a provider with change notifications only about new pods and pods it reported changed, in any batch', async () => {
     const asked: string[] = [];
     let notify: ((uid: string) => void) | undefined;
     const provider: StatusProvider = {
@@ -286,13 +342,123 @@ describe('createMirrorStatusWriter', () => {
     assert.deepEqual(asked.sort(), ['s1', 's2', 's3'], 'new pods are asked about');
     asked.length = 0;
     await writer.syncBatch(false);
-    assert.deepEqual(asked, [], 'nothing changed: nothing asked');
-    notify!('s2');
-    await writer.syncBatch(false);
-    assert.deepEqual(asked, ['s2'], 'only the pod the provider reported');
-    asked.length = 0;
     await writer.syncBatch(true);
-    assert.deepEqual(asked.sort(), ['s1', 's2', 's3'], 'a full batch asks about every pod');
+    assert.deepEqual(asked, [], 'nothing changed: nothing asked, not even by a full batch');
+    notify!('s2');
+    await writer.syncBatch(true);
+    assert.deepEqual(asked, ['s2'], 'only the pod the provider reported');
+    await writer.stop();
+  });
+
+  it('polls a provider without change notifications on every full batch', async () => {
+    const asked: string[] = [];
+    const provider: StatusProvider = {
+      statusFor: (pod) => {
+        asked.push(pod.metadata!.uid!);
+        return { phase: 'Running' };
+      },
+    };
+    const { writer } = setup({ provider, pods: [staticPod('s1', 'a'), staticPod('s2', 'b')] });
+    await writer.syncBatch(false);
+    asked.length = 0;
+    await writer.syncBatch(false);
+    assert.deepEqual(asked, []);
+    await writer.syncBatch(true);
+    assert.deepEqual(asked.sort(), ['s1', 's2']);
+  });
+
+  it('does not version a status again when only time precision or condition order differ', async () => {
+    let calls = 0;
+    let notify: ((uid: string) => void) | undefined;
+    const provider: StatusProvider = {
+      statusFor: () => {
+        calls++;
+        const ready = { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-03-01T10:00:00.000Z') };
+        const scheduled = { type: 'PodScheduled', status: 'True' };
+        if (calls === 1) return { phase: 'Running', conditions: [ready, scheduled] };
+        return { phase: 'Running', message: '', conditions: [scheduled, { ...ready, lastTransitionTime: new Date('2026-03-01T10:00:00.400Z') }] };
+      },
+      onChange: (listener) => {
+        notify = listener;
+        return () => {};
+      },
+    };
+    const { podManager, api, writer } = setup({ provider });
+    writer.start();
+    podManager.addPod(mirrorPod('mirror-1'));
+    api.put(mirrorPod('mirror-1'));
+    await writer.syncBatch(false);
+    assert.equal(api.patches.length, 1);
+    notify!('static-1');
+    await writer.syncBatch(false);
+    assert.equal(calls, 2);
+    assert.equal(api.patches.length, 1, 'the same status: no new version, nothing sent');
+    await writer.stop();
+  });
+
+  it('a full batch with nothing changed neither asks the provider nor compares the same mirror again', async () => {
+    let asked = 0;
+    const provider: StatusProvider = {
+      statusFor: () => {
+        asked++;
+        return { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+      },
+      onChange: () => () => {},
+    };
+    const { podManager, api, writer, results } = setup({ provider });
+    writer.start();
+    podManager.addPod(mirrorPod('mirror-1'));
+    api.put(mirrorPod('mirror-1'));
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['success']);
+    // Our write comes back through the watch as a new object.
+    const seen = countStatusReads(structuredClone(api.pods.get('default/web')!));
+    podManager.updatePod(seen.pod);
+    await writer.syncBatch(true);
+    const readsAfterFirstCompare = seen.reads();
+    assert.ok(readsAfterFirstCompare > 0, 'the new mirror object is compared once');
+    for (let i = 0; i < 3; i++) await writer.syncBatch(true);
+    assert.equal(seen.reads(), readsAfterFirstCompare, 'the same mirror object and version are not compared again');
+    assert.equal(asked, 1, 'the provider was asked once, when the pod was new');
+    assert.deepEqual(results, ['success'], 'nothing written');
+
+    // Someone else changes the mirror's status: the pod manager gets a new object, and the
+    // next full batch compares it and writes ours again.
+    const tampered = api.pods.get('default/web')!;
+    tampered.status = { ...tampered.status, phase: 'Unknown' };
+    podManager.updatePod(structuredClone(tampered));
+    await writer.syncBatch(true);
+    assert.deepEqual(results, ['success', 'success']);
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
+    await writer.stop();
+  });
+
+  it("does not trust a mirror copy older than its own last write to say 'unchanged'", async () => {
+    let phase = 'Pending';
+    let notify: ((uid: string) => void) | undefined;
+    const provider: StatusProvider = {
+      statusFor: () => ({ phase }),
+      onChange: (listener) => {
+        notify = listener;
+        return () => {};
+      },
+    };
+    const { podManager, api, writer, results } = setup({ provider });
+    writer.start();
+    podManager.addPod(mirrorPod('mirror-1'));
+    api.put(mirrorPod('mirror-1'));
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['unchanged'], 'the mirror already shows Pending');
+    phase = 'Running';
+    notify!('static-1');
+    await writer.syncBatch(false);
+    // Back to Pending before the watch delivered the Running write: the pod manager's copy
+    // still shows Pending, but the server holds Running.
+    phase = 'Pending';
+    notify!('static-1');
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['unchanged', 'success', 'success']);
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Pending');
     await writer.stop();
   });
 
@@ -305,26 +471,64 @@ describe('createMirrorStatusWriter', () => {
   });
 });
 
-describe('mergeStatus / sameStatus', () => {
+describe('sameStatus', () => {
+  const json = (text: string) => JSON.parse(text) as V1PodStatus;
+
   it('normalises times to seconds, ignores empty values and server-only fields', () => {
     const ours: V1PodStatus = {
       phase: 'Running',
       startTime: new Date('2026-01-01T00:00:00.000Z'),
       containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0 }],
     };
-    const theirs = JSON.parse(
+    const theirs = json(
       '{"phase":"Running","qosClass":"BestEffort","startTime":"2026-01-01T00:00:00Z","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0}]}',
-    ) as V1PodStatus;
+    );
     assert.ok(sameStatus(ours, theirs));
     assert.ok(!sameStatus({ ...ours, phase: 'Pending' }, theirs));
   });
 
-  it('takes kubelet conditions from ours and others from the API object', () => {
-    const merged = mergeStatus(
-      { conditions: [{ type: 'Ready', status: 'False' }, { type: 'x/Custom', status: 'True' }], resourceClaimStatuses: [{ name: 'c' }] },
-      { conditions: [{ type: 'Ready', status: 'True' }] },
+  it('compares Date objects and RFC 3339 strings at whole seconds', () => {
+    const at = (startTime: unknown) => ({ startTime }) as V1PodStatus;
+    assert.ok(sameStatus(at(new Date('2026-01-01T00:00:05.999Z')), at('2026-01-01T00:00:05Z')), 'Date vs string');
+    assert.ok(sameStatus(at('2026-01-01T00:00:05.123456Z'), at(new Date('2026-01-01T00:00:05Z'))), 'fractional string vs Date');
+    assert.ok(sameStatus(at('2026-01-01T00:00:05.5Z'), at('2026-01-01T00:00:05Z')), 'fractional vs whole string');
+    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:06.000Z')), at('2026-01-01T00:00:05Z')), 'another second');
+    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:05Z')), at('Thursday')), 'not a time');
+  });
+
+  it("treats Go's omitempty empties as absent, nested too", () => {
+    const ours: V1PodStatus = {
+      phase: 'Running',
+      message: '',
+      reason: null as unknown as string,
+      nominatedNodeName: undefined,
+      hostIPs: [],
+      containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0, state: {}, lastState: { waiting: {} } }],
+    };
+    const theirs = json('{"phase":"Running","message":null,"containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"containerID":""}]}');
+    assert.ok(sameStatus(ours, theirs));
+    const differs = json('{"phase":"Running","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"started":true}]}');
+    assert.ok(!sameStatus(ours, differs), 'a nested field only theirs has counts (containerStatuses are replaced whole)');
+  });
+
+  it('matches conditions by type, in any order, counting only the kubelet-owned ones of ours', () => {
+    const ours: V1PodStatus = {
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-01T00:00:00Z') },
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'example.com/NotSent', status: 'True' },
+      ],
+    };
+    const theirs = json(
+      '{"conditions":[{"type":"example.com/Gate","status":"False"},{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Initialized","status":"True"}]}',
     );
-    assert.deepEqual(merged.conditions, [{ type: 'x/Custom', status: 'True' }, { type: 'Ready', status: 'True' }]);
-    assert.deepEqual(merged.resourceClaimStatuses, [{ name: 'c' }]);
+    assert.ok(sameStatus(ours, theirs), "theirs' extra conditions and our foreign ones do not count");
+    const stale = json('{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"ContainersNotReady"}]}');
+    assert.ok(!sameStatus(ours, stale), 'a field only their condition has counts (we would clear it)');
+    assert.ok(!sameStatus(ours, json('{"conditions":[{"type":"PodScheduled","status":"True"}]}')), 'a missing condition counts');
+  });
+
+  it('ignores resourceClaimStatuses, which are not ours to write', () => {
+    assert.ok(sameStatus({ phase: 'Running', resourceClaimStatuses: [{ name: 'c' }] }, { phase: 'Running' }));
   });
 });
