@@ -7,6 +7,7 @@ import {
 } from '../constants.js';
 import { kpError } from '../errors.js';
 import { getPodFullName } from '../pod/classify.js';
+import { clonePod } from '../pod/clone.js';
 import type { Pod } from '../pod/types.js';
 import { jsonEqual } from './canonical-json.js';
 import { Mux, type SourceChannel } from './mux.js';
@@ -221,7 +222,7 @@ export class PodConfig {
 
   private mergedState(): Pod[] {
     const all: Pod[] = [];
-    for (const map of this.pods.values()) for (const pod of map.values()) all.push(structuredClone(pod));
+    for (const map of this.pods.values()) for (const pod of map.values()) all.push(clonePod(pod));
     return all.sort(compareFullOrder);
   }
 
@@ -297,7 +298,7 @@ export class PodConfig {
         target.set(original.metadata?.uid ?? '', known);
         continue;
       }
-      const ref = structuredClone(original);
+      const ref = clonePod(original);
       if (rv !== undefined && rv !== '') this.resourceVersions.set(known ?? ref, rv);
       this.mergedFrom.set(known ?? ref, original);
       const meta = (ref.metadata ??= {});
@@ -388,7 +389,7 @@ export class PodConfig {
 
   private emit(source: string, r: MergeResult): void {
     const push = (op: PodOperation, pods: Pod[]): void => {
-      this.updates.push({ op, source, pods: pods.map((p) => structuredClone(p)) });
+      this.updates.push({ op, source, pods: pods.map((p) => clonePod(p)) });
     };
     switch (this.mode) {
       case 'Incremental':
