@@ -168,7 +168,7 @@ export function createAgent(options: AgentOptions): Agent {
       // Status-only changes (often our own status writes coming back) need no mirror work.
       if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
       // The writer also forgets (in itself and the provider) static pods that are gone.
-      statusWriter?.requestSync();
+      statusWriter?.requestSync(pods);
     },
   });
 

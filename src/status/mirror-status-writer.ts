@@ -4,7 +4,7 @@ import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
 import { realClock, type Clock, type ClockTimer } from '../clock.js';
-import { isStaticPod } from '../pod/classify.js';
+import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { KUBELET_OWNED_POD_CONDITIONS, type StatusProvider } from './status-provider.js';
@@ -13,7 +13,7 @@ import { KUBELET_OWNED_POD_CONDITIONS, type StatusProvider } from './status-prov
 export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;
 
 /** What the writer needs from the pod manager. */
-export type StatusPodManager = Pick<PodManager, 'getPods' | 'getMirrorPodByPod' | 'translatePodUID'>;
+export type StatusPodManager = Pick<PodManager, 'getPods' | 'getPodByUID' | 'getPodByFullName' | 'getMirrorPodByPod' | 'translatePodUID'>;
 
 export type StatusWriteResult = 'success' | 'unchanged' | 'error' | 'conflict';
 
@@ -48,6 +48,7 @@ export interface MirrorStatusWriterOptions {
  * - mirrors are never deleted here.
  *
  * Incremental batches run on the provider's change notifications and on `requestSync()`;
+ * those the agent requests name the pods an update carried and look at just those;
  * a full batch, which also reconciles against the mirror's status in the pod manager, runs
  * every `resyncIntervalMs`. It compares only mirror objects not already found in sync with the
  * current version, so with nothing changed it costs a few lookups per pod. Errors are logged
@@ -56,8 +57,11 @@ export interface MirrorStatusWriterOptions {
 export interface MirrorStatusWriter {
   start(): void;
   stop(): Promise<void>;
-  /** Schedules an incremental batch soon (e.g. after the pod manager learned a mirror). */
-  requestSync(): void;
+  /**
+   * Schedules an incremental batch soon. Given the pods an update carried (static pods and
+   * mirrors), the batch looks only at their static pods; without, at every static pod.
+   */
+  requestSync(pods?: readonly Pod[]): void;
   /** Runs one batch now; `full` adds reconciliation and cleanup. Never rejects. */
   syncBatch(full: boolean): Promise<void>;
   /** The cached status of a pod; a mirror UID is translated to its static pod first. */
@@ -82,6 +86,15 @@ interface CachedStatus {
   inSyncWith: Pod | undefined;
 }
 
+/**
+ * - full: every static pod, with reconciliation against the mirrors and cleanup (10 s);
+ * - scan: every static pod, asking the provider only about new and reported ones;
+ * - targeted: only the pods updates and the provider named since the last batch, so that
+ *   the stream of updates during a burst (our own status writes come back through the watch)
+ *   costs O(changed) per batch, not O(pods).
+ */
+type BatchKind = 'full' | 'scan' | 'targeted';
+
 /** Mirror status writes in flight at once within one batch. */
 const WRITE_CONCURRENCY = 16;
 
@@ -102,6 +115,11 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #predatesWrite = new WeakSet<Pod>();
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
   #changed = new Set<string>();
+  // What updates named since the last batch (requestSync(pods)): static pods by UID, mirror
+  // pods by full name; and whether someone asked for a scan of every pod (requestSync()).
+  #touchedUIDs = new Set<string>();
+  #touchedNames = new Set<string>();
+  #scanAll = false;
 
   #running = false;
   #resyncTimer: ClockTimer | undefined;
@@ -124,7 +142,7 @@ class StatusWriter implements MirrorStatusWriter {
     this.#running = true;
     this.#unsubscribe = this.#provider.onChange?.((uid) => {
       this.#changed.add(uid);
-      this.requestSync();
+      this.#scheduleIncremental();
     });
     this.#scheduleResync(0);
   }
@@ -139,12 +157,26 @@ class StatusWriter implements MirrorStatusWriter {
     await this.#chain;
   }
 
-  requestSync(): void {
+  requestSync(pods?: readonly Pod[]): void {
+    if (!this.#running) return;
+    if (pods === undefined) this.#scanAll = true;
+    else {
+      for (const pod of pods) {
+        if (isMirrorPod(pod)) this.#touchedNames.add(getPodFullName(pod));
+        else this.#touchedUIDs.add(pod.metadata?.uid ?? '');
+      }
+    }
+    this.#scheduleIncremental();
+  }
+
+  #scheduleIncremental(): void {
     if (!this.#running || this.#incrementalTimer !== undefined) return;
     // Coalesce a burst of notifications into one batch.
     this.#incrementalTimer = this.#clock.setTimeout(() => {
       this.#incrementalTimer = undefined;
-      void this.syncBatch(false);
+      const scan = this.#scanAll;
+      this.#scanAll = false;
+      void this.#enqueueBatch(scan ? 'scan' : 'targeted');
     }, 0);
   }
 
@@ -153,8 +185,12 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   syncBatch(full: boolean): Promise<void> {
+    return this.#enqueueBatch(full ? 'full' : 'scan');
+  }
+
+  #enqueueBatch(kind: BatchKind): Promise<void> {
     // Batches never overlap: each waits for the previous one.
-    const next = this.#chain.then(() => this.#batch(full)).catch((err: unknown) => {
+    const next = this.#chain.then(() => this.#batch(kind)).catch((err: unknown) => {
       this.#log.error({ err: (err as Error).message }, 'status batch failed');
     });
     this.#chain = next;
@@ -165,7 +201,7 @@ class StatusWriter implements MirrorStatusWriter {
     if (!this.#running) return;
     this.#resyncTimer = this.#clock.setTimeout(() => {
       this.#resyncTimer = undefined;
-      void this.syncBatch(true).then(() => this.#scheduleResync(this.#resyncMs));
+      void this.#enqueueBatch('full').then(() => this.#scheduleResync(this.#resyncMs));
     }, delayMs);
   }
 
@@ -173,28 +209,58 @@ class StatusWriter implements MirrorStatusWriter {
   // the status of every static pod that is new or whose status the provider says changed, and
   // versions the ones that differ. While we hear the provider's changes, that is all a full
   // batch asks too; without them (no onChange, or not started) a full batch polls every pod.
-  #refreshStatuses(full: boolean): void {
-    const now = this.#clock.now();
+  #refreshStatuses(full: boolean, changed: ReadonlySet<string>): void {
     const askAll = full && this.#unsubscribe === undefined;
-    const changed = this.#changed;
-    this.#changed = new Set();
     let staticPods = 0;
     for (const pod of this.#pm.getPods()) {
       if (!isStaticPod(pod)) continue;
       const uid = pod.metadata?.uid ?? '';
       if (uid === '') continue;
       staticPods++;
-      const cached = this.#statuses.get(uid);
-      if (cached !== undefined) {
-        cached.pod = pod;
-        if (!askAll && !changed.has(uid)) continue;
-      }
-      const status = this.#provider.statusFor(pod, now);
-      if (cached !== undefined && sameValue(status, cached.status)) continue;
-      this.#statuses.set(uid, { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined });
+      this.#refresh(uid, pod, askAll || changed.has(uid));
     }
     // Every static pod now has a status, so more statuses than pods means some pods left.
     if (this.#statuses.size > staticPods) this.#forgetRemovedPods();
+  }
+
+  /** Keeps `pod` as the one the status belongs to; asks the provider if `ask` or it is new. */
+  #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus {
+    const cached = this.#statuses.get(uid);
+    if (cached !== undefined) {
+      cached.pod = pod;
+      if (!ask) return cached;
+    }
+    const status = this.#provider.statusFor(pod, this.#clock.now());
+    if (cached !== undefined && sameValue(status, cached.status)) return cached;
+    const fresh = { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined };
+    this.#statuses.set(uid, fresh);
+    return fresh;
+  }
+
+  /**
+   * The static pods a targeted batch looks at: those the updates named (by UID, or by the full
+   * name of their mirror) and those the provider reported. Statuses of named pods that are
+   * gone are forgotten.
+   */
+  #targets(changed: ReadonlySet<string>): Map<string, CachedStatus> {
+    const uids = this.#touchedUIDs;
+    const names = this.#touchedNames;
+    this.#touchedUIDs = new Set();
+    this.#touchedNames = new Set();
+    for (const uid of changed) uids.add(uid);
+    const targets = new Map<string, CachedStatus>();
+    for (const uid of uids) {
+      if (uid === '') continue;
+      const pod = this.#pm.getPodByUID(uid);
+      if (pod !== undefined && isStaticPod(pod)) targets.set(uid, this.#refresh(uid, pod, changed.has(uid)));
+      else if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+    }
+    for (const name of names) {
+      const pod = this.#pm.getPodByFullName(name);
+      const uid = pod?.metadata?.uid ?? '';
+      if (pod !== undefined && uid !== '' && !targets.has(uid) && isStaticPod(pod)) targets.set(uid, this.#refresh(uid, pod, false));
+    }
+    return targets;
   }
 
   // No termination is simulated: a static pod leaving the pod manager just stops being
@@ -210,8 +276,20 @@ class StatusWriter implements MirrorStatusWriter {
     }
   }
 
-  async #batch(full: boolean): Promise<void> {
-    this.#refreshStatuses(full);
+  async #batch(kind: BatchKind): Promise<void> {
+    const full = kind === 'full';
+    const changed = this.#changed;
+    this.#changed = new Set();
+    let candidates: Iterable<[string, CachedStatus]>;
+    if (kind === 'targeted') {
+      candidates = this.#targets(changed);
+    } else {
+      // A scan covers whatever the updates named.
+      this.#touchedUIDs.clear();
+      this.#touchedNames.clear();
+      this.#refreshStatuses(full, changed);
+      candidates = this.#statuses;
+    }
     if (full) {
       // Versions of UIDs that are neither a cached status nor a mirror the pod manager knows.
       for (const uid of this.#apiStatusVersions.keys()) {
@@ -219,7 +297,7 @@ class StatusWriter implements MirrorStatusWriter {
       }
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
-    for (const [uid, cached] of this.#statuses) {
+    for (const [uid, cached] of candidates) {
       const mirror = this.#pm.getMirrorPodByPod(cached.pod);
       // Static pod without a mirror: keep the status, write nothing yet.
       if (mirror === undefined) continue;

@@ -12,6 +12,7 @@ import {
   createMirrorStatusWriter,
   sameStatus,
   type PodStatusApi,
+  type StatusPodManager,
   type StatusWriteResult,
 } from '../../../src/status/mirror-status-writer.js';
 import { createSimulatedStatusProvider, type StatusProvider } from '../../../src/status/status-provider.js';
@@ -460,6 +461,53 @@ describe('createMirrorStatusWriter', () => {
     assert.deepEqual(results, ['unchanged', 'success', 'success']);
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Pending');
     await writer.stop();
+  });
+
+  it('a batch requested for the pods of an update looks at those pods only, and forgets removed ones', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
+    let asked = 0;
+    const counting: StatusProvider = { ...provider, onChange: provider.onChange.bind(provider), forget: provider.forget.bind(provider), statusFor: (pod, now) => (asked++, provider.statusFor(pod, now)) };
+    const podManager = new PodManager();
+    const statics = Array.from({ length: 200 }, (_, i) => staticPod(`static-${i}`, `web-${i}`));
+    podManager.setPods(statics);
+    let mirrorLookups = 0;
+    const countingPm: StatusPodManager = {
+      getPods: () => podManager.getPods(),
+      getPodByUID: (uid) => podManager.getPodByUID(uid),
+      getPodByFullName: (name) => podManager.getPodByFullName(name),
+      translatePodUID: (uid) => podManager.translatePodUID(uid),
+      getMirrorPodByPod: (pod) => (mirrorLookups++, podManager.getMirrorPodByPod(pod)),
+    };
+    const api = new FakePodApi();
+    const writer = createMirrorStatusWriter({ podManager: countingPm, statusProvider: counting, api, clock });
+    writer.start();
+    await clock.advance(0); // the first full batch
+    await settle();
+    assert.equal(asked, 200);
+    asked = 0;
+    mirrorLookups = 0;
+
+    // The mirror of web-7 arrives through the API source: only web-7 is looked at, and written.
+    const mirror = mirrorPod('mirror-7', 'static-7', 'web-7');
+    api.put(mirror);
+    podManager.addPod(mirror);
+    writer.requestSync([mirror]);
+    await clock.advance(0);
+    await settle();
+    assert.equal(mirrorLookups, 1, 'one static pod looked at, not 200');
+    assert.equal(asked, 0, 'its status was already known');
+    assert.deepEqual(api.patches.map((p) => p.name), ['web-7']);
+
+    // web-3 is removed: its status is forgotten without a scan.
+    podManager.removePod(statics[3]!);
+    writer.requestSync([statics[3]!]);
+    await clock.advance(0);
+    await settle();
+    assert.equal(writer.getPodStatus('static-3'), undefined);
+    assert.ok(writer.getPodStatus('static-4'));
+    await writer.stop();
+    provider.stop();
   });
 
   it('rejects a non-positive resync interval', () => {
