@@ -29,7 +29,7 @@ export async function runLatencyBench(cluster: LocalCluster, samples: number): P
   const staging = await tempDir('kp-bench-lat-staging-');
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
-  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir });
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir, ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}) });
   const mirrorName = (i: number): string => `lat-${i}-${node}`;
   const file = (i: number): string => join(dir, `lat-${i}.yaml`);
   try {

@@ -44,7 +44,7 @@ export function latencyTable(r: LatencyResult): string {
 export function bulkTable(r: BulkResult): string {
   const a = r.limited.adherence;
   return [
-    `| phase (${r.pods} pods, concurrency ${r.concurrency}) | agent, QPS off | ceiling (client-node loop) | ratio | agent, QPS ${a.qps}/burst ${a.burst} |`,
+    `| phase (${r.pods} pods, concurrency ${r.concurrency}) | agent, QPS off (best of 2) | ceiling (client-node loop, best of 2) | ratio | agent, QPS ${a.qps}/burst ${a.burst} |`,
     '|---|---:|---:|---:|---:|',
     `| all mirrored (created) | ${r.unlimited.mirrored.podsPerSecond} pods/s (${r.unlimited.mirrored.ms} ms) | ${r.ceiling.create.podsPerSecond} pods/s (${r.ceiling.create.ms} ms) | ${r.ratio.mirrored} | ${r.limited.mirrored.podsPerSecond} pods/s (${r.limited.mirrored.ms} ms) |`,
     `| all Running (create + status) | ${r.unlimited.running.podsPerSecond} pods/s (${r.unlimited.running.ms} ms) | (create only) | ${r.ratio.running} | ${r.limited.running.podsPerSecond} pods/s (${r.limited.running.ms} ms) |`,
@@ -55,13 +55,14 @@ export function bulkTable(r: BulkResult): string {
 }
 
 export function resourcesTable(rows: readonly ResourceRow[]): string {
+  const window = rows[0] ? `${(rows[0].idleWindowMs / 1000).toFixed(0)} s` : '';
   const lines = [
-    '| static pods | converge (all Running) | RSS | heap used | RSS bytes/pod | heap bytes/pod | idle CPU (window) |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    `| static pods | converge (all Running) | RSS | heap used | RSS bytes/pod | heap bytes/pod | CPU, first ${window} after | idle CPU, next ${window} |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.pods.toLocaleString('en-US')} | ${(r.convergeMs / 1000).toFixed(1)} s | ${mib(r.memory.rss)} | ${mib(r.memory.heapUsed)} | ${r.rssBytesPerPod ?? '–'} | ${r.heapBytesPerPod ?? '–'} | ${r.idleCpuPercent} % (${(r.idleWindowMs / 1000).toFixed(0)} s) |`,
+      `| ${r.pods.toLocaleString('en-US')} | ${(r.convergeMs / 1000).toFixed(1)} s | ${mib(r.memory.rss)} | ${mib(r.memory.heapUsed)} | ${r.rssBytesPerPod ?? '–'} | ${r.heapBytesPerPod ?? '–'} | ${r.settlingCpuPercent} % | ${r.idleCpuPercent} % |`,
     );
   }
   return lines.join('\n');
@@ -94,12 +95,12 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
     if (only.includes('bulk')) {
       console.error(`agent bulk: ${sizes.bulkPods} pods…`);
       const bulk = await runBulkBench(cluster, sizes.bulkPods);
-      write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling measured in the same run (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
+      write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling, both measured twice in the same run, alternating, the better run of each (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
     }
     if (only.includes('resources')) {
       console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
       const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
-      write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods.', resources, resourcesTable(resources));
+      write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods; CPU over two consecutive windows after that, the second being the steady state.', resources, resourcesTable(resources));
     }
   } finally {
     await cluster.dispose();
