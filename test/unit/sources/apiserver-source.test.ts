@@ -3,31 +3,48 @@
 // SET, and nothing is lost.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createApiserverSource, type PodListWatch } from '../../../src/sources/apiserver-source.js';
+import type { Pod } from '../../../src/pod/types.js';
+import { createApiserverSource, type ApiserverSource, type PodListWatch, type WatchEventType } from '../../../src/sources/apiserver-source.js';
 import type { PodUpdate } from '../../../src/sources/types.js';
 import { Recorder, waitFor } from '../../helpers/wait.js';
 
-test('a burst of watch events in one turn is one SET with every pod; later events give later SETs', async () => {
-  let push: ((type: 'ADDED' | 'DELETED', object: unknown) => void) | undefined;
-  const listWatch: PodListWatch = {
-    list: async () => ({ items: [], metadata: { resourceVersion: '1' } }),
-    watch: async (_rv, onEvent) => {
-      push = onEvent;
-      return { abort: () => {} };
+/** A list/watch that lists `items` and lets the test push watch events once it is watching. */
+type Push = (type: WatchEventType, object: unknown) => void;
+
+function fakeListWatch(items: Pod[]): { listWatch: PodListWatch; push: () => Push | undefined } {
+  let onEvent: Push | undefined;
+  return {
+    listWatch: {
+      list: async () => ({ items, metadata: { resourceVersion: '1' } }),
+      watch: async (_rv, handler) => {
+        onEvent = handler;
+        return { abort: () => {} };
+      },
     },
+    push: () => onEvent,
   };
+}
+
+async function startWatching(items: Pod[]): Promise<{ source: ApiserverSource; rec: Recorder<PodUpdate>; first: PodUpdate; push: Push }> {
+  const fake = fakeListWatch(items);
   const rec = new Recorder<PodUpdate>();
-  const source = createApiserverSource({ listWatch, nodeName: 'n', update: rec.push });
+  const source = createApiserverSource({ listWatch: fake.listWatch, nodeName: 'n', update: rec.push });
   source.start();
+  const first = await rec.next('the SET after the list');
+  await waitFor(() => fake.push() !== undefined, 'the watch');
+  return { source, rec, first, push: fake.push()! };
+}
+
+test('a burst of watch events in one turn is one SET with every pod; later events give later SETs', async () => {
+  const { source, rec, first, push } = await startWatching([]);
   try {
-    assert.equal((await rec.next('the SET after the list')).pods.length, 0);
-    await waitFor(() => push !== undefined, 'the watch');
+    assert.equal(first.pods.length, 0);
     const pod = (i: number): unknown => ({ metadata: { name: `p-${i}`, namespace: 'ns', resourceVersion: String(i + 2) } });
-    for (let i = 0; i < 500; i++) push!('ADDED', pod(i));
+    for (let i = 0; i < 500; i++) push('ADDED', pod(i));
     const set = await rec.next('the SET after the burst');
     assert.equal(set.pods.length, 500);
     assert.equal(rec.pending, 0);
-    push!('DELETED', pod(0));
+    push('DELETED', pod(0));
     assert.equal((await rec.next('the SET after the delete')).pods.length, 499);
     assert.equal(rec.items.length, 3, 'one SET for the list, one for the burst, one for the delete');
   } finally {
@@ -36,29 +53,17 @@ test('a burst of watch events in one turn is one SET with every pod; later event
 });
 
 test('SETs after watch events carry the delta from the previous SET; the SET of a list does not', async () => {
-  let push: ((type: 'ADDED' | 'MODIFIED' | 'DELETED', object: unknown) => void) | undefined;
   const listed = { metadata: { name: 'listed', namespace: 'ns', uid: 'u-listed', resourceVersion: '1' } };
-  const listWatch: PodListWatch = {
-    list: async () => ({ items: [listed], metadata: { resourceVersion: '1' } }),
-    watch: async (_rv, onEvent) => {
-      push = onEvent;
-      return { abort: () => {} };
-    },
-  };
-  const rec = new Recorder<PodUpdate>();
-  const source = createApiserverSource({ listWatch, nodeName: 'n', update: rec.push });
-  source.start();
+  const { source, rec, first, push } = await startWatching([listed]);
   try {
-    const first = await rec.next('the SET after the list');
     assert.equal(first.delta, undefined, 'a list replaces everything: no delta');
-    await waitFor(() => push !== undefined, 'the watch');
     const pod = (name: string, uid: string, rv: string): { metadata: Record<string, string> } => ({ metadata: { name, namespace: 'ns', uid, resourceVersion: rv } });
 
     const a = pod('a', 'u-a', '2');
     const transient = pod('t', 'u-t', '3');
-    push!('ADDED', a);
-    push!('ADDED', transient);
-    push!('DELETED', transient); // came and went within the tick: not in the delta
+    push('ADDED', a);
+    push('ADDED', transient);
+    push('DELETED', transient); // came and went within the tick: not in the delta
     const second = await rec.next('the SET after the adds');
     assert.equal(second.delta?.base, first.pods, 'the base is the very array of the previous SET');
     assert.deepEqual(second.delta?.changed, [a]);
@@ -66,9 +71,9 @@ test('SETs after watch events carry the delta from the previous SET; the SET of 
 
     const a2 = pod('a', 'u-a', '4'); // modified: same UID
     const listed2 = pod('listed', 'u-listed-2', '5'); // deleted and created again: a new UID
-    push!('MODIFIED', a2);
-    push!('DELETED', listed);
-    push!('ADDED', listed2);
+    push('MODIFIED', a2);
+    push('DELETED', listed);
+    push('ADDED', listed2);
     const third = await rec.next('the SET after the changes');
     assert.equal(third.delta?.base, second.pods);
     assert.deepEqual(third.delta?.changed, [a2, listed2]);
