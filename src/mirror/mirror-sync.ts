@@ -119,7 +119,6 @@ export class MirrorSync {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Resolves when nothing is queued or running; pending retries do not count. */
   /** Stops taking work and cancels retries; calls already sent to the API server finish. */
   stop(): void {
     this.#stopped = true;
@@ -170,6 +169,13 @@ export class MirrorSync {
           ok = false;
         }
         if (!ok) {
+          // An update arrived during the failed pass (typically the watch event that explains
+          // a refused delete: the mirror we knew is already gone or replaced): look again now,
+          // as an update arriving during the backoff would make us do.
+          if (state.dirty && !this.#stopped) {
+            state.failures++;
+            continue;
+          }
           this.#scheduleRetry(podFullName, state);
           return;
         }

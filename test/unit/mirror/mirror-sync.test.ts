@@ -184,6 +184,31 @@ describe('mirror sync', () => {
     assert.deepEqual(actions, ['create:error', 'create:error', 'create:success']);
   });
 
+  it('an update arriving during a failed pass runs the next pass at once, not after the backoff', async () => {
+    const podManager = new PodManager();
+    const inner = new FakeMirrorClient();
+    const staticPod = pod('u2', 'web', 'default', { 'kubernetes.io/config.source': 'file' });
+    const stale = pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'old-hash' });
+    podManager.setPods([staticPod, stale]);
+    let sync: MirrorSync | undefined;
+    const client: MirrorClient = {
+      createMirrorPod: (p) => inner.createMirrorPod(p),
+      // The mirror we know was already replaced: the delete is refused, and meanwhile the
+      // watch tells the pod manager it is gone.
+      deleteMirrorPod: async () => {
+        podManager.removePod(stale);
+        sync!.enqueue('web_default');
+        return false;
+      },
+    };
+    sync = newSync({ podManager, mirrorClient: client, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    sync.enqueue('web_default');
+    // idle() would also wait out a retry timer: give it one second, not sixty.
+    await Promise.race([sync.idle(), new Promise((r) => setTimeout(r, 1000))]);
+    sync.stop();
+    assert.equal(inner.hasPod('web_default'), true, 'created without waiting for the 60 s backoff');
+  });
+
   it('serialises work per full name and coalesces requests that arrive meanwhile', async () => {
     const podManager = new PodManager();
     let inFlight = 0;
