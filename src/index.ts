@@ -54,7 +54,7 @@ export {
 export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
 export { validateStaticPodCreate, isDNS1123Label, isDNS1123Subdomain } from './sources/validate.js';
 export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
-export { createFileSource, parseManifestFile, type FileSource, type FileSourceOptions } from './sources/file-source.js';
+export { createFileSource, parseManifestFile, type FileSource, type FileSourceOptions, type FileSourceStats } from './sources/file-source.js';
 export { createHttpSource, parseHttpBody, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
 export {
   PodConfig,
