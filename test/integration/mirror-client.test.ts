@@ -6,17 +6,13 @@ import assert from 'node:assert/strict';
 
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 
-import {
-  CONFIG_FIRST_SEEN_ANNOTATION_KEY,
-  CONFIG_HASH_ANNOTATION_KEY,
-  CONFIG_MIRROR_ANNOTATION_KEY,
-  CONFIG_SOURCE_ANNOTATION_KEY,
-} from '../../src/constants.js';
+import { CONFIG_MIRROR_ANNOTATION_KEY } from '../../src/constants.js';
 import { hasErrorCode } from '../../src/errors.js';
 import { KubeMirrorClient, type MirrorNode } from '../../src/mirror/kube-mirror-client.js';
 import { apiStatusOf } from '../../src/kube/api-error.js';
 import type { Pod } from '../../src/pod/types.js';
 import { useControlPlane } from '../helpers/control-plane.js';
+import { staticPodObject } from '../helpers/manifests.js';
 
 const NODE_A = 'node-a';
 const NODE_B = 'node-b';
@@ -24,32 +20,8 @@ const HASH = '123456789';
 
 const cp = useControlPlane({ nodes: [NODE_A, NODE_B], registerNodes: true });
 
-/** A static pod as the file source would hand it over: UID = hash, source annotations, node bound. */
-function staticPod(name: string, namespace: string, hash = HASH, node = NODE_A, mutate?: (pod: Pod) => void): Pod {
-  const pod: Pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace,
-      uid: hash,
-      labels: { app: name },
-      annotations: {
-        [CONFIG_HASH_ANNOTATION_KEY]: hash,
-        [CONFIG_SOURCE_ANNOTATION_KEY]: 'file',
-        [CONFIG_FIRST_SEEN_ANNOTATION_KEY]: '2026-11-22T00:00:00.000000000Z',
-      },
-    },
-    spec: {
-      nodeName: node,
-      containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
-      tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
-    },
-    status: { phase: 'Pending' },
-  };
-  mutate?.(pod);
-  return pod;
-}
+const staticPod = (name: string, namespace: string, hash = HASH, node = NODE_A, mutate?: (pod: Pod) => void): Pod =>
+  staticPodObject(name, namespace, { hash, node, ...(mutate ? { mutate } : {}) });
 
 /** A node getter like MC-2's: records which node names it was asked for. */
 function nodeGetter(result: () => Promise<MirrorNode | undefined>): {

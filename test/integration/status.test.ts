@@ -6,32 +6,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Node, type V1PodStatus } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../src/constants.js';
+import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../src/constants.js';
 import { PodManager } from '../../src/pod/manager.js';
 import type { Pod } from '../../src/pod/types.js';
 import { createMirrorStatusWriter, type StatusWriteResult } from '../../src/status/mirror-status-writer.js';
 import { createSimulatedStatusProvider, type StatusProvider } from '../../src/status/status-provider.js';
 import { useControlPlane } from '../helpers/control-plane.js';
+import { staticPodObject } from '../helpers/manifests.js';
 import { waitFor } from '../helpers/wait.js';
 
 const NODE = 'node-status';
 const cp = useControlPlane({ nodes: [NODE], registerNodes: true });
 const TIMEOUT = { timeoutMs: 20_000, intervalMs: 50 };
 
-/** A static pod as the file source hands it over (UID = hash). */
-function staticPod(name: string, namespace: string, hash: string): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace,
-      uid: hash,
-      annotations: { [CONFIG_HASH_ANNOTATION_KEY]: hash, [CONFIG_SOURCE_ANNOTATION_KEY]: 'file' },
-    },
-    spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
-  };
-}
+const staticPod = (name: string, namespace: string, hash: string): Pod => staticPodObject(name, namespace, { hash, node: NODE });
 
 /**
  * Creates the mirror of `pod` as the node, the way NodeRestriction allows: mirror annotation,
