@@ -3,7 +3,7 @@
 // duplicate names, symlink loops, directories, odd file names, API references) beside valid
 // ones, half before the agent starts and half while it runs. The agent stays up, every valid
 // pod keeps exactly one mirror, and each bad entry is reported in the log with its path.
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,15 +12,12 @@ import fc from 'fast-check';
 import { MAX_CONFIG_LENGTH } from '../../src/constants.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { LogCapture, SCALE, convergeExactly, manifest, pick, podsOnNode, startAgent, tokensOf, type Expected } from './helpers.js';
+import { LogCapture, stopsAfterAll, SCALE, convergeExactly, manifest, pick, podsOnNode, startAgent, tokensOf, type Expected } from './helpers.js';
 
 const NODE = 'rel-bad';
 const cp = useControlPlane({ nodes: [NODE] });
 const logs = new LogCapture('bad-input');
-const stops: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const stop of stops) await stop();
-});
+const stops = stopsAfterAll();
 
 type Bad = { kind: string; write: (path: string) => Promise<void> };
 

@@ -4,7 +4,7 @@
 // pod with the right hash and image, no orphan after housekeeping, the pod manager's UID
 // translation consistent with the API) and the final state checked exactly. The HTTP source
 // needs a secret header; the logs are scanned for it and for the tokens at the end.
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,15 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { useControlPlane } from '../helpers/control-plane.js';
-import { LogCapture, SCALE, convergeExactly, manifest, pick, podsOnNode, prng, seedFromEnv, startAgent, tokensOf, MIRROR, type Expected } from './helpers.js';
+import { LogCapture, stopsAfterAll, SCALE, convergeExactly, manifest, pick, podsOnNode, prng, seedFromEnv, startAgent, tokensOf, MIRROR, type Expected } from './helpers.js';
 
 const NODE = 'rel-churn';
 const cp = useControlPlane({ nodes: [NODE] });
 const logs = new LogCapture('churn');
-const stops: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const stop of stops) await stop();
-});
+const stops = stopsAfterAll();
 
 const OPS = pick(1_000, 10_000);
 const CHECK_EVERY = 100;

@@ -5,12 +5,12 @@
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useControlPlane } from '../helpers/control-plane.js';
-import { LogCapture, SCALE, convergeExactly, manifest, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR, type Expected } from './helpers.js';
+import { LogCapture, ManifestDir, SCALE, convergeExactly, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR } from './helpers.js';
 
 const NODE = 'rel-crash';
 const cp = useControlPlane({ nodes: [NODE] });
@@ -39,13 +39,8 @@ function startAgentProcess(dir: string, run: number): ChildProcess {
 it(`agent crash (${SCALE}): ${KILLS} SIGKILLs at random points while ${PODS} static pods are mirrored`, async (t) => {
   const rnd = prng(seedFromEnv());
   const dir = await mkdtemp(join(tmpdir(), 'kp-rel-crash-'));
-  const images = new Map<string, string>();
-  const write = async (name: string, image: string): Promise<void> => {
-    images.set(name, image);
-    await writeFile(join(dir, `${name}.yaml`), manifest(name, cp.namespace, image));
-  };
-  for (let i = 0; i < PODS; i++) await write(`c-${i}`, 'nginx:1.27');
-  let next = PODS;
+  const manifests = new ManifestDir(dir, cp.namespace, 'c');
+  await manifests.add(PODS);
 
   const killedAt: number[] = [];
   let maxDuplicates = 0;
@@ -69,28 +64,20 @@ it(`agent crash (${SCALE}): ${KILLS} SIGKILLs at random points while ${PODS} sta
     await exited;
     killedAt.push(Date.now() - t0);
     // While it is dead: edits, removals and additions.
-    const names = [...images.keys()];
-    for (let i = 0; i < 5; i++) await write(names[rnd.int(names.length)]!, `nginx:1.${28 + run}`);
-    for (let i = 0; i < 5; i++) {
-      const n = [...images.keys()][rnd.int(images.size)]!;
-      images.delete(n);
-      await rm(join(dir, `${n}.yaml`));
-    }
-    for (let i = 0; i < 5; i++) await write(`c-${next++}`, 'nginx:1.27');
+    await manifests.change(rnd, 5, `nginx:1.${28 + run}`);
   }
 
   const last = startAgentProcess(dir, KILLS);
-  const expected: Expected[] = [...images].map(([n, image]) => ({ name: `${n}-${NODE}`, namespace: cp.namespace, image }));
-  const convergeMs = await convergeExactly(cp.adminApi, NODE, expected, 120_000);
+  const convergeMs = await convergeExactly(cp.adminApi, NODE, manifests.expected(NODE), 120_000);
   const mirrors = (await podsOnNode(cp.adminApi, NODE)).filter((p) => p.metadata?.annotations?.[MIRROR] !== undefined);
-  assert.equal(mirrors.length, images.size);
+  assert.equal(mirrors.length, manifests.images.size);
   assert.equal(maxDuplicates, 0, 'a mirror name never appeared twice');
   last.kill('SIGTERM');
   const code = await new Promise((resolve) => last.once('exit', resolve));
   assert.equal(code, 0, 'clean exit on SIGTERM after the crashes');
   t.diagnostic(
-    `seed ${rnd.seed}: ${KILLS} SIGKILLs (at ${killedAt.join(', ')} ms into each run), ${images.size} static pods at the end ` +
-      `(${next} created, ${next - images.size} removed); ${mirrors.length} mirrors, 0 duplicated, 0 lost, 0 orphans; ` +
+    `seed ${rnd.seed}: ${KILLS} SIGKILLs (at ${killedAt.join(', ')} ms into each run), ${manifests.images.size} static pods at the end ` +
+      `(${manifests.created} created, ${manifests.created - manifests.images.size} removed); ${mirrors.length} mirrors, 0 duplicated, 0 lost, 0 orphans; ` +
       `the last start converged in ${Math.round(convergeMs)} ms`,
   );
   const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[NODE]!, cp.cluster.adminKubeconfig]));

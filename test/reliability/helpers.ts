@@ -2,13 +2,16 @@
 // in-process agent with a captured logger, and the exact end-state check of mirror pods.
 import assert from 'node:assert/strict';
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/config.js';
 import { createLogger } from '../../src/logger.js';
+import { podManifestYaml } from '../helpers/manifests.js';
 
 export const FULL = process.env.RELIABILITY_SCALE === 'full';
 /** `ci` by default; `RELIABILITY_SCALE=full` for the issue's sizes. */
@@ -176,6 +179,58 @@ export async function convergeExactly(api: CoreV1Api, node: string, expected: re
 }
 
 export { podManifestYaml as manifest } from '../helpers/manifests.js';
+
+/** Clean-ups run, in order, once the file's tests are done (agents, servers). */
+export function stopsAfterAll(): Array<() => Promise<void>> {
+  const stops: Array<() => Promise<void>> = [];
+  after(async () => {
+    for (const stop of stops) await stop();
+  });
+  return stops;
+}
+
+/**
+ * A static pod manifest directory and the image each of its pods should run: what the node's
+ * mirrors must end up as. Pods are named `<prefix>-<n>`, n counting every pod ever created.
+ */
+export class ManifestDir {
+  readonly images = new Map<string, string>();
+  /** Pods created so far (the next one's number). */
+  created = 0;
+
+  constructor(
+    readonly dir: string,
+    readonly namespace: string,
+    readonly prefix: string,
+  ) {}
+
+  async write(name: string, image: string): Promise<void> {
+    this.images.set(name, image);
+    await writeFile(join(this.dir, `${name}.yaml`), podManifestYaml(name, this.namespace, image));
+  }
+
+  /** Writes `count` new pods running `image`. */
+  async add(count: number, image = 'nginx:1.27'): Promise<void> {
+    for (let i = 0; i < count; i++) await this.write(`${this.prefix}-${this.created++}`, image);
+  }
+
+  /** What happens while the agent cannot react: `count` random edits to `image`, `count` removals, `count` new pods. */
+  async change(rnd: { int(n: number): number }, count: number, image: string): Promise<void> {
+    const names = [...this.images.keys()];
+    for (let i = 0; i < count; i++) await this.write(names[rnd.int(names.length)]!, image);
+    for (let i = 0; i < count; i++) {
+      const name = [...this.images.keys()][rnd.int(this.images.size)]!;
+      this.images.delete(name);
+      await rm(join(this.dir, `${name}.yaml`));
+    }
+    await this.add(count);
+  }
+
+  /** The mirrors `node` must end up with. */
+  expected(node: string): Expected[] {
+    return [...this.images].map(([name, image]) => ({ name: `${name}-${node}`, namespace: this.namespace, image }));
+  }
+}
 
 /** A small seeded PRNG (mulberry32), so that a failing run can be replayed with its seed. */
 export function prng(seed: number): { next(): number; int(n: number): number; seed: number } {

@@ -3,7 +3,7 @@
 // refused for another node's objects; endpoints bind to loopback unless configured; and no
 // token or --manifest-url-header value appears in any log line (the HTTP source is made to fail
 // so that its error paths log too).
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -15,16 +15,13 @@ import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
 import { resolveRunConfig } from '../../src/cli/config.js';
 import { useControlPlane, registerNode } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { LogCapture, convergeExactly, manifest, startAgent, tokensOf, type Expected } from './helpers.js';
+import { LogCapture, stopsAfterAll, convergeExactly, manifest, startAgent, tokensOf, type Expected } from './helpers.js';
 
 const NODE = 'rel-sec-a';
 const OTHER = 'rel-sec-b';
 const cp = useControlPlane({ nodes: [NODE, OTHER] });
 const logs = new LogCapture('security');
-const stops: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const stop of stops) await stop();
-});
+const stops = stopsAfterAll();
 const SECRET = randomBytes(24).toString('hex');
 
 const statusOf = async (p: Promise<unknown>): Promise<number> => p.then(() => 200, (err: { code?: number }) => err.code ?? -1);
