@@ -110,7 +110,8 @@ export {
 export { createLogger, childLogger, noopLogger, REDACTED_PATHS, type Logger, type CreateLoggerOptions } from './logger.js';
 export { createTokenBucket, unlimited, type RateLimiter, type TokenBucketClock } from './kube/rate-limiter.js';
 export { createApiClients, type ApiClients } from './kube/api-clients.js';
-export { realClock, type Clock, type ClockTimer } from './clock.js';
+export { realClock, type Clock, type ClockTimer } from './time/clock.js';
+export { backoffDelay, type BackoffPolicy } from './time/backoff.js';
 export {
   createNodeRegistration,
   nodeAllowsMirrorPods,

@@ -3,7 +3,7 @@ import { V1MicroTime } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
-import { realClock, type Clock } from '../clock.js';
+import { realClock, type Clock } from '../time/clock.js';
 import { PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 

@@ -4,7 +4,7 @@ import { arch as osArch } from 'node:os';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from '../kube/api-error.js';
-import { realClock, type Clock } from '../clock.js';
+import { realClock, type Clock } from '../time/clock.js';
 import { PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */

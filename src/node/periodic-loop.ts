@@ -1,4 +1,5 @@
-import { backoffDelay, type Clock, type ClockTimer } from '../clock.js';
+import { backoffDelay } from '../time/backoff.js';
+import type { Clock, ClockTimer } from '../time/clock.js';
 
 /**
  * Runs `attempt` at once on start, then every `periodMs` after it succeeds, or after an
@@ -50,7 +51,7 @@ export class PeriodicLoop {
       this.#timer = undefined;
       void this.runNow().then((ok) => {
         this.#failures = ok ? 0 : this.#failures + 1;
-        this.#schedule(ok ? this.#periodMs : backoffDelay(this.#failures - 1, this.#retryInitialMs, this.#periodMs));
+        this.#schedule(ok ? this.#periodMs : backoffDelay(this.#failures, { initialMs: this.#retryInitialMs, maxMs: this.#periodMs }));
       });
     }, delayMs);
   }

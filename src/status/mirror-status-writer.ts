@@ -3,7 +3,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
-import { realClock, type Clock, type ClockTimer } from '../clock.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';

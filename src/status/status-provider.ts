@@ -1,6 +1,6 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
-import { realClock, type Clock, type ClockTimer } from '../clock.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 
 /**

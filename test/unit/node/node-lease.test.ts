@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { ApiException, type V1Lease, type V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import { createNodeLease, NODE_LEASE_NAMESPACE, type LeaseApi } from '../../../src/node/node-lease.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
 
 const apiError = (code: number, reason: string) => new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { ApiException, type ConfigurationOptions, type V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import { createNodeRegistration, type NodeApi } from '../../../src/node/node-registration.js';
-import { FakeClock, settle } from '../../helpers/fake-clock.js';
+import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 const apiError = (code: number, reason: string) => new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});
 

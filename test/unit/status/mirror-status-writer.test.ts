@@ -16,7 +16,7 @@ import {
   type StatusWriteResult,
 } from '../../../src/status/mirror-status-writer.js';
 import { createSimulatedStatusProvider, type StatusProvider } from '../../../src/status/status-provider.js';
-import { FakeClock, settle } from '../../helpers/fake-clock.js';
+import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 // --- fixtures ---------------------------------------------------------------------------
 

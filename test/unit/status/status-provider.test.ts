@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function staticPod(uid: string, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
   return {
