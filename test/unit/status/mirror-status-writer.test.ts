@@ -10,7 +10,6 @@ import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import {
   createMirrorStatusWriter,
-  sameStatus,
   type PodStatusApi,
   type StatusPodManager,
   type StatusWriteResult,
@@ -516,67 +515,5 @@ describe('createMirrorStatusWriter', () => {
       () => createMirrorStatusWriter({ podManager, api, statusProvider: provider, resyncIntervalMs: 0 }),
       (err: unknown) => hasErrorCode(err, 'KP_ERR_STATUS_OPTIONS'),
     );
-  });
-});
-
-describe('sameStatus', () => {
-  const json = (text: string) => JSON.parse(text) as V1PodStatus;
-
-  it('normalises times to seconds, ignores empty values and server-only fields', () => {
-    const ours: V1PodStatus = {
-      phase: 'Running',
-      startTime: new Date('2026-01-01T00:00:00.000Z'),
-      containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0 }],
-    };
-    const theirs = json(
-      '{"phase":"Running","qosClass":"BestEffort","startTime":"2026-01-01T00:00:00Z","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0}]}',
-    );
-    assert.ok(sameStatus(ours, theirs));
-    assert.ok(!sameStatus({ ...ours, phase: 'Pending' }, theirs));
-  });
-
-  it('compares Date objects and RFC 3339 strings at whole seconds', () => {
-    const at = (startTime: unknown) => ({ startTime }) as V1PodStatus;
-    assert.ok(sameStatus(at(new Date('2026-01-01T00:00:05.999Z')), at('2026-01-01T00:00:05Z')), 'Date vs string');
-    assert.ok(sameStatus(at('2026-01-01T00:00:05.123456Z'), at(new Date('2026-01-01T00:00:05Z'))), 'fractional string vs Date');
-    assert.ok(sameStatus(at('2026-01-01T00:00:05.5Z'), at('2026-01-01T00:00:05Z')), 'fractional vs whole string');
-    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:06.000Z')), at('2026-01-01T00:00:05Z')), 'another second');
-    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:05Z')), at('Thursday')), 'not a time');
-  });
-
-  it("treats Go's omitempty empties as absent, nested too", () => {
-    const ours: V1PodStatus = {
-      phase: 'Running',
-      message: '',
-      reason: null as unknown as string,
-      nominatedNodeName: undefined,
-      hostIPs: [],
-      containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0, state: {}, lastState: { waiting: {} } }],
-    };
-    const theirs = json('{"phase":"Running","message":null,"containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"containerID":""}]}');
-    assert.ok(sameStatus(ours, theirs));
-    const differs = json('{"phase":"Running","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"started":true}]}');
-    assert.ok(!sameStatus(ours, differs), 'a nested field only theirs has counts (containerStatuses are replaced whole)');
-  });
-
-  it('matches conditions by type, in any order, counting only the kubelet-owned ones of ours', () => {
-    const ours: V1PodStatus = {
-      conditions: [
-        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-01T00:00:00Z') },
-        { type: 'PodScheduled', status: 'True' },
-        { type: 'example.com/NotSent', status: 'True' },
-      ],
-    };
-    const theirs = json(
-      '{"conditions":[{"type":"example.com/Gate","status":"False"},{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Initialized","status":"True"}]}',
-    );
-    assert.ok(sameStatus(ours, theirs), "theirs' extra conditions and our foreign ones do not count");
-    const stale = json('{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"ContainersNotReady"}]}');
-    assert.ok(!sameStatus(ours, stale), 'a field only their condition has counts (we would clear it)');
-    assert.ok(!sameStatus(ours, json('{"conditions":[{"type":"PodScheduled","status":"True"}]}')), 'a missing condition counts');
-  });
-
-  it('ignores resourceClaimStatuses, which are not ours to write', () => {
-    assert.ok(sameStatus({ phase: 'Running', resourceClaimStatuses: [{ name: 'c' }] }, { phase: 'Running' }));
   });
 });
