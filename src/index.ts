@@ -140,18 +140,14 @@ export { healthzRoute } from './server/healthz.js';
 export { podsRoute, type PodsRouteOptions } from './server/pods.js';
 export { metricsRoute } from './server/metrics.js';
 export { createAgentMetrics, AGENT_METRIC_NAMES, type AgentMetrics } from './server/agent-metrics.js';
+export { parseRunArgs, resolveRunConfig, RUN_FLAG_NAMES } from './cli/flags.js';
 export {
-  parseRunArgs,
   loadAgentConfig,
-  resolveRunConfig,
-  describeIgnoredFields,
   AGENT_CONFIG_DEFAULTS,
-  RUN_FLAG_NAMES,
-  KUBELET_CONFIG_API_VERSION,
-  KUBELET_CONFIG_KIND,
   type AgentConfig,
   type LoadedAgentConfig,
   type LoadAgentConfigOptions,
   type RunFlags,
-} from './cli/config.js';
-export { parseDuration, parseDurationNanos, formatDuration } from './cli/durations.js';
+} from './config/agent-config.js';
+export { describeIgnoredFields, KUBELET_CONFIG_API_VERSION, KUBELET_CONFIG_KIND } from './config/kubelet-config-file.js';
+export { parseDuration, parseDurationNanos, formatDuration } from './config/durations.js';
