@@ -193,7 +193,7 @@ class StatusWriter implements MirrorStatusWriter {
   #enqueueBatch(kind: BatchKind): Promise<void> {
     // Batches never overlap: each waits for the previous one.
     const next = this.#chain.then(() => this.#batch(kind)).catch((err: unknown) => {
-      this.#log.error({ err: (err as Error).message }, 'status batch failed');
+      this.#log.error({ kind, err: kpError('KP_ERR_STATUS_BATCH', [kind], { cause: err }) }, 'status batch failed');
     });
     this.#chain = next;
     return next;
@@ -370,10 +370,13 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
   }
 
+  // The logged error has no cause on purpose: the log's error serializer appends a cause's
+  // message, and client-node's embeds the response body and headers. The status code, reason
+  // and error class go in fields instead.
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {
     this.#onWrite?.(result);
     const info = apiErrorInfo(err);
-    const error = kpError('KP_ERR_STATUS_WRITE', [fullName, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed'], { cause: err });
-    this.#log.warn({ ...apiErrorFields(err), pod: fullName, errorCode: error.code, err: error.message }, 'failed to write mirror pod status');
+    const error = kpError('KP_ERR_STATUS_WRITE', [fullName, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed']);
+    this.#log.warn({ ...apiErrorFields(err), pod: fullName, errorCode: error.code, err: error }, 'failed to write mirror pod status');
   }
 }

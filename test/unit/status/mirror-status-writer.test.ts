@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException, type ConfigurationOptions, type V1PodStatus } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../../src/constants.js';
 import { hasErrorCode } from '../../../src/errors.js';
 import { PodManager } from '../../../src/pod/manager.js';
@@ -507,6 +508,56 @@ describe('createMirrorStatusWriter', () => {
     assert.ok(writer.getPodStatus('static-4'));
     await writer.stop();
     provider.stop();
+  });
+
+  it('logs a failed write as a registry error with status and reason, never the response body', async () => {
+    const secret = 'token-6f1d2c';
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const mirror = mirrorPod('mirror-1');
+    podManager.setPods([staticPod(), mirror]);
+    const api = new FakePodApi();
+    api.put(mirror);
+    api.failNext = new ApiException(500, `HTTP 500 ${secret}`, JSON.stringify({ kind: 'Status', reason: 'InternalError', message: secret }), {
+      'www-authenticate': `Bearer ${secret}`,
+    });
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock, logger });
+    await writer.syncBatch(false);
+    const warn = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'failed to write mirror pod status');
+    assert.ok(warn, 'the failure was logged');
+    assert.equal(warn.err.type, 'KubeletPodsError', 'err is logged as an Error');
+    assert.equal(warn.err.code, 'KP_ERR_STATUS_WRITE');
+    assert.match(warn.err.message, /HTTP 500 InternalError/);
+    assert.equal(warn.httpStatus, 500);
+    assert.equal(warn.pod, 'web_default');
+    assert.ok(!lines.join('\n').includes(secret), 'nothing of the response reaches the log');
+  });
+
+  it('logs a batch that fails as a whole (the provider threw) and keeps going', async () => {
+    const lines: string[] = [];
+    const logger = pino({}, { write: (line: string) => void lines.push(line) });
+    const cause = new Error('provider broke');
+    let fail = true;
+    const provider: StatusProvider = {
+      statusFor: () => {
+        if (fail) throw cause;
+        return { phase: 'Running' };
+      },
+    };
+    const podManager = new PodManager();
+    podManager.setPods([staticPod()]);
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: new FakePodApi(), logger });
+    await writer.syncBatch(true);
+    const error = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'status batch failed');
+    assert.ok(error, 'the failure was logged');
+    assert.equal(error.err.code, 'KP_ERR_STATUS_BATCH');
+    assert.match(error.err.message, /full status batch failed: provider broke/, 'the cause is part of the logged error');
+    fail = false;
+    await writer.syncBatch(true);
+    assert.equal(writer.getPodStatus('static-1')?.phase, 'Running', 'the next batch ran');
   });
 
   it('rejects a non-positive resync interval', () => {
