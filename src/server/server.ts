@@ -25,7 +25,7 @@ export interface BoundAddress {
 
 /**
  * A plain node:http server for the agent's endpoints (healthz, the read-only `/pods`,
- * `/metrics`). Each endpoint family lives in its own file and contributes a `Route`; the lead
+ * `/metrics`). Each endpoint family lives in its own file and contributes a `Route`; the agent
  * builds one server per port (the healthz port, the read-only port).
  */
 export interface AgentServer {
