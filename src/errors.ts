@@ -58,12 +58,14 @@ const templates = {
   KP_ERR_STATUS_OPTIONS: (option: string, received: string) => `invalid status option ${option}: ${received}`,
   KP_ERR_STATUS_WRITE: (fullName: string, reason: string) =>
     `failed to write the status of static pod ${quote(fullName)} to its mirror pod: ${reason}`,
+  KP_ERR_STATUS_BATCH: (kind: string) => `a ${kind} status batch failed`,
   KP_ERR_CONFIG_DURATION: (input: string) => `invalid duration ${quote(input)}`,
   KP_ERR_CONFIG_READ: (file: string) => `cannot read the kubelet configuration file ${quote(file)}`,
   KP_ERR_CONFIG_INVALID: (file: string, problems: readonly string[]) =>
     `invalid kubelet configuration ${quote(file)}: ${problems.join('; ')}`,
   KP_ERR_CONFIG_FLAGS: (problems: readonly string[]) => `invalid flags: ${problems.join('; ')}`,
   KP_ERR_CONFIG_LISTEN: (address: string, port: number) => `cannot listen on ${address}:${port}`,
+  KP_ERR_SERVER_ENDPOINT: (path: string) => `endpoint ${quote(path)} failed`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

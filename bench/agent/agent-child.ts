@@ -3,7 +3,7 @@
 import { createWriteStream } from 'node:fs';
 import https from 'node:https';
 import { createAgent } from '../../src/agent/agent.js';
-import { resolveRunConfig } from '../../src/cli/config.js';
+import { resolveRunConfig } from '../../src/cli/flags.js';
 import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
 import type { AgentChildOptions } from './common.js';
 

@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
-import type { AgentConfig } from '../cli/config.js';
+import type { AgentConfig } from '../config/agent-config.js';
 import { createApiClients } from '../kube/api-clients.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';

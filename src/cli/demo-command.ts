@@ -13,7 +13,7 @@ import { startLocalCluster } from '../cluster/local-cluster.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
-import { resolveRunConfig } from './config.js';
+import { resolveRunConfig } from './flags.js';
 import { startLiveView } from './live-view.js';
 import { untilSignal } from './signals.js';
 

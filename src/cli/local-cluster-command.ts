@@ -53,7 +53,7 @@ export async function run(args: string[]): Promise<number> {
       allowPositionals: false,
     }));
   } catch (err) {
-    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)]);
+    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
   }
   if (values.help) {
     process.stdout.write(help);

@@ -3,7 +3,8 @@
 
 import { createAgent } from '../agent/agent.js';
 import { createLogger } from '../logger.js';
-import { describeIgnoredFields, resolveRunConfig, RUN_FLAG_NAMES } from './config.js';
+import { IGNORED_FIELDS_MESSAGE } from '../config/kubelet-config-file.js';
+import { resolveRunConfig, RUN_FLAG_NAMES } from './flags.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods run [flags]
@@ -25,8 +26,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const { config, ignoredFields } = await resolveRunConfig(args);
   const logger = createLogger();
-  const ignored = describeIgnoredFields(ignoredFields);
-  if (ignored) logger.info({ ignoredFields }, ignored);
+  if (ignoredFields.length > 0) logger.info({ ignoredFields }, IGNORED_FIELDS_MESSAGE);
   const agent = createAgent({ config, logger });
   await agent.start();
   const signal = await untilSignal();

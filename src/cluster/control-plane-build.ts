@@ -25,7 +25,10 @@ export const CONTROL_PLANE_BINARY_ENV = 'KUBELET_PODS_CONTROL_PLANE';
 const MIN_GO: readonly [number, number] = [1, 24];
 
 export interface ControlPlaneBuildOptions {
-  /** The Go module to build; defaults to tools/control-plane of this checkout. */
+  /**
+   * The Go module to build; defaults to tools/control-plane of this package, in a checkout or
+   * an installed package alike (its Go sources ship in the package).
+   */
   sourceDir?: string;
   /**
    * Root of the binary cache; defaults to `$XDG_CACHE_HOME/kubelet-pods` (or
@@ -132,7 +135,7 @@ export async function ensureControlPlaneBinary(options: ControlPlaneBuildOptions
   if (!existsSync(join(sourceDir, 'go.mod'))) {
     throw kpError('KP_ERR_CLUSTER_BUILD', [
       sourceDir,
-      `no Go module there: building needs a kubelet-pods checkout (tools/control-plane is not part of the npm package), or set ${CONTROL_PLANE_BINARY_ENV} to a built kube-control-plane`,
+      `no Go module there: the control plane's Go sources (tools/control-plane of the kubelet-pods package) are missing; reinstall the package, or set ${CONTROL_PLANE_BINARY_ENV} to a built kube-control-plane`,
     ]);
   }
   const sourceHash = await controlPlaneSourceHash(sourceDir);

@@ -25,7 +25,7 @@ export interface BoundAddress {
 
 /**
  * A plain node:http server for the agent's endpoints (healthz, the read-only `/pods`,
- * `/metrics`). Each endpoint family lives in its own file and contributes a `Route`; the lead
+ * `/metrics`). Each endpoint family lives in its own file and contributes a `Route`; the agent
  * builds one server per port (the healthz port, the read-only port).
  */
 export interface AgentServer {
@@ -56,7 +56,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     Promise.resolve()
       .then(() => route.handle(req, res))
       .catch((err: unknown) => {
-        log.error({ path, err: (err as Error).message }, 'endpoint failed');
+        log.error({ path, err: kpError('KP_ERR_SERVER_ENDPOINT', [path], { cause: err }) }, 'endpoint failed');
         if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
         else res.destroy();
       });
@@ -75,12 +75,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
         });
       }),
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      new Promise<void>((resolve) => {
         if (!server.listening) {
           resolve();
           return;
         }
-        server.close((err) => (err ? reject(err) : resolve()));
+        // close() reports only "not running", which is the state asked for.
+        server.close(() => resolve());
         server.closeIdleConnections();
       }),
   };

@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1PodStatus } from '@kubernetes/client-node';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
@@ -7,7 +7,9 @@ import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
-import { KUBELET_OWNED_POD_CONDITIONS, type StatusProvider } from './status-provider.js';
+import { sameStatus, sameStoredValue } from './status-equality.js';
+import { buildStatusPatch, STATUS_PATCH_CONTENT_TYPE } from './status-patch.js';
+import type { StatusProvider } from './status-provider.js';
 
 /** The one Pod call the writer makes; a `CoreV1Api` fits. */
 export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;
@@ -191,7 +193,7 @@ class StatusWriter implements MirrorStatusWriter {
   #enqueueBatch(kind: BatchKind): Promise<void> {
     // Batches never overlap: each waits for the previous one.
     const next = this.#chain.then(() => this.#batch(kind)).catch((err: unknown) => {
-      this.#log.error({ err: (err as Error).message }, 'status batch failed');
+      this.#log.error({ kind, err: kpError('KP_ERR_STATUS_BATCH', [kind], { cause: err }) }, 'status batch failed');
     });
     this.#chain = next;
     return next;
@@ -231,7 +233,7 @@ class StatusWriter implements MirrorStatusWriter {
       if (!ask) return cached;
     }
     const status = this.#provider.statusFor(pod, this.#clock.now());
-    if (cached !== undefined && sameValue(status, cached.status)) return cached;
+    if (cached !== undefined && sameStoredValue(status, cached.status)) return cached;
     const fresh = { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
     return fresh;
@@ -349,8 +351,8 @@ class StatusWriter implements MirrorStatusWriter {
     }
     try {
       await this.#api.patchNamespacedPodStatus(
-        { name, namespace, body: statusPatch(mirrorUID, cached.status) },
-        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        { name, namespace, body: buildStatusPatch(mirrorUID, cached.status) },
+        setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE),
       );
     } catch (err) {
       // Gone since the watch showed it: the watch will tell the pod manager.
@@ -368,142 +370,13 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
   }
 
+  // The logged error has no cause on purpose: the log's error serializer appends a cause's
+  // message, and client-node's embeds the response body and headers. The status code, reason
+  // and error class go in fields instead.
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {
     this.#onWrite?.(result);
     const info = apiErrorInfo(err);
-    const error = kpError('KP_ERR_STATUS_WRITE', [fullName, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed'], { cause: err });
-    this.#log.warn({ ...apiErrorFields(err), pod: fullName, errorCode: error.code, err: error.message }, 'failed to write mirror pod status');
+    const error = kpError('KP_ERR_STATUS_WRITE', [fullName, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed']);
+    this.#log.warn({ ...apiErrorFields(err), pod: fullName, errorCode: error.code, err: error }, 'failed to write mirror pod status');
   }
-}
-
-// Every PodCondition field but type and status. A strategic merge patch merges a condition into
-// the server's one of the same type field by field, so fields we leave out must be sent as null.
-const OPTIONAL_CONDITION_FIELDS = ['lastProbeTime', 'lastTransitionTime', 'message', 'observedGeneration', 'reason'] as const;
-
-// Strategic merge patch directive: this list replaces the server's instead of merging into it.
-const REPLACE_LIST = { $patch: 'replace' };
-
-/**
- * The strategic merge patch of the status subresource, as the kubelet sends it: `metadata.uid`
- * as precondition and our status with only the kubelet's conditions (the server merges them by
- * type, keeping other controllers'), without resourceClaimStatuses (not ours to write). The
- * server merges podIPs and hostIPs by key too, so ours are marked to replace its lists: a
- * changed IP would otherwise be added next to the old one, and refused.
- */
-function statusPatch(mirrorUID: string, ours: V1PodStatus): object {
-  const status: Record<string, unknown> = { ...ours };
-  delete status.resourceClaimStatuses;
-  const conditions = (ours.conditions ?? []).filter((c) => KUBELET_OWNED_POD_CONDITIONS.has(c.type));
-  if (conditions.length > 0) {
-    status.conditions = conditions.map((c) => {
-      const sent: Record<string, unknown> = { ...c };
-      for (const field of OPTIONAL_CONDITION_FIELDS) sent[field] ??= null;
-      return sent;
-    });
-  } else {
-    delete status.conditions;
-  }
-  for (const key of ['podIPs', 'hostIPs'] as const) {
-    const ips = ours[key];
-    if (ips !== undefined) status[key] = [...ips, REPLACE_LIST];
-  }
-  return { metadata: { uid: mirrorUID }, status };
-}
-
-/**
- * True when writing `ours` would change nothing in `theirs`, after the normalisation the API
- * server applies (timestamps to whole seconds, Go's omitempty empties absent). Only the fields
- * `ours` has count (qosClass, set by the server, does not); conditions are matched by type and
- * only the kubelet's own count, as only those are sent; resourceClaimStatuses are not ours.
- */
-export function sameStatus(ours: V1PodStatus, theirs: V1PodStatus): boolean {
-  const o = ours as Record<string, unknown>;
-  const t = theirs as Record<string, unknown>;
-  for (const key in o) {
-    if (key === 'resourceClaimStatuses') continue;
-    if (key === 'conditions') {
-      if (!sameConditions(o[key], t[key], false)) return false;
-    } else if (!isEmpty(o[key]) && !sameValue(o[key], t[key])) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/**
- * Deep equality of two values as the API server would store them (tells a new status from
- * the cached one): timestamps (Date objects, or RFC 3339 strings as watch events carry them)
- * at whole seconds, Go's omitempty empties ('' / null / undefined / {} / []) absent,
- * `conditions` in any order. Compares in place, without building normalised copies.
- */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  const ta = timeSeconds(a);
-  const tb = timeSeconds(b);
-  if (ta !== undefined || tb !== undefined) return ta === tb;
-  if (isEmpty(a)) return isEmpty(b);
-  if (isEmpty(b) || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && sameItems(a, b);
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  for (const key in x) {
-    if (!(key === 'conditions' ? sameConditions(x[key], y[key], true) : sameValue(x[key], y[key]))) return false;
-  }
-  for (const key in y) {
-    if (!(key in x) && !isEmpty(y[key])) return false;
-  }
-  return true;
-}
-
-// Arrays item by item, empty items skipped (Go would not have them).
-function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
-  let i = 0;
-  let j = 0;
-  for (;;) {
-    while (i < a.length && isEmpty(a[i])) i++;
-    while (j < b.length && isEmpty(b[j])) j++;
-    if (i === a.length || j === b.length) return i === a.length && j === b.length;
-    if (!sameValue(a[i++], b[j++])) return false;
-  }
-}
-
-// Conditions by type. `all`: every condition, both ways; otherwise only the kubelet's
-// conditions of `ours` must be in `theirs`.
-function sameConditions(ours: unknown, theirs: unknown, all: boolean): boolean {
-  const a = Array.isArray(ours) ? (ours as unknown[]) : [];
-  const b = Array.isArray(theirs) ? (theirs as unknown[]) : [];
-  let compared = 0;
-  for (const c of a) {
-    if (isEmpty(c)) continue;
-    const type = (c as { type?: unknown }).type;
-    if (!all && !KUBELET_OWNED_POD_CONDITIONS.has(type as string)) continue;
-    compared++;
-    if (!sameValue(c, b.find((d) => (d as { type?: unknown } | null)?.type === type))) return false;
-  }
-  if (!all) return true;
-  let present = 0;
-  for (const d of b) if (!isEmpty(d)) present++;
-  return present === compared;
-}
-
-function isEmpty(v: unknown): boolean {
-  if (v === undefined || v === null || v === '') return true;
-  if (typeof v !== 'object' || v instanceof Date) return false;
-  if (Array.isArray(v)) {
-    for (const item of v) if (!isEmpty(item)) return false;
-    return true;
-  }
-  for (const key in v) if (!isEmpty((v as Record<string, unknown>)[key])) return false;
-  return true;
-}
-
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-// Whole seconds since the epoch of a Date or an RFC 3339 UTC string; undefined for anything else.
-function timeSeconds(v: unknown): number | undefined {
-  let ms: number;
-  if (v instanceof Date) ms = v.getTime();
-  else if (typeof v === 'string' && v.length >= 20 && v.charCodeAt(10) === 84 /* T */ && RFC3339.test(v)) ms = Date.parse(v);
-  else return undefined;
-  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
-import { resolveRunConfig } from '../../src/cli/config.js';
+import { resolveRunConfig } from '../../src/cli/flags.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { podManifestYaml as manifest } from '../helpers/manifests.js';

@@ -1,6 +1,7 @@
 // The mirror status writer against a real kube-apiserver, writing as the node: statuses of
 // static pods land on their mirror pods' status subresource with the mirror UID as
-// precondition (pkg/kubelet/status/status_manager.go, spec §15 and §16.3).
+// precondition, as the kubelet's status manager writes them (pkg/kubelet/status/
+// status_manager.go), and NodeRestriction lets the node patch the status of its own pods.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

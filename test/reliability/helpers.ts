@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
-import { resolveRunConfig } from '../../src/cli/config.js';
+import { resolveRunConfig } from '../../src/cli/flags.js';
 import { createLogger } from '../../src/logger.js';
 import { podManifestYaml } from '../helpers/manifests.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
-import { resolveRunConfig } from '../../src/cli/config.js';
+import { resolveRunConfig } from '../../src/cli/flags.js';
 import { useControlPlane, registerNode } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { LogCapture, stopsAfterAll, convergeExactly, manifest, startAgent, tokensOf, type Expected } from './helpers.js';

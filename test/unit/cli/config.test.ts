@@ -4,14 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  AGENT_CONFIG_DEFAULTS,
-  describeIgnoredFields,
-  loadAgentConfig,
-  parseRunArgs,
-  resolveRunConfig,
-  type LoadAgentConfigOptions,
-} from '../../../src/cli/config.js';
+import { parseRunArgs, resolveRunConfig } from '../../../src/cli/flags.js';
+import { AGENT_CONFIG_DEFAULTS, loadAgentConfig, type LoadAgentConfigOptions } from '../../../src/config/agent-config.js';
+import { describeIgnoredFields } from '../../../src/config/kubelet-config-file.js';
 import { hasErrorCode, KubeletPodsError } from '../../../src/errors.js';
 
 // ../shared sits beside the checkout (build/test/unit/cli → four levels up is the checkout).

@@ -7,6 +7,7 @@ import type { V1PodList } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../../src/constants.js';
 import { hasErrorCode } from '../../../src/errors.js';
+import type { Logger } from '../../../src/logger.js';
 import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { createAgentMetrics } from '../../../src/server/agent-metrics.js';
@@ -106,8 +107,12 @@ describe('agent HTTP server', () => {
     assert.equal((await fetch(url('/healthz?verbose=1'))).status, 200);
   });
 
-  it('answers 500 when an endpoint throws, and keeps serving', async () => {
-    const failing = createAgentServer({ routes: [{ path: '/boom', handle: () => Promise.reject(new Error('boom')) }] });
+  it('answers 500 when an endpoint throws, logs the failure as an Error, and keeps serving', async () => {
+    const logged: { level: string; obj: Record<string, unknown>; msg: string | undefined }[] = [];
+    const record = (level: string) => (obj: object, msg?: string) => logged.push({ level, obj: obj as Record<string, unknown>, msg });
+    const logger: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+    const cause = new Error('boom');
+    const failing = createAgentServer({ logger, routes: [{ path: '/boom', handle: () => Promise.reject(cause) }] });
     const b = await failing.listen();
     try {
       assert.equal((await fetch(`http://127.0.0.1:${b.port}/boom`)).status, 500);
@@ -115,6 +120,22 @@ describe('agent HTTP server', () => {
     } finally {
       await failing.close();
     }
+    const errors = logged.filter((l) => l.level === 'error');
+    assert.equal(errors.length, 2);
+    for (const { obj, msg } of errors) {
+      assert.equal(msg, 'endpoint failed');
+      assert.equal(obj.path, '/boom');
+      assert.ok(hasErrorCode(obj.err, 'KP_ERR_SERVER_ENDPOINT'), 'err is the registry error');
+      assert.equal(obj.err.cause, cause);
+    }
+  });
+
+  it('close() of a server that is not listening resolves', async () => {
+    const s = createAgentServer({ routes: [healthzRoute()] });
+    await s.close();
+    await s.listen();
+    await s.close();
+    await s.close();
   });
 });
 

@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException, type ConfigurationOptions, type V1PodStatus } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../../../src/constants.js';
 import { hasErrorCode } from '../../../src/errors.js';
 import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import {
   createMirrorStatusWriter,
-  sameStatus,
   type PodStatusApi,
   type StatusPodManager,
   type StatusWriteResult,
@@ -510,73 +510,61 @@ describe('createMirrorStatusWriter', () => {
     provider.stop();
   });
 
+  it('logs a failed write as a registry error with status and reason, never the response body', async () => {
+    const secret = 'token-6f1d2c';
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const mirror = mirrorPod('mirror-1');
+    podManager.setPods([staticPod(), mirror]);
+    const api = new FakePodApi();
+    api.put(mirror);
+    api.failNext = new ApiException(500, `HTTP 500 ${secret}`, JSON.stringify({ kind: 'Status', reason: 'InternalError', message: secret }), {
+      'www-authenticate': `Bearer ${secret}`,
+    });
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock, logger });
+    await writer.syncBatch(false);
+    const warn = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'failed to write mirror pod status');
+    assert.ok(warn, 'the failure was logged');
+    assert.equal(warn.err.type, 'KubeletPodsError', 'err is logged as an Error');
+    assert.equal(warn.err.code, 'KP_ERR_STATUS_WRITE');
+    assert.match(warn.err.message, /HTTP 500 InternalError/);
+    assert.equal(warn.httpStatus, 500);
+    assert.equal(warn.pod, 'web_default');
+    assert.ok(!lines.join('\n').includes(secret), 'nothing of the response reaches the log');
+  });
+
+  it('logs a batch that fails as a whole (the provider threw) and keeps going', async () => {
+    const lines: string[] = [];
+    const logger = pino({}, { write: (line: string) => void lines.push(line) });
+    const cause = new Error('provider broke');
+    let fail = true;
+    const provider: StatusProvider = {
+      statusFor: () => {
+        if (fail) throw cause;
+        return { phase: 'Running' };
+      },
+    };
+    const podManager = new PodManager();
+    podManager.setPods([staticPod()]);
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api: new FakePodApi(), logger });
+    await writer.syncBatch(true);
+    const error = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'status batch failed');
+    assert.ok(error, 'the failure was logged');
+    assert.equal(error.err.code, 'KP_ERR_STATUS_BATCH');
+    assert.match(error.err.message, /full status batch failed: provider broke/, 'the cause is part of the logged error');
+    fail = false;
+    await writer.syncBatch(true);
+    assert.equal(writer.getPodStatus('static-1')?.phase, 'Running', 'the next batch ran');
+  });
+
   it('rejects a non-positive resync interval', () => {
     const { podManager, api, provider } = setup();
     assert.throws(
       () => createMirrorStatusWriter({ podManager, api, statusProvider: provider, resyncIntervalMs: 0 }),
       (err: unknown) => hasErrorCode(err, 'KP_ERR_STATUS_OPTIONS'),
     );
-  });
-});
-
-describe('sameStatus', () => {
-  const json = (text: string) => JSON.parse(text) as V1PodStatus;
-
-  it('normalises times to seconds, ignores empty values and server-only fields', () => {
-    const ours: V1PodStatus = {
-      phase: 'Running',
-      startTime: new Date('2026-01-01T00:00:00.000Z'),
-      containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0 }],
-    };
-    const theirs = json(
-      '{"phase":"Running","qosClass":"BestEffort","startTime":"2026-01-01T00:00:00Z","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0}]}',
-    );
-    assert.ok(sameStatus(ours, theirs));
-    assert.ok(!sameStatus({ ...ours, phase: 'Pending' }, theirs));
-  });
-
-  it('compares Date objects and RFC 3339 strings at whole seconds', () => {
-    const at = (startTime: unknown) => ({ startTime }) as V1PodStatus;
-    assert.ok(sameStatus(at(new Date('2026-01-01T00:00:05.999Z')), at('2026-01-01T00:00:05Z')), 'Date vs string');
-    assert.ok(sameStatus(at('2026-01-01T00:00:05.123456Z'), at(new Date('2026-01-01T00:00:05Z'))), 'fractional string vs Date');
-    assert.ok(sameStatus(at('2026-01-01T00:00:05.5Z'), at('2026-01-01T00:00:05Z')), 'fractional vs whole string');
-    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:06.000Z')), at('2026-01-01T00:00:05Z')), 'another second');
-    assert.ok(!sameStatus(at(new Date('2026-01-01T00:00:05Z')), at('Thursday')), 'not a time');
-  });
-
-  it("treats Go's omitempty empties as absent, nested too", () => {
-    const ours: V1PodStatus = {
-      phase: 'Running',
-      message: '',
-      reason: null as unknown as string,
-      nominatedNodeName: undefined,
-      hostIPs: [],
-      containerStatuses: [{ name: 'a', image: 'x', imageID: '', ready: true, restartCount: 0, state: {}, lastState: { waiting: {} } }],
-    };
-    const theirs = json('{"phase":"Running","message":null,"containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"containerID":""}]}');
-    assert.ok(sameStatus(ours, theirs));
-    const differs = json('{"phase":"Running","containerStatuses":[{"name":"a","image":"x","ready":true,"restartCount":0,"started":true}]}');
-    assert.ok(!sameStatus(ours, differs), 'a nested field only theirs has counts (containerStatuses are replaced whole)');
-  });
-
-  it('matches conditions by type, in any order, counting only the kubelet-owned ones of ours', () => {
-    const ours: V1PodStatus = {
-      conditions: [
-        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-01T00:00:00Z') },
-        { type: 'PodScheduled', status: 'True' },
-        { type: 'example.com/NotSent', status: 'True' },
-      ],
-    };
-    const theirs = json(
-      '{"conditions":[{"type":"example.com/Gate","status":"False"},{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},{"type":"Initialized","status":"True"}]}',
-    );
-    assert.ok(sameStatus(ours, theirs), "theirs' extra conditions and our foreign ones do not count");
-    const stale = json('{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"ContainersNotReady"}]}');
-    assert.ok(!sameStatus(ours, stale), 'a field only their condition has counts (we would clear it)');
-    assert.ok(!sameStatus(ours, json('{"conditions":[{"type":"PodScheduled","status":"True"}]}')), 'a missing condition counts');
-  });
-
-  it('ignores resourceClaimStatuses, which are not ours to write', () => {
-    assert.ok(sameStatus({ phase: 'Running', resourceClaimStatuses: [{ name: 'c' }] }, { phase: 'Running' }));
   });
 });

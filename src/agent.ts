@@ -1,0 +1,28 @@
+// `kubelet-pods/agent`: the node agent behind `kubelet-pods run`, for embedding. createAgent
+// wires sources, pod manager, mirror pods, node upkeep, status and endpoints from one resolved
+// AgentConfig; the configuration is loaded from the kubelet's flags and KubeletConfiguration
+// file as the command does; statuses come from a pluggable provider.
+
+export { createAgent, type Agent, type AgentOptions } from './agent/agent.js';
+export {
+  loadAgentConfig,
+  AGENT_CONFIG_DEFAULTS,
+  type AgentConfig,
+  type LoadedAgentConfig,
+  type LoadAgentConfigOptions,
+  type RunFlags,
+} from './config/agent-config.js';
+export {
+  describeIgnoredFields,
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+} from './config/kubelet-config-file.js';
+export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
+export {
+  createSimulatedStatusProvider,
+  KUBELET_OWNED_POD_CONDITIONS,
+  type StatusProvider,
+  type SimulatedStatusProviderOptions,
+} from './status/status-provider.js';
+export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
+export type { BoundAddress } from './server/server.js';

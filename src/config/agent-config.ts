@@ -1,0 +1,303 @@
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { hostname as osHostname } from 'node:os';
+import { dirname, resolve as resolvePath } from 'node:path';
+import { kpError } from '../errors.js';
+import { parseDuration } from './durations.js';
+import { scalarFields, type ScalarFieldType } from './fields.js';
+import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
+
+/**
+ * The agent's resolved configuration: the KubeletConfiguration file (`--config`) merged with
+ * the kubelet-named flags, flags winning, over the defaults. Validated once, frozen; the parts
+ * of the agent take their settings from it and never see flags or the file. See
+ * docs/configuration.md, and src/config/fields.ts for the table every field comes from.
+ */
+
+/** The validated, frozen result. Durations are milliseconds. */
+export interface AgentConfig {
+  /** `--hostname-override` or the host name, lower-cased. */
+  readonly nodeName: string;
+  readonly kubeconfig: string | undefined;
+  /** The `--config` file, when one was given. */
+  readonly configFile: string | undefined;
+  readonly staticPodPath: string | undefined;
+  readonly staticPodURL: string | undefined;
+  /** Header name → values, in the order given. Values are secrets: never log them. */
+  readonly staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
+  readonly fileCheckFrequencyMs: number;
+  readonly httpCheckFrequencyMs: number;
+  readonly syncFrequencyMs: number;
+  readonly nodeStatusUpdateFrequencyMs: number;
+  readonly kubeAPIQPS: number;
+  readonly kubeAPIBurst: number;
+  /** Where the read-only port listens. */
+  readonly address: string;
+  /** 0 disables the read-only endpoints (`/pods`, `/metrics`, `/healthz`). */
+  readonly readOnlyPort: number;
+  readonly healthzBindAddress: string;
+  /** 0 disables the healthz endpoint. */
+  readonly healthzPort: number;
+}
+
+/** The kubelet flags' values, as given; absent flags are undefined. */
+export interface RunFlags {
+  readonly kubeconfig?: string;
+  readonly config?: string;
+  readonly hostnameOverride?: string;
+  readonly podManifestPath?: string;
+  readonly manifestURL?: string;
+  /** Raw `--manifest-url-header` values, one per occurrence. */
+  readonly manifestURLHeader?: readonly string[];
+  readonly address?: string;
+  readonly readOnlyPort?: string;
+  readonly healthzPort?: string;
+}
+
+export interface LoadedAgentConfig {
+  readonly config: AgentConfig;
+  /** Top-level fields of the file that kubelet-pods does not act on, sorted. */
+  readonly ignoredFields: readonly string[];
+}
+
+export interface LoadAgentConfigOptions {
+  /** Reads the `--config` file; `fs.readFile` by default. */
+  readFile?: (path: string) => Promise<string>;
+  /** The host name used when there is no `--hostname-override`; `os.hostname()` by default. */
+  hostname?: () => string;
+}
+
+type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
+  | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'readOnlyPort' | 'healthzBindAddress' | 'healthzPort';
+
+/**
+ * The kubelet's defaults for the honoured fields, except `address` and `healthzBindAddress`:
+ * the kubelet listens on 0.0.0.0, we listen on loopback unless told otherwise, so that starting
+ * the agent does not expose the pod list to the network by surprise.
+ */
+export const AGENT_CONFIG_DEFAULTS: Readonly<Pick<AgentConfig, ScalarKey>> = Object.freeze(
+  Object.fromEntries(scalarFields().map((f) => [f.key, f.type.default])) as Pick<AgentConfig, ScalarKey>,
+);
+
+/**
+ * Loads the `--config` file (if any), applies the flags over it and the defaults under both,
+ * and validates the result. Problems in the file are reported together in one
+ * `KP_ERR_CONFIG_INVALID` naming the file; problems in flags in one `KP_ERR_CONFIG_FLAGS`.
+ * Header values never appear in either.
+ */
+export async function loadAgentConfig(flags: RunFlags, options: LoadAgentConfigOptions = {}): Promise<LoadedAgentConfig> {
+  let file: KubeletConfigFile = {};
+  let ignoredFields: string[] = [];
+  if (flags.config !== undefined) {
+    const read = options.readFile ?? ((p: string) => readFile(p, 'utf8'));
+    let text: string;
+    try {
+      text = await read(flags.config);
+    } catch (err) {
+      throw kpError('KP_ERR_CONFIG_READ', [flags.config], { cause: err });
+    }
+    file = decodeKubeletConfigFile(flags.config, text);
+    ignoredFields = ignoredFieldsOf(file);
+  }
+  const config = resolveAgentConfig(flags.config ?? '', file, flags, options.hostname ?? osHostname);
+  return Object.freeze({ config, ignoredFields: Object.freeze(ignoredFields) });
+}
+
+// Problems per origin (file fields vs flags), so each error names where to look.
+interface Problems {
+  readonly file: string[];
+  readonly flags: string[];
+}
+
+/**
+ * The file's fields (decoded, from `path`) and the flags into an `AgentConfig`: for each field
+ * of the table, the flag if given, else the file's value, else the default.
+ */
+function resolveAgentConfig(path: string, file: KubeletConfigFile, flags: RunFlags, hostname: () => string): AgentConfig {
+  const p: Problems = { file: [], flags: [] };
+
+  const scalars: Record<string, number | string> = {};
+  for (const f of scalarFields()) {
+    let value = f.field !== undefined ? fileScalar(f.field, f.type, file[f.field], p.file) : f.type.default;
+    if (f.flag !== undefined) {
+      const raw = flags[f.flag.key];
+      if (typeof raw === 'string') value = flagScalar(`--${f.flag.name}`, f.type, raw, value, p.flags);
+    }
+    scalars[f.key] = value;
+  }
+
+  // As the kubelet does, a relative staticPodPath in the file is relative to the file's folder;
+  // one given as a flag is relative to the working directory.
+  const flagPath = nonEmpty(flags.podManifestPath);
+  const filePath = nonEmpty(fileString('staticPodPath', file, p.file));
+  const staticPodPath =
+    flagPath !== undefined ? resolvePath(flagPath) : filePath !== undefined ? resolvePath(dirname(path), filePath) : undefined;
+  const staticPodURL = nonEmpty(flags.manifestURL) ?? nonEmpty(fileString('staticPodURL', file, p.file));
+  const staticPodURLHeader =
+    flags.manifestURLHeader !== undefined
+      ? headersFromFlags(flags.manifestURLHeader, p.flags)
+      : headersFromFile(file.staticPodURLHeader, p.file);
+
+  const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : hostname();
+  // The kubelet trims and lower-cases the host name before using it as the node name.
+  const nodeName = rawName.trim().toLowerCase();
+  if (nodeName === '') p.flags.push('--hostname-override: the node name must not be empty');
+
+  // Everything wrong is reported at once; flag problems ride along with the file's.
+  if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
+  if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
+
+  return Object.freeze({
+    nodeName,
+    kubeconfig: nonEmpty(flags.kubeconfig),
+    configFile: nonEmpty(flags.config),
+    staticPodPath,
+    staticPodURL,
+    staticPodURLHeader,
+    ...(scalars as Pick<AgentConfig, ScalarKey>),
+  });
+}
+
+/** A scalar field's value from the file; the default (and a problem) when it is wrong. */
+function fileScalar(field: string, type: ScalarFieldType, v: unknown, problems: string[]): number | string {
+  if (v === undefined || v === null) return type.default;
+  switch (type.kind) {
+    case 'duration':
+      return fileDuration(field, type.allowZero, v, type.default, problems);
+    case 'number':
+      return fileNumber(field, type.integer, type.max, v, type.default, problems);
+    case 'port':
+      return fileNumber(field, true, 65535, v, type.default, problems);
+    case 'address':
+      return fileAddress(field, v, type.default, problems);
+  }
+}
+
+function fileDuration(field: string, allowZero: boolean, v: unknown, fallback: number, problems: string[]): number {
+  if (typeof v !== 'string') {
+    problems.push(`${field}: must be a duration string such as "20s", got ${describeValue(v)}`);
+    return fallback;
+  }
+  let ms: number;
+  try {
+    ms = parseDuration(v);
+  } catch {
+    problems.push(`${field}: ${JSON.stringify(v)} is not a duration (use Go syntax such as "20s", "1m0s")`);
+    return fallback;
+  }
+  if (ms < 0 || (!allowZero && ms === 0)) {
+    problems.push(`${field}: must be ${allowZero ? 'zero or positive' : 'positive'}, got ${JSON.stringify(v)}`);
+    return fallback;
+  }
+  return ms;
+}
+
+function fileNumber(field: string, integer: boolean, max: number, v: unknown, fallback: number, problems: string[]): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    problems.push(`${field}: must be a number, got ${describeValue(v)}`);
+    return fallback;
+  }
+  if (integer && !Number.isInteger(v)) {
+    problems.push(`${field}: must be an integer, got ${v}`);
+    return fallback;
+  }
+  if (v < 0 || v > max) {
+    problems.push(`${field}: must be between 0 and ${max}, got ${v}`);
+    return fallback;
+  }
+  return v;
+}
+
+function fileAddress(field: string, v: unknown, fallback: string, problems: string[]): string {
+  if (typeof v !== 'string') {
+    problems.push(`${field}: must be a string, got ${describeValue(v)}`);
+    return fallback;
+  }
+  if (v === '') return fallback;
+  if (isIP(v) === 0) {
+    problems.push(`${field}: must be an IP address, got ${JSON.stringify(v)}`);
+    return fallback;
+  }
+  return v;
+}
+
+function fileString(field: string, file: KubeletConfigFile, problems: string[]): string | undefined {
+  const v = file[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') {
+    problems.push(`${field}: must be a string, got ${describeValue(v)}`);
+    return undefined;
+  }
+  return v;
+}
+
+/** A scalar given as a flag, over `current` (the file's value or the default). */
+function flagScalar(flag: string, type: ScalarFieldType, raw: string, current: number | string, problems: string[]): number | string {
+  switch (type.kind) {
+    case 'address':
+      if (isIP(raw) !== 0) return raw;
+      problems.push(`${flag}: must be an IP address, got ${JSON.stringify(raw)}`);
+      return current;
+    case 'port': {
+      const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+      if (Number.isInteger(n) && n >= 0 && n <= 65535) return n;
+      problems.push(`${flag}: must be a port number between 0 and 65535, got ${JSON.stringify(raw)}`);
+      return current;
+    }
+    default:
+      // No flag of another scalar kind exists; the table test keeps it so.
+      return current;
+  }
+}
+
+const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s);
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * `--manifest-url-header` follows the kubelet: each occurrence is a comma-separated list of
+ * `Name:value` pairs, values of a repeated name accumulate in order. Problems name the
+ * occurrence and the header name, never the value.
+ */
+function headersFromFlags(raw: readonly string[], problems: string[]): Readonly<Record<string, readonly string[]>> {
+  const out: Record<string, string[]> = {};
+  raw.forEach((occurrence, i) => {
+    for (const pair of occurrence.split(',')) {
+      if (pair.trim() === '') continue;
+      const colon = pair.indexOf(':');
+      const name = colon < 0 ? '' : pair.slice(0, colon).trim();
+      if (colon < 0 || !HEADER_NAME.test(name)) {
+        problems.push(`--manifest-url-header (occurrence ${i + 1}): each entry must be Name:value with a valid header name`);
+        continue;
+      }
+      (out[name] ??= []).push(pair.slice(colon + 1));
+    }
+  });
+  return freezeHeaders(out);
+}
+
+function headersFromFile(value: unknown, problems: string[]): Readonly<Record<string, readonly string[]>> {
+  if (value === undefined || value === null) return Object.freeze({});
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    problems.push(`staticPodURLHeader: must be a map of header name to a list of values, got ${describeValue(value)}`);
+    return Object.freeze({});
+  }
+  const out: Record<string, string[]> = {};
+  for (const [name, values] of Object.entries(value as Record<string, unknown>)) {
+    if (!HEADER_NAME.test(name)) {
+      problems.push(`staticPodURLHeader: ${JSON.stringify(name)} is not a valid header name`);
+      continue;
+    }
+    if (!Array.isArray(values) || !values.every((x) => typeof x === 'string')) {
+      problems.push(`staticPodURLHeader.${name}: must be a list of strings`);
+      continue;
+    }
+    out[name] = [...(values as string[])];
+  }
+  return freezeHeaders(out);
+}
+
+function freezeHeaders(h: Record<string, string[]>): Readonly<Record<string, readonly string[]>> {
+  for (const k of Object.keys(h)) Object.freeze(h[k]);
+  return Object.freeze(h);
+}

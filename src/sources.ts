@@ -1,0 +1,37 @@
+// `kubelet-pods/sources`: where pods come from, as the kubelet's pkg/kubelet/config has it.
+// Decoding and defaulting of manifests, the static pod UID, the file, HTTP and API server
+// sources, and PodConfig, which merges them into one stream of pod updates.
+
+export type { PodUpdate, SetDelta, SourceLogger } from './sources/types.js';
+export { decodeSinglePod, decodePodList, parseManifestText, type DecodeOutcome, type DefaultFn } from './sources/decode.js';
+export {
+  applySchemeDefaults,
+  applyStaticPodDefaults,
+  generatePodName,
+  defaultPullPolicy,
+  type StaticPodDefaultsOptions,
+} from './sources/defaults.js';
+export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
+export { validateStaticPodCreate, isDNS1123Label, isDNS1123Subdomain } from './sources/validate.js';
+export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
+export {
+  createFileSource,
+  parseManifestFile,
+  type FileSource,
+  type FileSourceOptions,
+  type FileSourceStats,
+} from './sources/file-source.js';
+export { createHttpSource, parseHttpBody, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
+export {
+  createApiserverSource,
+  kubePodListWatch,
+  type ApiserverSource,
+  type ApiserverSourceOptions,
+  type ApiserverSourceStats,
+  type PodListWatch,
+  type WatchEventType,
+} from './sources/apiserver-source.js';
+export { PodConfig, type PodConfigMode, type PodConfigOptions, type PodConfigEvent } from './sources/pod-config.js';
+export type { SourceChannel } from './sources/mux.js';
+export type { UpdateStream } from './sources/update-stream.js';
+export { createSourcesReady, type SourcesReady } from './sources/sources-ready.js';
