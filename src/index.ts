@@ -41,7 +41,7 @@ export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 export type { MirrorClient } from './mirror/mirror-client.js';
 
 // --- sources: decoding, file/http/apiserver sources, merge (added by the sources work) ---
-export type { PodUpdate, SetDelta, SourceLogger, SourceTimers } from './sources/types.js';
+export type { PodUpdate, SetDelta, SourceLogger } from './sources/types.js';
 export { canonicalJSON } from './sources/canonical-json.js';
 export { decodeSinglePod, decodePodList, parseManifestText, type DecodeOutcome, type DefaultFn } from './sources/decode.js';
 export {
@@ -54,15 +54,17 @@ export {
 export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
 export { validateStaticPodCreate, isDNS1123Label, isDNS1123Subdomain } from './sources/validate.js';
 export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
-export { createFileSource, parseManifestFile, type FileSource, type FileSourceOptions, type FileSourceStats } from './sources/file-source.js';
-export { createHttpSource, parseHttpBody, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
+export { parseManifest, parseManifestFile, parseHttpBody, type ManifestOrigin, type ManifestResult } from './sources/manifest.js';
+export { createFileSource, type FileSource, type FileSourceOptions, type FileSourceStats } from './sources/file-source.js';
+export { createHttpSource, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
 export {
-  PodConfig,
-  formatSeenTimestamp,
+  createPodConfig,
+  type PodConfig,
   type PodConfigMode,
   type PodConfigOptions,
   type PodConfigEvent,
 } from './sources/pod-config.js';
+export { formatSeenTimestamp } from './sources/pod-diff.js';
 export { Mux, type Merger, type SourceChannel } from './sources/mux.js';
 export { UpdateStream } from './sources/update-stream.js';
 export { createSourcesReady, type SourcesReady } from './sources/sources-ready.js';
