@@ -7,7 +7,8 @@
  * contain header values, tokens or response bodies.
  */
 
-const quote = (s: string): string => JSON.stringify(s);
+/** A value named in a message: JSON-quoted, so empty strings and odd characters show. */
+export const quote = (s: string): string => JSON.stringify(s);
 
 const templates = {
   KP_ERR_POD_FULL_NAME: (input: string) => `failed to parse the pod full name ${quote(input)}`,
@@ -38,6 +39,9 @@ const templates = {
   KP_ERR_SOURCE_HTTP_PARSE: (url: string, single: string, multiple: string) =>
     `${url}: couldn't parse as single (${single}) or multiple pods (${multiple})`,
   KP_ERR_SOURCE_OPTIONS: (option: string, received: string) => `invalid source option ${option}: ${received}`,
+  KP_ERR_SOURCE_API_LIST: (node: string, reason: string) => `cannot list the pods bound to node ${quote(node)}: ${reason}`,
+  KP_ERR_SOURCE_API_WATCH: (node: string, reason: string) =>
+    `the watch of the pods bound to node ${quote(node)} failed: ${reason}`,
   // --- cluster and mirror client ---
   KP_ERR_CLUSTER_NO_GO: (reason: string) =>
     `cannot build the local control plane: ${reason}; install Go >= 1.24 (for example \`apt-get install golang\` or from https://go.dev/dl/)`,

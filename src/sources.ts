@@ -14,14 +14,9 @@ export {
 export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
 export { validateStaticPodCreate, isDNS1123Label, isDNS1123Subdomain } from './sources/validate.js';
 export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
-export {
-  createFileSource,
-  parseManifestFile,
-  type FileSource,
-  type FileSourceOptions,
-  type FileSourceStats,
-} from './sources/file-source.js';
-export { createHttpSource, parseHttpBody, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
+export { parseManifest, parseManifestFile, parseHttpBody, type ManifestOrigin, type ManifestResult } from './sources/manifest.js';
+export { createFileSource, type FileSource, type FileSourceOptions, type FileSourceStats } from './sources/file-source.js';
+export { createHttpSource, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
 export {
   createApiserverSource,
   kubePodListWatch,
@@ -31,7 +26,7 @@ export {
   type PodListWatch,
   type WatchEventType,
 } from './sources/apiserver-source.js';
-export { PodConfig, type PodConfigMode, type PodConfigOptions, type PodConfigEvent } from './sources/pod-config.js';
+export { createPodConfig, type PodConfig, type PodConfigMode, type PodConfigOptions, type PodConfigEvent } from './sources/pod-config.js';
 export type { SourceChannel } from './sources/mux.js';
 export type { UpdateStream } from './sources/update-stream.js';
 export { createSourcesReady, type SourcesReady } from './sources/sources-ready.js';

@@ -19,7 +19,7 @@ import { createAgentServer, type AgentServer, type BoundAddress } from '../serve
 import { createApiserverSource, type ApiserverSource } from '../sources/apiserver-source.js';
 import { createFileSource, type FileSource } from '../sources/file-source.js';
 import { createHttpSource, type HttpSource } from '../sources/http-source.js';
-import { PodConfig } from '../sources/pod-config.js';
+import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
@@ -76,10 +76,8 @@ export function createAgent(options: AgentOptions): Agent {
   const registry = options.registry ?? new Registry();
   const metrics = createAgentMetrics(registry);
   const podManager = new PodManager({ registry });
-  const podConfig = new PodConfig({
-    logger,
-    onEvent: (event) => logger.warn({ pod: event.pod.metadata?.name, reason: event.reason }, event.message),
-  });
+  // The merger logs its warnings itself; they count as errors of the source they came from.
+  const podConfig = createPodConfig({ logger, onEvent: (event) => metrics.recordSourceError(event.source) });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
   const statusProvider = options.statusProvider ?? createSimulatedStatusProvider();
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
@@ -121,7 +119,7 @@ export function createAgent(options: AgentOptions): Agent {
     apiSource = createApiserverSource({
       kubeConfig,
       nodeName: config.nodeName,
-      update: podConfig.channel(API_SERVER_SOURCE),
+      onUpdate: podConfig.channel(API_SERVER_SOURCE),
       logger: sourceLogger(API_SERVER_SOURCE),
     });
     const registration = createNodeRegistration({

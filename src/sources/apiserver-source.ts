@@ -1,13 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
-import { CoreV1Api, Watch, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, Watch, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
 
 import { API_SERVER_SOURCE, PodOperation } from '../constants.js';
+import { kpError } from '../errors.js';
+import { apiErrorInfo, apiStatusOf } from '../kube/api-error.js';
 import type { Pod } from '../pod/types.js';
-import type { PodUpdate, SetDelta, SourceLogger } from './types.js';
-
-/** The shared source logger type (pino-compatible). */
-export type ApiserverSourceLogger = SourceLogger;
+import { backoffDelay } from '../time/backoff.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+import { noopLogger, type PodUpdate, type SetDelta, type SourceLogger } from './types.js';
 
 /** What a watch stream delivers, as client-node's Watch passes it on. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -15,7 +14,9 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 /**
  * The list and watch calls the source needs, so tests can replace the API server. `watch`
  * resolves once the request has been sent (with a handle to abort it) and calls `done`
- * exactly once when the stream ends, with the error if it failed.
+ * exactly once when the stream ends, with the error if it failed. An HTTP failure must be
+ * readable by src/kube/api-error.ts (an ApiException, or an object with a numeric `code`):
+ * that is how a 410 Gone is told from other failures.
  */
 export interface PodListWatch {
   list(): Promise<V1PodList>;
@@ -41,9 +42,20 @@ export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeo
         '/api/v1/pods',
         { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
         (type: string, object: unknown) => onEvent(type as WatchEventType, object),
-        done,
+        (err: unknown) => done(asApiException(err)),
       ),
   };
+}
+
+/**
+ * client-node's Watch reports a refused watch request (a 410 among others) as a plain Error
+ * with `statusCode`, where its API calls throw an ApiException: turned into the latter here, so
+ * that src/kube/api-error.ts reads both alike.
+ */
+function asApiException(err: unknown): unknown {
+  const statusCode = (err as { statusCode?: unknown } | null | undefined)?.statusCode;
+  if (typeof statusCode !== 'number') return err;
+  return new ApiException(statusCode, err instanceof Error ? err.message : String(err), undefined, {});
 }
 
 export interface ApiserverSourceOptions {
@@ -54,16 +66,13 @@ export interface ApiserverSourceOptions {
   nodeName: string;
   /**
    * Receives `{ op: 'SET', source: 'api', pods }` with the full current set after every change
-   * (watch events of one event-loop turn give one SET); SETs after watch events carry a
+   * (watch events of one event-loop turn give one SET). Every SET but the first carries a
    * `delta` from the previous SET, so the merger need not look at the unchanged pods.
    */
-  update: (update: PodUpdate) => void;
-  logger?: ApiserverSourceLogger;
-  /**
-   * Waits between retries; resolves after `ms` or rejects when `signal` aborts. Tests inject
-   * one that returns at once.
-   */
-  delay?: (ms: number, signal: AbortSignal) => Promise<void>;
+  onUpdate: (update: PodUpdate) => void;
+  logger?: SourceLogger;
+  /** Retry pauses, the watchdog and the list timeout; the real clock by default. */
+  clock?: Clock;
   /** First retry pause after an error; doubles per consecutive error. Default 500 ms. */
   backoffInitialMs?: number;
   /** Longest retry pause. Default 30 s. */
@@ -91,7 +100,7 @@ export interface ApiserverSourceStats {
 
 /** The `api` pod source: every pod bound to this node, as full SETs. */
 export interface ApiserverSource {
-  /** Starts listing and watching; a second call does nothing. */
+  /** Starts listing and watching; a second call does nothing. After stop(), starts again. */
   start(): void;
   /** Stops and closes the watch connection; resolves when the loop has ended. */
   stop(): Promise<void>;
@@ -99,30 +108,35 @@ export interface ApiserverSource {
   stats(): ApiserverSourceStats;
 }
 
-const defaultDelay = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal });
-
 const podKey = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 
-const statusCodeOf = (err: unknown): number | undefined => {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as { statusCode?: unknown; code?: unknown };
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  return typeof e.code === 'number' ? e.code : undefined;
-};
+/** Two copies of the same version of an API object: same UID and resourceVersion. */
+const sameVersion = (a: Pod, b: Pod): boolean =>
+  a.metadata?.uid === b.metadata?.uid && a.metadata?.resourceVersion !== undefined && a.metadata.resourceVersion !== '' && a.metadata.resourceVersion === b.metadata?.resourceVersion;
 
-const errorText = (err: unknown): string => {
-  const code = statusCodeOf(err);
-  const message = err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err);
-  return code === undefined ? message : `HTTP ${code}: ${message}`;
-};
+/** A failed call as text for an error message: the HTTP status and the Status's own message, never the body. */
+function describeFailure(err: unknown): string {
+  const { code, message } = apiStatusOf(err);
+  return code === undefined || message === `HTTP ${code}` ? message : `HTTP ${code}: ${message}`;
+}
+
+/** A Status object from a watch ERROR event, as text. */
+function describeStatus(object: unknown): string {
+  if (typeof object !== 'object' || object === null) return String(object);
+  const s = object as { code?: unknown; reason?: unknown; message?: unknown };
+  return [s.code, s.reason, s.message].filter((x) => x !== undefined).join(' ');
+}
 
 /** How one watch request ended. */
 type WatchEnd =
   | { kind: 'closed'; sawEvents: boolean } // the server ended the stream (its timeout, a shutdown)
   | { kind: 'gone' } // 410: our resourceVersion is too old; relist
   | { kind: 'silent' } // the watchdog gave up on it
-  | { kind: 'error'; err: unknown }
+  | { kind: 'error'; err: Error }
   | { kind: 'stopped' };
+
+/** A stream the server closes sooner than this without any event counts as a failure. */
+const MIN_HEALTHY_WATCH_MS = 1000;
 
 /**
  * Creates the API-server source. Like the kubelet's, it keeps a store keyed `<ns>/<name>`
@@ -134,7 +148,8 @@ type WatchEnd =
  * and reports a relist as one event per pod. Here: the watch restarts after any error with
  * exponential backoff; a 410 Gone (expired resourceVersion) relists at once; each watch
  * has a server-side timeout; a watchdog abandons a watch that stays silent too long; and
- * every abandoned request is aborted so no connection is left open.
+ * every abandoned request is aborted so no connection is left open. A relist keeps the
+ * objects of pods whose resourceVersion did not change, so its SET names only what changed.
  */
 export function createApiserverSource(options: ApiserverSourceOptions): ApiserverSource {
   return new ApiserverSourceImpl(options);
@@ -143,18 +158,17 @@ export function createApiserverSource(options: ApiserverSourceOptions): Apiserve
 class ApiserverSourceImpl implements ApiserverSource {
   readonly #listWatch: PodListWatch;
   readonly #nodeName: string;
-  readonly #update: (update: PodUpdate) => void;
-  readonly #logger: ApiserverSourceLogger | undefined;
-  readonly #delay: (ms: number, signal: AbortSignal) => Promise<void>;
-  readonly #backoffInitialMs: number;
-  readonly #backoffMaxMs: number;
+  readonly #onUpdate: (update: PodUpdate) => void;
+  readonly #logger: SourceLogger;
+  readonly #clock: Clock;
+  readonly #backoff: { readonly initialMs: number; readonly maxMs: number };
   readonly #watchdogMs: number;
   readonly #stats: ApiserverSourceStats = { lists: 0, watches: 0, watchdogRestarts: 0, errors: 0 };
 
   #pods = new Map<string, Pod>();
   /** The `pods` of the last SET sent: the base of the next SET's delta. */
   #lastSent: Pod[] | undefined;
-  /** Keys changed by watch events since the last SET, with the pod each had before. */
+  /** Keys changed since the last SET, with the pod each had in it. */
   #touched = new Map<string, Pod | undefined>();
   #emitScheduled = false;
   #resourceVersion = '';
@@ -170,14 +184,13 @@ class ApiserverSourceImpl implements ApiserverSource {
     } else if (options.kubeConfig !== undefined) {
       this.#listWatch = kubePodListWatch(options.kubeConfig, options.nodeName, timeoutSeconds);
     } else {
-      throw new TypeError('createApiserverSource: pass kubeConfig (or listWatch)');
+      throw kpError('KP_ERR_SOURCE_OPTIONS', ['kubeConfig', 'neither kubeConfig nor listWatch']);
     }
     this.#nodeName = options.nodeName;
-    this.#update = options.update;
-    this.#logger = options.logger;
-    this.#delay = options.delay ?? defaultDelay;
-    this.#backoffInitialMs = options.backoffInitialMs ?? 500;
-    this.#backoffMaxMs = options.backoffMaxMs ?? 30_000;
+    this.#onUpdate = options.onUpdate;
+    this.#logger = options.logger ?? noopLogger;
+    this.#clock = options.clock ?? realClock;
+    this.#backoff = { initialMs: options.backoffInitialMs ?? 500, maxMs: options.backoffMaxMs ?? 30_000 };
     this.#watchdogMs = options.watchdogMs ?? (timeoutSeconds + 60) * 1000;
   }
 
@@ -200,12 +213,12 @@ class ApiserverSourceImpl implements ApiserverSource {
     return { ...this.#stats };
   }
 
-  /** Sends the store as a SET; after watch events (not after a list) it says what changed. */
-  #emit(afterList = false): void {
+  /** Sends the store as a SET, with what changed since the previous SET, if there was one. */
+  #emit(): void {
     this.#emitScheduled = false;
     const pods = [...this.#pods.values()];
     let delta: SetDelta | undefined;
-    if (!afterList && this.#lastSent !== undefined) {
+    if (this.#lastSent !== undefined) {
       const changed: Pod[] = [];
       const removed: Pod[] = [];
       for (const [key, before] of this.#touched) {
@@ -217,13 +230,18 @@ class ApiserverSourceImpl implements ApiserverSource {
     }
     this.#touched.clear();
     this.#lastSent = pods;
-    this.#update({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods, ...(delta ? { delta } : {}) });
+    this.#onUpdate({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods, ...(delta ? { delta } : {}) });
+  }
+
+  /** Records that `key` is about to change, with the pod it had in the last SET. */
+  #touch(key: string): void {
+    if (!this.#touched.has(key)) this.#touched.set(key, this.#pods.get(key));
   }
 
   /**
    * Watch events that arrive in the same turn of the event loop (one chunk of the watch
    * stream: a burst of 1,000 mirror creations comes as a few chunks) are sent as one SET:
-   * each SET costs O(pods) in the merge, so one per event would be O(pods²) per burst.
+   * each SET costs O(pods) here, so one per event would be O(pods²) per burst.
    */
   #scheduleEmit(): void {
     if (this.#emitScheduled) return;
@@ -246,12 +264,12 @@ class ApiserverSourceImpl implements ApiserverSource {
           if (stopSignal.aborted) break;
           this.#stats.errors += 1;
           failures += 1;
-          this.#logger?.warn({ node: this.#nodeName, err: errorText(err) }, 'failed to list pods');
-          await this.#backoff(failures);
+          this.#logger.warn({ node: this.#nodeName, httpStatus: apiErrorInfo(err).code, err: kpError('KP_ERR_SOURCE_API_LIST', [this.#nodeName, describeFailure(err)]) }, 'failed to list pods');
+          await this.#pause(failures);
           continue;
         }
       }
-      const startedAt = Date.now();
+      const startedAt = this.#clock.monotonic();
       const end = await this.#watchOnce(() => {
         failures = 0;
       });
@@ -259,34 +277,34 @@ class ApiserverSourceImpl implements ApiserverSource {
         case 'stopped':
           return;
         case 'gone':
-          this.#logger?.info({ node: this.#nodeName }, 'watch resourceVersion expired, relisting');
+          this.#logger.info({ node: this.#nodeName }, 'watch resourceVersion expired, relisting');
           this.#resourceVersion = '';
           continue;
         case 'silent':
           this.#stats.watchdogRestarts += 1;
-          this.#logger?.warn({ node: this.#nodeName, silentMs: this.#watchdogMs }, 'watch silent too long, restarting');
+          this.#logger.warn({ node: this.#nodeName, silentMs: this.#watchdogMs }, 'watch silent too long, restarting');
           continue;
         case 'closed':
           // A stream the server closed at once (without events) is treated like an error, so a
           // misbehaving server cannot make us reconnect in a tight loop.
-          if (end.sawEvents || Date.now() - startedAt >= 1000) continue;
+          if (end.sawEvents || this.#clock.monotonic() - startedAt >= MIN_HEALTHY_WATCH_MS) continue;
           failures += 1;
-          await this.#backoff(failures);
+          await this.#pause(failures);
           continue;
         case 'error':
           this.#stats.errors += 1;
           failures += 1;
-          this.#logger?.warn({ node: this.#nodeName, err: errorText(end.err) }, 'pod watch failed, retrying');
-          await this.#backoff(failures);
+          this.#logger.warn({ node: this.#nodeName, err: end.err }, 'pod watch failed, retrying');
+          await this.#pause(failures);
           continue;
       }
     }
   }
 
-  async #backoff(failures: number): Promise<void> {
-    const ms = Math.min(this.#backoffMaxMs, this.#backoffInitialMs * 2 ** Math.min(failures - 1, 30));
+  /** Waits before the retry that follows `failures` consecutive failures; stop() cuts it short. */
+  async #pause(failures: number): Promise<void> {
     try {
-      await this.#delay(ms, this.#stop.signal);
+      await this.#clock.sleep(backoffDelay(failures, this.#backoff), this.#stop.signal);
     } catch {
       // aborted by stop()
     }
@@ -294,35 +312,50 @@ class ApiserverSourceImpl implements ApiserverSource {
 
   async #list(): Promise<void> {
     this.#stats.lists += 1;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ClockTimer | undefined;
     // client-node's list call cannot be cancelled; a list that hangs is abandoned (the
     // request ends when the server answers or the socket dies) and retried.
     const list = await Promise.race([
       this.#listWatch.list(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`list did not answer within ${this.#watchdogMs} ms`)), this.#watchdogMs);
+        timer = this.#clock.setTimeout(
+          () => reject(kpError('KP_ERR_SOURCE_API_LIST', [this.#nodeName, `no answer within ${this.#watchdogMs} ms`])),
+          this.#watchdogMs,
+        );
       }),
-    ]).finally(() => clearTimeout(timer));
+    ]).finally(() => this.#clock.clearTimeout(timer));
     if (this.#stop.signal.aborted) return;
-    this.#pods = new Map((list.items ?? []).map((pod) => [podKey(pod), pod]));
+    const previous = this.#pods;
+    const next = new Map<string, Pod>();
+    for (const item of list.items ?? []) {
+      const key = podKey(item);
+      const known = previous.get(key);
+      // The same version of a pod we already hold: keep that object, so the SET's delta
+      // leaves it out and the merger does not look at it.
+      next.set(key, known !== undefined && sameVersion(known, item) ? known : item);
+      this.#touch(key);
+    }
+    for (const key of previous.keys()) if (!next.has(key)) this.#touch(key);
+    this.#pods = next;
     this.#resourceVersion = list.metadata?.resourceVersion ?? '';
-    this.#emit(true);
+    this.#emit();
   }
 
   /** Runs one watch request from the current resourceVersion until it ends one way or another. */
   #watchOnce(onConnected: () => void): Promise<WatchEnd> {
     this.#stats.watches += 1;
+    const clock = this.#clock;
     return new Promise<WatchEnd>((resolveEnd) => {
       let ended = false;
       let sawEvents = false;
       let handle: { abort(): void } | undefined;
-      let lastActivity = Date.now();
-      let watchdog: NodeJS.Timeout | undefined;
+      let lastActivity = clock.monotonic();
+      let watchdog: ClockTimer | undefined;
 
       const finish = (end: WatchEnd): void => {
         if (ended) return;
         ended = true;
-        clearTimeout(watchdog);
+        clock.clearTimeout(watchdog);
         this.#endWatch = undefined;
         handle?.abort();
         resolveEnd(end);
@@ -330,8 +363,8 @@ class ApiserverSourceImpl implements ApiserverSource {
       this.#endWatch = finish;
 
       const arm = (ms: number): void => {
-        watchdog = setTimeout(() => {
-          const idle = Date.now() - lastActivity;
+        watchdog = clock.setTimeout(() => {
+          const idle = clock.monotonic() - lastActivity;
           if (idle >= this.#watchdogMs) finish({ kind: 'silent' });
           else arm(this.#watchdogMs - idle);
         }, ms);
@@ -340,12 +373,11 @@ class ApiserverSourceImpl implements ApiserverSource {
 
       const onEvent = (type: WatchEventType, object: unknown): void => {
         if (ended) return;
-        lastActivity = Date.now();
+        lastActivity = clock.monotonic();
         sawEvents = true;
         if (type === 'ERROR') {
-          const code = statusCodeOf(object);
-          if (code === 410) finish({ kind: 'gone' });
-          else finish({ kind: 'error', err: new Error(`watch ERROR event: ${describeStatus(object)}`) });
+          if (apiErrorInfo(object).code === 410) finish({ kind: 'gone' });
+          else finish({ kind: 'error', err: kpError('KP_ERR_SOURCE_API_WATCH', [this.#nodeName, `ERROR event: ${describeStatus(object)}`]) });
           return;
         }
         const pod = object as Pod;
@@ -353,7 +385,7 @@ class ApiserverSourceImpl implements ApiserverSource {
         if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
         if (type !== 'DELETED' && type !== 'ADDED' && type !== 'MODIFIED') return; // BOOKMARK
         const key = podKey(pod);
-        if (!this.#touched.has(key)) this.#touched.set(key, this.#pods.get(key));
+        this.#touch(key);
         if (type === 'DELETED') this.#pods.delete(key);
         else this.#pods.set(key, pod);
         this.#scheduleEmit();
@@ -361,8 +393,8 @@ class ApiserverSourceImpl implements ApiserverSource {
       const done = (err: unknown): void => {
         if (ended) return;
         if (err === null || err === undefined) finish({ kind: 'closed', sawEvents });
-        else if (statusCodeOf(err) === 410) finish({ kind: 'gone' });
-        else finish({ kind: 'error', err });
+        else if (apiErrorInfo(err).code === 410) finish({ kind: 'gone' });
+        else finish({ kind: 'error', err: kpError('KP_ERR_SOURCE_API_WATCH', [this.#nodeName, describeFailure(err)]) });
       };
 
       this.#listWatch.watch(this.#resourceVersion, onEvent, done).then(
@@ -372,14 +404,8 @@ class ApiserverSourceImpl implements ApiserverSource {
           if (ended) h.abort();
           else onConnected();
         },
-        (err: unknown) => done(err ?? new Error('watch failed')),
+        (err: unknown) => done(err ?? 'the watch request failed without an error'),
       );
     });
   }
-}
-
-function describeStatus(object: unknown): string {
-  if (typeof object !== 'object' || object === null) return String(object);
-  const s = object as { code?: unknown; reason?: unknown; message?: unknown };
-  return [s.code, s.reason, s.message].filter((x) => x !== undefined).join(' ');
 }

@@ -2,6 +2,7 @@ import { parseAllDocuments } from 'yaml';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { applySchemeDefaults } from './defaults.js';
+import { isJsonObject, type JsonObject } from './json-object.js';
 import { checkPodSchema, usesClusterTrustBundle, validateStaticPodCreate } from './validate.js';
 
 /**
@@ -19,8 +20,6 @@ export type DecodeOutcome<T> =
 /** Mutates a freshly decoded pod; the sources pass applyStaticPodDefaults here. */
 export type DefaultFn = (pod: Pod) => void;
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -60,8 +59,8 @@ export function parseManifestText(data: Uint8Array | string): { ok: true; value:
 }
 
 /** The universal decoder's type checks: object, kind, apiVersion, a kind known for v1. */
-function checkTypeMeta(value: unknown, expectedKind: 'Pod' | 'PodList'): { ok: true; obj: Json } | { ok: false; reason: string } {
-  if (!isObject(value)) {
+function checkTypeMeta(value: unknown, expectedKind: 'Pod' | 'PodList'): { ok: true; obj: JsonObject } | { ok: false; reason: string } {
+  if (!isJsonObject(value)) {
     return { ok: false, reason: `expected a JSON or YAML object, got ${value === null ? 'nothing' : Array.isArray(value) ? 'a list' : typeof value}` };
   }
   const kind = typeof value.kind === 'string' ? value.kind : '';
@@ -75,7 +74,7 @@ function checkTypeMeta(value: unknown, expectedKind: 'Pod' | 'PodList'): { ok: t
   return { ok: true, obj: value };
 }
 
-function stripTypeMeta(obj: Json): Pod {
+function stripTypeMeta(obj: JsonObject): Pod {
   const { apiVersion: _a, kind: _k, ...rest } = obj;
   return rest as Pod;
 }
@@ -126,7 +125,7 @@ export function decodePodList(data: Uint8Array | string, defaultFn: DefaultFn): 
   if (!Array.isArray(rawItems)) return { kind: 'not-pod', reason: 'items: must be a list' };
   const items: { pod: Pod; schemaErrors: string[] }[] = [];
   for (const [i, item] of rawItems.entries()) {
-    if (!isObject(item)) return { kind: 'not-pod', reason: `items[${i}]: must be an object` };
+    if (!isJsonObject(item)) return { kind: 'not-pod', reason: `items[${i}]: must be an object` };
     applySchemeDefaults(item as Pod);
     const schema = checkPodSchema({ ...item, apiVersion: 'v1', kind: 'Pod' });
     if (schema.typeErrors.length > 0) {

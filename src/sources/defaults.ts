@@ -1,10 +1,8 @@
 import { CONFIG_HASH_ANNOTATION_KEY, NAMESPACE_DEFAULT } from '../constants.js';
 import type { Pod } from '../pod/types.js';
+import { isJsonObject, type JsonObject } from './json-object.js';
 import { computeStaticPodUID } from './uid.js';
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === '';
 
 /**
@@ -14,10 +12,10 @@ const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === 
  * Tolerates malformed shapes (it runs before validation reports them).
  */
 export function applySchemeDefaults(pod: Pod): void {
-  const p = pod as Json;
+  const p = pod as JsonObject;
   if (p.spec === undefined || p.spec === null) p.spec = {};
   // A spec of the wrong type is left alone for the schema check to report.
-  if (!isObject(p.spec)) return;
+  if (!isJsonObject(p.spec)) return;
   const spec = p.spec;
   if (isEmpty(spec.restartPolicy)) spec.restartPolicy = 'Always';
   if (isEmpty(spec.dnsPolicy)) spec.dnsPolicy = 'ClusterFirst';
@@ -30,16 +28,16 @@ export function applySchemeDefaults(pod: Pod): void {
   for (const key of ['initContainers', 'containers', 'ephemeralContainers']) {
     const list = spec[key];
     if (!Array.isArray(list)) continue;
-    for (const c of list) if (isObject(c)) defaultContainer(c);
+    for (const c of list) if (isJsonObject(c)) defaultContainer(c);
   }
 }
 
-function defaultContainer(c: Json): void {
+function defaultContainer(c: JsonObject): void {
   if (isEmpty(c.terminationMessagePath)) c.terminationMessagePath = '/dev/termination-log';
   if (isEmpty(c.terminationMessagePolicy)) c.terminationMessagePolicy = 'File';
   if (isEmpty(c.imagePullPolicy)) c.imagePullPolicy = defaultPullPolicy(typeof c.image === 'string' ? c.image : '');
   if (Array.isArray(c.ports)) {
-    for (const port of c.ports) if (isObject(port) && isEmpty(port.protocol)) port.protocol = 'TCP';
+    for (const port of c.ports) if (isJsonObject(port) && isEmpty(port.protocol)) port.protocol = 'TCP';
   }
 }
 

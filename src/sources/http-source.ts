@@ -1,10 +1,10 @@
 import { HTTP_SOURCE, MAX_CONFIG_LENGTH, PodOperation } from '../constants.js';
-import { kpError, type KubeletPodsError } from '../errors.js';
+import { hasErrorCode, kpError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
-import { decodePodList, decodeSinglePod } from './decode.js';
-import { applyStaticPodDefaults } from './defaults.js';
-import { checkStaticPodReferences } from './static-pod-rules.js';
-import { noopLogger, realTimers, type PodUpdate, type SourceLogger, type SourceTimers } from './types.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+import { parseHttpBody } from './manifest.js';
+import { periodMs, requiredString } from './source-options.js';
+import { noopLogger, type PodUpdate, type SourceLogger } from './types.js';
 
 export interface HttpSourceOptions {
   /** staticPodURL. */
@@ -18,15 +18,20 @@ export interface HttpSourceOptions {
   /** Whole-request timeout, default 10 s. */
   readonly timeoutMs?: number;
   readonly logger?: SourceLogger;
-  readonly timers?: SourceTimers;
+  /** Poll period and request timeout; the real clock by default. */
+  readonly clock?: Clock;
   /** Defaults to the global fetch (undici). */
   readonly fetch?: typeof fetch;
 }
 
 export interface HttpSource {
-  /** Polls at once, then httpCheckFrequency after each poll ends. */
+  /**
+   * Polls at once, then httpCheckFrequency after each poll ends. After stop(), start() begins
+   * again: its first successful poll sends the set, changed or not.
+   */
   start(): void;
-  stop(): void;
+  /** Stops polling and aborts the request in flight; resolves once that poll ended. Nothing is sent after it. */
+  stop(): Promise<void>;
   /** One poll (the kubelet's extractFromURL): sends a SET when there is news, rejects on failure. */
   extractFromURL(): Promise<void>;
 }
@@ -46,103 +51,127 @@ export function createHttpSource(options: HttpSourceOptions): HttpSource {
 }
 
 class HttpSourceImpl implements HttpSource {
-  private readonly period: number;
-  private readonly timeout: number;
-  private readonly logger: SourceLogger;
-  private readonly timers: SourceTimers;
-  private readonly fetchFn: typeof fetch;
-  private lastBody: Buffer | undefined;
-  private timer: unknown;
-  private running = false;
-  private failures = 0;
-  private controller: AbortController | undefined;
-  private terminated = false;
+  readonly #options: HttpSourceOptions;
+  readonly #period: number;
+  readonly #timeout: number;
+  readonly #logger: SourceLogger;
+  readonly #clock: Clock;
+  readonly #fetch: typeof fetch;
+  #lastBody: Buffer | undefined;
+  #timer: ClockTimer | undefined;
+  /** `new`: never started (a one-shot extractFromURL still sends); `stopped`: sends nothing. */
+  #state: 'new' | 'running' | 'stopped' = 'new';
+  #failures = 0;
+  #controller: AbortController | undefined;
+  /** The poll in progress, if any: stop() waits for it. */
+  #polling: Promise<void> | undefined;
+  /** Counts start() calls, so that a poll begun before a stop and restart ends its chain. */
+  #generation = 0;
 
-  constructor(private readonly options: HttpSourceOptions) {
-    if (!options.url) throw kpError('KP_ERR_SOURCE_OPTIONS', ['url', 'an empty string']);
-    this.period = options.httpCheckFrequencyMs ?? 20_000;
-    if (!(this.period > 0)) throw kpError('KP_ERR_SOURCE_OPTIONS', ['httpCheckFrequencyMs', String(this.period)]);
-    this.timeout = options.timeoutMs ?? 10_000;
-    this.logger = options.logger ?? noopLogger;
-    this.timers = options.timers ?? realTimers;
-    this.fetchFn = options.fetch ?? fetch;
+  constructor(options: HttpSourceOptions) {
+    requiredString(options.url, 'url');
+    this.#period = periodMs(options.httpCheckFrequencyMs, 20_000, 'httpCheckFrequencyMs');
+    this.#timeout = periodMs(options.timeoutMs, 10_000, 'timeoutMs');
+    this.#options = options;
+    this.#logger = options.logger ?? noopLogger;
+    this.#clock = options.clock ?? realClock;
+    this.#fetch = options.fetch ?? fetch;
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    void this.poll();
+    if (this.#state === 'running') return;
+    this.#state = 'running';
+    // Whoever listens may have lost what was sent before a stop: the next body is news.
+    this.#lastBody = undefined;
+    this.#failures = 0;
+    this.#generation += 1;
+    this.#runPoll(this.#generation);
   }
 
-  stop(): void {
-    this.running = false;
-    this.terminated = true;
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.controller?.abort();
+  async stop(): Promise<void> {
+    this.#state = 'stopped';
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#controller?.abort();
+    await this.#polling;
   }
 
-  private async poll(): Promise<void> {
+  #runPoll(generation: number): void {
+    const poll = this.#poll(generation);
+    this.#polling = poll;
+    void poll.finally(() => {
+      if (this.#polling === poll) this.#polling = undefined;
+    });
+  }
+
+  /** One poll, then the next one scheduled, for as long as this start() is the current one. */
+  async #poll(generation: number): Promise<void> {
+    const { url } = this.#options;
+    const current = (): boolean => this.#state === 'running' && this.#generation === generation;
     try {
       await this.extractFromURL();
-      if (this.failures > 0) this.logger.info({ source: HTTP_SOURCE, url: this.options.url }, 'successfully read pods from URL');
-      this.failures = 0;
+      if (this.#failures > 0) this.#logger.info({ source: HTTP_SOURCE, url }, 'successfully read pods from URL');
+      this.#failures = 0;
     } catch (err) {
-      if (!this.running) return;
-      this.failures++;
-      const fields = { source: HTTP_SOURCE, url: this.options.url, err };
+      if (!current()) return;
+      this.#failures++;
+      const fields = { source: HTTP_SOURCE, url, err };
       // Like the kubelet: the first failures loudly, then quietly while the URL stays broken.
-      if (this.failures <= 3) this.logger.error(fields, 'unable to read pods from URL');
-      else if (this.failures === 4) this.logger.error(fields, 'unable to read pods from URL, dropping verbosity');
-      else this.logger.debug(fields, 'unable to read pods from URL');
+      if (this.#failures <= 3) this.#logger.error(fields, 'unable to read pods from URL');
+      else if (this.#failures === 4) this.#logger.error(fields, 'unable to read pods from URL, dropping verbosity');
+      else this.#logger.debug(fields, 'unable to read pods from URL');
     }
-    if (this.running) this.timer = this.timers.setTimeout(() => void this.poll(), this.period);
+    if (current()) {
+      this.#timer = this.#clock.setTimeout(() => {
+        this.#timer = undefined;
+        this.#runPoll(generation);
+      }, this.#period);
+    }
   }
 
   async extractFromURL(): Promise<void> {
-    const { url } = this.options;
+    const { url } = this.#options;
     const headers = new Headers();
-    for (const [name, values] of Object.entries(this.options.headers ?? {})) {
+    for (const [name, values] of Object.entries(this.#options.headers ?? {})) {
       for (const value of values) headers.append(name, value);
     }
     const controller = new AbortController();
-    this.controller = controller;
-    const deadline = this.timers.setTimeout(() => controller.abort(), this.timeout);
+    this.#controller = controller;
+    const deadline = this.#clock.setTimeout(() => controller.abort(), this.#timeout);
     let status: number;
     let statusText: string;
     let body: Buffer;
     try {
-      const response = await this.fetchFn(url, { method: 'GET', headers, signal: controller.signal, redirect: 'follow' });
+      const response = await this.#fetch(url, { method: 'GET', headers, signal: controller.signal, redirect: 'follow' });
       status = response.status;
       statusText = response.statusText;
       const read = await readBodyLimited(response);
       if (read === 'too-large') throw kpError('KP_ERR_SOURCE_HTTP_TOO_LARGE', [url, MAX_CONFIG_LENGTH]);
       body = read;
     } catch (err) {
-      if (err instanceof Error && 'code' in err && String(err.code).startsWith('KP_ERR_')) throw err;
+      if (hasErrorCode(err, 'KP_ERR_SOURCE_HTTP_TOO_LARGE')) throw err;
       throw kpError('KP_ERR_SOURCE_HTTP_FETCH', [url], { cause: err });
     } finally {
-      this.timers.clearTimeout(deadline);
-      if (this.controller === controller) this.controller = undefined;
+      this.#clock.clearTimeout(deadline);
+      if (this.#controller === controller) this.#controller = undefined;
     }
     if (status !== 200) throw kpError('KP_ERR_SOURCE_HTTP_STATUS', [url, `${status} ${statusText}`.trim()]);
     if (body.length === 0) {
-      this.lastBody = body;
-      this.send([]);
+      this.#lastBody = body;
+      this.#send([]);
       throw kpError('KP_ERR_SOURCE_HTTP_EMPTY', [url]);
     }
-    if (this.lastBody && body.equals(this.lastBody)) return;
+    if (this.#lastBody && body.equals(this.#lastBody)) return;
     // Remembered before parsing: an unparsable body is not parsed again until it changes.
-    this.lastBody = body;
-    const pods = parseHttpBody(body, url, this.options.nodeName);
-    if ('error' in pods) throw pods.error;
-    this.send(pods.pods);
+    this.#lastBody = body;
+    const result = parseHttpBody(body, url, this.#options.nodeName);
+    if ('error' in result) throw result.error;
+    this.#send(result.pods);
   }
 
-  /** A stopped source goes quiet; a one-shot extractFromURL on a never-started source still sends. */
-  private send(pods: Pod[]): void {
-    if (this.terminated) return;
-    this.options.onUpdate({ op: PodOperation.SET, source: HTTP_SOURCE, pods });
+  #send(pods: Pod[]): void {
+    if (this.#state === 'stopped') return;
+    this.#options.onUpdate({ op: PodOperation.SET, source: HTTP_SOURCE, pods });
   }
 }
 
@@ -167,32 +196,4 @@ async function readBodyLimited(response: Response): Promise<Buffer | 'too-large'
     chunks.push(value);
   }
   return Buffer.concat(chunks, total);
-}
-
-/**
- * An HTTP body → static pods: a single pod first, then a PodList; both fail ⇒ one error
- * carrying both reasons. Defaults use the URL as the UID salt and add no toleration; every
- * pod must also pass the API-reference rules.
- */
-export function parseHttpBody(
-  body: Uint8Array | string,
-  url: string,
-  nodeName: string,
-): { readonly pods: Pod[] } | { readonly error: KubeletPodsError } {
-  const defaults = (pod: Pod): void => applyStaticPodDefaults(pod, { source: url, isFile: false, nodeName });
-  let pods: Pod[];
-  const single = decodeSinglePod(body, defaults);
-  if (single.kind === 'ok') pods = [single.value];
-  else if (single.kind === 'invalid') return { error: single.error };
-  else {
-    const list = decodePodList(body, defaults);
-    if (list.kind === 'invalid') return { error: list.error };
-    if (list.kind === 'not-pod') return { error: kpError('KP_ERR_SOURCE_HTTP_PARSE', [url, single.reason, list.reason]) };
-    pods = list.value;
-  }
-  for (const pod of pods) {
-    const refError = checkStaticPodReferences(pod, url);
-    if (refError) return { error: refError };
-  }
-  return { pods };
 }

@@ -1,5 +1,6 @@
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
+import { isJsonObject, type JsonObject } from './json-object.js';
 
 /** One reference from a static pod to an API object. */
 export interface ApiReference {
@@ -10,8 +11,7 @@ export interface ApiReference {
   readonly field: string;
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined);
+const obj = (v: unknown): JsonObject | undefined => (isJsonObject(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 

@@ -1,4 +1,5 @@
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
+import { quote } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 
 /** One problem found in a manifest, in the API server's `field: reason` style. */
@@ -65,8 +66,6 @@ export function isDNS1123Subdomain(value: string): boolean {
 export function isDNS1123Label(value: string): boolean {
   return value.length <= 63 && DNS1123_LABEL.test(value);
 }
-
-const quote = (s: string): string => JSON.stringify(s);
 
 /**
  * The create-validation rules the sources' tests need and a schema cannot express: names

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { CoreV1Api } from '@kubernetes/client-node';
 
 import { API_SERVER_SOURCE, PodOperation } from '../../src/constants.js';
+import { apiErrorInfo } from '../../src/kube/api-error.js';
 import type { Pod } from '../../src/pod/types.js';
 import {
   createApiserverSource,
@@ -56,7 +57,7 @@ function startSource(node: string, extra: Partial<ApiserverSourceOptions> = {}):
   const source = createApiserverSource({
     kubeConfig: cp.kubeConfig(node),
     nodeName: node,
-    update: updates.push,
+    onUpdate: updates.push,
     backoffInitialMs: 100,
     backoffMaxMs: 1000,
     ...extra,
@@ -236,9 +237,9 @@ async function watchOutcome(lw: PodListWatch, rv: string): Promise<'gone' | 'ok'
       .watch(
         rv,
         (type, object) => {
-          if (type === 'ERROR') settle((object as { code?: number }).code === 410 ? 'gone' : 'ok');
+          if (type === 'ERROR') settle(apiErrorInfo(object).code === 410 ? 'gone' : 'ok');
         },
-        (err) => settle((err as { statusCode?: number } | null)?.statusCode === 410 ? 'gone' : 'ok'),
+        (err) => settle(apiErrorInfo(err).code === 410 ? 'gone' : 'ok'),
       )
       .then((h) => {
         handle = h;

@@ -51,7 +51,6 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
     'realClock',
   ],
   'kubelet-pods/sources': [
-    'PodConfig',
     'applySchemeDefaults',
     'applyStaticPodDefaults',
     'checkStaticPodReferences',
@@ -59,6 +58,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
     'createApiserverSource',
     'createFileSource',
     'createHttpSource',
+    'createPodConfig',
     'createSourcesReady',
     'decodePodList',
     'decodeSinglePod',
@@ -69,6 +69,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
     'isDNS1123Subdomain',
     'kubePodListWatch',
     'parseHttpBody',
+    'parseManifest',
     'parseManifestFile',
     'parseManifestText',
     'validateStaticPodCreate',
@@ -118,12 +119,12 @@ try {
 console.log(uid, pm.getPods().length, code, backoffDelay(3, { initialMs: 100, maxMs: 1000, jitter: 0 }));
 `,
   'sources.ts': `import { FILE_SOURCE, PodOperation } from 'kubelet-pods';
-import { PodConfig, applyStaticPodDefaults, createSourcesReady, decodeSinglePod, type PodUpdate } from 'kubelet-pods/sources';
+import { applyStaticPodDefaults, createPodConfig, createSourcesReady, decodeSinglePod, type PodUpdate } from 'kubelet-pods/sources';
 const decoded = decodeSinglePod(${JSON.stringify(MANIFEST)}, (pod) =>
   applyStaticPodDefaults(pod, { source: '/etc/manifests/web.yaml', isFile: true, nodeName: 'node-1' }),
 );
 if (decoded.kind !== 'ok') throw new Error(decoded.kind);
-const config = new PodConfig();
+const config = createPodConfig();
 const ready = createSourcesReady((seen) => config.seenAllSources(seen));
 config.channel(FILE_SOURCE)({ op: PodOperation.SET, source: FILE_SOURCE, pods: [decoded.value] });
 const update: PodUpdate = (await config.updates.next()).value;

@@ -7,14 +7,14 @@ import type { Pod } from '../../../src/pod/types.js';
 import { canonicalJSON } from '../../../src/sources/canonical-json.js';
 import { decodePodList, decodeSinglePod, parseManifestText } from '../../../src/sources/decode.js';
 import { applyStaticPodDefaults, defaultPullPolicy, generatePodName } from '../../../src/sources/defaults.js';
-import { parseManifestFile } from '../../../src/sources/file-source.js';
+import { parseManifestFile } from '../../../src/sources/manifest.js';
 import { checkStaticPodReferences, findApiReferences } from '../../../src/sources/static-pod-rules.js';
 import { computeStaticPodUID } from '../../../src/sources/uid.js';
 import { isDNS1123Subdomain } from '../../../src/sources/validate.js';
 
 const noDefaults = (): void => {};
 
-/** The reference pod P0 of kubelet-tests.md §3a. */
+/** The reference pod of the kubelet's common tests ("P0"): decoded as it is, with no defaults to add. */
 function p0(): Pod {
   return {
     metadata: { name: 'test', uid: '12345', namespace: 'mynamespace' },

@@ -9,14 +9,16 @@ import { MAX_CONFIG_LENGTH } from '../../../src/constants.js';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { createFileSource, type FileSource, type FileSourceOptions } from '../../../src/sources/file-source.js';
+import { createPodConfig } from '../../../src/sources/pod-config.js';
 import type { PodUpdate, SourceLogger } from '../../../src/sources/types.js';
+import { realClock, type Clock } from '../../../src/time/clock.js';
 import { flush, Recorder, waitFor } from '../../helpers/wait.js';
 
 const NODE = 'random-test-hostname';
 const temps: string[] = [];
 const sources: FileSource[] = [];
 after(async () => {
-  for (const s of sources) s.stop();
+  for (const s of sources) await s.stop();
   for (const d of temps) await rm(d, { recursive: true, force: true });
 });
 
@@ -43,7 +45,7 @@ function fpInput(containerName = 'image'): string {
   });
 }
 
-/** The expected FP of kubelet-tests.md §3b. */
+/** The pod the kubelet's file tests expect from fpInput() on node random-test-hostname ("FP"). */
 function fp(containerName = 'image'): Pod {
   return {
     metadata: { name: 'test-random-test-hostname', uid: '12345', namespace: 'mynamespace', annotations: { 'kubernetes.io/config.hash': '12345' } },
@@ -72,6 +74,8 @@ function fp(containerName = 'image'): Pod {
 }
 
 const setOf = (pods: Pod[]): PodUpdate => ({ op: 'SET', source: 'file', pods });
+/** An update without its delta and origins, to compare with setOf. */
+const view = (u: PodUpdate): PodUpdate => ({ op: u.op, source: u.source, pods: u.pods });
 
 function manifest(name: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...extra }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
@@ -115,7 +119,7 @@ describe('FS file source', () => {
     const rec = new Recorder<PodUpdate>();
     const source = createFileSource({ path: dir, nodeName: 'localhost', onUpdate: rec.push });
     await source.listConfig();
-    assert.deepEqual(rec.items, [setOf([])]);
+    assert.deepEqual(rec.items.map(view), [setOf([])]);
   });
 
   test('FS-3 TestExtractFromNonExistentFile', async () => {
@@ -128,7 +132,7 @@ describe('FS file source', () => {
     const dir = await tempDir();
     const { logger, lines } = captureLogger();
     const rec = startSource({ path: join(dir, 'random_non_existent_path'), fileCheckFrequencyMs: 1, logger });
-    assert.deepEqual(await rec.next('an empty SET for a missing path'), setOf([]));
+    assert.deepEqual(view(await rec.next('an empty SET for a missing path')), setOf([]));
     await waitFor(() => lines.some((l) => l.level === 'error' && /does not exist/.test(String((l.fields.err as Error)?.message))), 'the missing-path error to be logged');
   });
 
@@ -137,7 +141,7 @@ describe('FS file source', () => {
     const file = join(dir, 'test_pod_manifest');
     await writeFile(file, fpInput());
     const rec = startSource({ path: file, fileCheckFrequencyMs: 60_000 });
-    assert.deepEqual(await rec.next('the first SET'), setOf([fp()]));
+    assert.deepEqual(view(await rec.next('the first SET')), setOf([fp()]));
   });
 
   for (const watchDir of [true, false]) {
@@ -158,7 +162,7 @@ describe('FS file source', () => {
         assert.equal(first.pods.length, 0);
         await writeFile(real, fpInput());
         const update = await rec.nextMatching((u) => u.pods.length > 0, 'a non-empty SET after the file was written');
-        assert.deepEqual(update, setOf([fp()]));
+        assert.deepEqual(view(update), setOf([fp()]));
       });
 
       test(`FS-7 TestWatchFileChanged/${desc}`, async () => {
@@ -174,17 +178,17 @@ describe('FS file source', () => {
         // The kubelet uses 3 s for dir+symlink (nothing watches the target) and 60 s otherwise.
         const period = watchDir && useSymlink ? 300 : 60_000;
         const rec = startSource({ path: watchDir ? dir : join(dir, name), fileCheckFrequencyMs: period });
-        assert.deepEqual(await rec.next('the initial SET'), setOf([fp()]));
+        assert.deepEqual(view(await rec.next('the initial SET')), setOf([fp()]));
         await writeFile(real, fpInput('image2'));
         assert.deepEqual(
-          await rec.nextMatching((u) => u.pods.length > 0, 'the SET with container image2'),
+          view(await rec.nextMatching((u) => u.pods.length > 0, 'the SET with container image2')),
           setOf([fp('image2')]),
         );
         if (!watchDir) return;
         await rename(join(dir, name), join(dir, `${name}_ch`));
         const next = await rec.next('the update after the rename');
         assert.equal(next.pods.length, 0, 'the update right after a rename-away must be empty');
-        assert.deepEqual(await rec.nextMatching((u) => u.pods.length > 0, 'the pod back from the new name'), setOf([fp('image2')]));
+        assert.deepEqual(view(await rec.nextMatching((u) => u.pods.length > 0, 'the pod back from the new name')), setOf([fp('image2')]));
       });
     }
   }
@@ -206,20 +210,41 @@ describe('file source: kubelet-pods rules', () => {
   });
 
   test('two files with the same namespace/name: the first in byte order wins and a warning names both', async () => {
+    // The file source sends both pods, with their paths; the merger keeps the first and warns.
     const dir = await tempDir();
-    await writeFile(join(dir, 'kube-apiserver.yaml'), manifest('kube-apiserver', { labels: { v: 'new' } }));
-    await writeFile(join(dir, 'kube-apiserver.yaml-bak'), manifest('kube-apiserver', { labels: { v: 'old' } }));
+    const first = join(dir, 'kube-apiserver.yaml');
+    const second = join(dir, 'kube-apiserver.yaml-bak');
+    await writeFile(first, manifest('kube-apiserver', { labels: { v: 'new' } }));
+    await writeFile(second, manifest('kube-apiserver', { labels: { v: 'old' } }));
     const { logger, lines } = captureLogger();
-    const rec = new Recorder<PodUpdate>();
-    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger });
+    const config = createPodConfig({ logger });
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: config.channel('file'), logger });
     await source.listConfig();
-    assert.equal(rec.items[0]!.pods.length, 1);
-    assert.deepEqual(rec.items[0]!.pods[0]!.metadata?.labels, { v: 'new' });
-    const warnings = lines.filter((l) => l.level === 'warn');
-    assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!.msg, /kube-apiserver\.yaml".*kube-apiserver\.yaml-bak"/);
+    const added = config.updates.tryNext();
+    assert.equal(added?.op, 'ADD');
+    assert.deepEqual(added.pods.map((p) => p.metadata?.labels), [{ v: 'new' }]);
+    const warnings = (): LogLine[] => lines.filter((l) => l.level === 'warn');
+    assert.equal(warnings().length, 1);
+    assert.equal(warnings()[0]!.msg, 'pod ignored: an earlier pod of the same source has its full name');
+    assert.deepEqual(
+      { pod: warnings()[0]!.fields.pod, path: warnings()[0]!.fields.path, kept: warnings()[0]!.fields.kept },
+      { pod: 'kube-apiserver-n_default', path: second, kept: first },
+    );
+
+    // The winner changes: a new pod for the name, the loser still ignored, not warned again.
+    await writeFile(first, manifest('kube-apiserver', { labels: { v: 'newer' } }));
     await source.listConfig();
-    assert.equal(lines.filter((l) => l.level === 'warn').length, 1, 'the same duplicate is not warned twice');
+    const changed = [config.updates.tryNext(), config.updates.tryNext()];
+    assert.deepEqual(changed.map((u) => [u?.op, u?.pods.map((p) => p.metadata?.labels)]), [['REMOVE', [{ v: 'new' }]], ['ADD', [{ v: 'newer' }]]]);
+    assert.equal(config.updates.tryNext(), undefined);
+    assert.equal(warnings().length, 1, 'the same duplicate is not warned twice');
+
+    // The winner goes: the other file's pod takes the name.
+    await rm(first);
+    await source.listConfig();
+    const after = [config.updates.tryNext(), config.updates.tryNext()];
+    assert.deepEqual(after.map((u) => [u?.op, u?.pods.map((p) => p.metadata?.labels)]), [['REMOVE', [{ v: 'newer' }]], ['ADD', [{ v: 'old' }]]]);
+    assert.equal(warnings().length, 1);
   });
 
   test('a bad file is reported once per change and never disturbs the other pods', async () => {
@@ -250,7 +275,7 @@ describe('file source: kubelet-pods rules', () => {
     const rec = new Recorder<PodUpdate>();
     const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, logger });
     await source.listConfig();
-    assert.deepEqual(rec.items, [setOf([])]);
+    assert.deepEqual(rec.items.map(view), [setOf([])]);
     assert.ok(lines.some((l) => hasErrorCode(l.fields.err, 'KP_ERR_SOURCE_FILE_TOO_LARGE')));
     await writeFile(join(dir, 'big'), padded(MAX_CONFIG_LENGTH));
     await source.listConfig();
@@ -276,7 +301,7 @@ describe('file source: kubelet-pods rules', () => {
     const targetDir = await tempDir();
     await symlink(join(targetDir, 'etcd.yaml'), join(dir, 'etcd.yaml'));
     const rec = startSource({ path: dir, nodeName: 'n', fileCheckFrequencyMs: 50 });
-    assert.deepEqual(await rec.next('the empty SET'), setOf([]));
+    assert.deepEqual(view(await rec.next('the empty SET')), setOf([]));
     await writeFile(join(targetDir, 'etcd.yaml'), manifest('etcd'));
     const update = await rec.nextMatching((u) => u.pods.length > 0, 'the pod from the late symlink target');
     assert.deepEqual(names(update), ['etcd-n']);
@@ -298,19 +323,19 @@ describe('file source: kubelet-pods rules', () => {
     await flush();
     assert.equal(rec.pending, 0, 'the unparsable edit sends nothing (old pod stays)');
     await source.listConfig();
-    assert.deepEqual(await rec.next('the SET after the re-list'), setOf([]));
+    assert.deepEqual(view(await rec.next('the SET after the re-list')), setOf([]));
   });
 });
 
 describe('file source: re-lists skip settled files', () => {
   // A clock 10 s ahead makes every read count as settled (the file unchanged for > 2 s).
-  const later = (): number => Date.now() + 10_000;
+  const later: Clock = { ...realClock, now: () => new Date(Date.now() + 10_000) };
 
   test('a listing re-reads only the files whose size, inode or times changed', async () => {
     const dir = await tempDir();
     for (const n of ['a', 'b', 'c']) await writeFile(join(dir, `${n}.yaml`), manifest(n));
     const rec = new Recorder<PodUpdate>();
-    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, watch: false, fileCheckFrequencyMs: 60_000, now: later });
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, watch: false, fileCheckFrequencyMs: 60_000, clock: later });
     sources.push(source);
     await source.listConfig();
     assert.deepEqual(names(await rec.next('the first SET')), ['a-n', 'b-n', 'c-n']);
@@ -344,7 +369,7 @@ describe('file source: re-lists skip settled files', () => {
     await writeFile(file, manifest('web'));
     const { lines, logger } = captureLogger();
     const rec = new Recorder<PodUpdate>();
-    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 60_000, logger, now: later });
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 60_000, logger, clock: later });
     sources.push(source);
     source.start();
     await rec.next('the initial SET');
@@ -357,7 +382,7 @@ describe('file source: re-lists skip settled files', () => {
     const reads = source.stats().filesRead;
     await source.listConfig();
     assert.equal(source.stats().filesRead, reads, 'the settled file is not read again');
-    assert.deepEqual(await rec.next('the SET after the re-list'), setOf([]));
+    assert.deepEqual(view(await rec.next('the SET after the re-list')), setOf([]));
   });
 });
 
@@ -401,5 +426,55 @@ describe('file source: entries the watch cannot stat', () => {
     await waitFor(() => lines.some((l) => l.fields.path === loop), 'a log line naming the loop', { timeoutMs: 10_000 });
     assert.equal(lines.filter((l) => l.fields.path === dir).length, 0, 'the directory itself is not blamed');
     assert.equal(rec.items.at(-1)?.pods.length, 2);
+  });
+});
+
+describe('file source: stop and start again', () => {
+  test('nothing is sent while stopped; start() sends the whole set again, changes made meanwhile included', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.yaml'), manifest('a'));
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, fileCheckFrequencyMs: 60_000 });
+    sources.push(source);
+    source.start();
+    assert.deepEqual(names(await rec.next('the first SET')), ['a-n']);
+    await source.stop();
+    await writeFile(join(dir, 'b.yaml'), manifest('b'));
+    await source.listConfig();
+    await flush();
+    assert.equal(rec.pending, 0, 'a stopped source sends nothing');
+
+    source.start();
+    const again = await rec.next('the SET after the restart');
+    assert.deepEqual(names(again), ['a-n', 'b-n']);
+    assert.equal(again.delta, undefined, 'the first SET after a start is whole, not a delta');
+    // And the restarted source watches again.
+    await writeFile(join(dir, 'c.yaml'), manifest('c'));
+    const watched = await rec.nextMatching((u) => u.pods.length === 3, 'the pod written after the restart', 10_000);
+    assert.deepEqual(watched.delta?.changed.map((p) => p.metadata?.name), ['c-n']);
+  });
+
+  test('SETs after the first carry the delta and the origins; a listing that finds nothing new sends nothing', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.yaml'), manifest('a'));
+    await writeFile(join(dir, 'b.yaml'), manifest('b'));
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({ path: dir, nodeName: 'n', onUpdate: rec.push, watch: false });
+    await source.listConfig();
+    const first = await rec.next('the first SET');
+    assert.equal(first.delta, undefined);
+    assert.deepEqual(first.origins, [join(dir, 'a.yaml'), join(dir, 'b.yaml')]);
+    await source.listConfig();
+    assert.equal(rec.pending, 0);
+    await writeFile(join(dir, 'b.yaml'), manifest('b', { labels: { v: '2' } }));
+    await rm(join(dir, 'a.yaml'));
+    await writeFile(join(dir, 'c.yaml'), manifest('c'));
+    await source.listConfig();
+    const next = await rec.next('the SET after the changes');
+    assert.equal(next.delta?.base, first.pods, 'the base is the previous SET itself');
+    assert.deepEqual(next.delta?.changed.map((p) => p.metadata?.labels ?? {}), [{ v: '2' }, {}]);
+    assert.deepEqual(next.delta?.changed.map((p) => p.metadata?.name), ['b-n', 'c-n']);
+    assert.deepEqual(next.delta?.removed.map((p) => p.metadata?.name), ['a-n', 'b-n'], 'a gone; b has a new UID');
+    assert.deepEqual(next.origins, [join(dir, 'b.yaml'), join(dir, 'c.yaml')]);
   });
 });

@@ -9,6 +9,7 @@ import type { V1Container } from '@kubernetes/client-node';
 import type { Pod } from '../../../src/pod/types.js';
 import { createHttpSource, type HttpSourceOptions } from '../../../src/sources/http-source.js';
 import type { PodUpdate, SourceLogger } from '../../../src/sources/types.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
 import { flush, Recorder } from '../../helpers/wait.js';
 
 /** A local server whose next answers the test sets; records request headers. */
@@ -256,5 +257,61 @@ describe('http source: implied behaviour', () => {
     await assert.rejects(slow.src.extractFromURL(), (err) => hasErrorCode(err, 'KP_ERR_SOURCE_HTTP_FETCH'));
     hanging.closeAllConnections();
     await new Promise((resolve) => hanging.close(resolve));
+  });
+});
+
+describe('http source: stop and start again', () => {
+  const body = (name: string): string =>
+    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+
+  test('polls every httpCheckFrequency on the clock; after stop() nothing, after start() the set again', async () => {
+    const clock = new FakeClock();
+    let served = body('one');
+    let fetches = 0;
+    const fakeFetch = (async () => {
+      fetches += 1;
+      return new Response(served, { status: 200 });
+    }) as typeof fetch;
+    const { rec, src } = source({ url: 'http://manifests.invalid/pods', fetch: fakeFetch, clock, httpCheckFrequencyMs: 1_000 });
+    src.start();
+    await clock.advance(0);
+    assert.deepEqual(rec.items.map((u) => u.pods.map((p) => p.metadata?.name)), [['one-different-value']]);
+    await clock.advance(1_000);
+    assert.equal(fetches, 2, 'polled again after httpCheckFrequency');
+    assert.equal(rec.items.length, 1, 'the same body sends nothing');
+
+    await src.stop();
+    served = body('two');
+    await clock.advance(5_000);
+    assert.equal(fetches, 2, 'no poll while stopped');
+    assert.equal(clock.pendingTimers, 0, 'no timer left behind');
+
+    src.start();
+    await clock.advance(0);
+    assert.deepEqual(rec.items.at(-1)?.pods.map((p) => p.metadata?.name), ['two-different-value']);
+    await src.stop();
+    src.start();
+    await clock.advance(0);
+    assert.equal(rec.items.length, 3, 'a restarted source sends its set even when the body did not change');
+    assert.deepEqual(rec.items.at(-1)?.pods.map((p) => p.metadata?.name), ['two-different-value']);
+    await src.stop();
+  });
+
+  test('a poll in flight when stop() is called sends nothing, and stop() waits for it', async () => {
+    const clock = new FakeClock();
+    let release: (() => void) | undefined;
+    const fakeFetch = ((_url: string, init?: RequestInit) =>
+      new Promise<Response>((resolve, reject) => {
+        release = () => resolve(new Response(body('late'), { status: 200 }));
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+      })) as typeof fetch;
+    const { rec, src } = source({ url: 'http://manifests.invalid/pods', fetch: fakeFetch, clock });
+    src.start();
+    await clock.advance(0);
+    assert.ok(release, 'the request is in flight');
+    await src.stop();
+    release?.();
+    await clock.advance(0);
+    assert.equal(rec.items.length, 0);
   });
 });

@@ -5,11 +5,11 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Pod } from '../../../src/pod/types.js';
 import { canonicalJSON, jsonEqual } from '../../../src/sources/canonical-json.js';
-import { PodConfig } from '../../../src/sources/pod-config.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
+import { createPodConfig, type PodConfig } from '../../../src/sources/pod-config.js';
 import type { PodUpdate, SetDelta } from '../../../src/sources/types.js';
 import { PodOperation } from '../../../src/constants.js';
 
-const NOW = (): Date => new Date('2024-05-06T07:08:09.123Z');
 
 function drain(config: PodConfig): PodUpdate[] {
   const out: PodUpdate[] = [];
@@ -42,8 +42,8 @@ const stepArb = fc.record({ keep: fc.array(fc.boolean(), { minLength: 6, maxLeng
 test('a SET with a delta merges exactly like the same SET without one (property)', () => {
   fc.assert(
     fc.property(fc.array(podArb, { maxLength: 5 }), fc.array(stepArb, { minLength: 1, maxLength: 12 }), (initial, steps) => {
-      const full = new PodConfig({ now: NOW });
-      const withDelta = new PodConfig({ now: NOW });
+      const full = createPodConfig({ clock: new FakeClock() });
+      const withDelta = createPodConfig({ clock: new FakeClock() });
       let prev = initial.map(makePod);
       full.channel('file')({ op: PodOperation.SET, source: 'file', pods: prev });
       withDelta.channel('file')({ op: PodOperation.SET, source: 'file', pods: prev });
@@ -66,7 +66,7 @@ test('a SET with a delta merges exactly like the same SET without one (property)
 });
 
 test('a SET with a delta does not read the pods it does not name; a stale base falls back to the full set', () => {
-  const config = new PodConfig({ now: NOW });
+  const config = createPodConfig({ clock: new FakeClock() });
   const channel = config.channel('api');
   const pods = Array.from({ length: 50 }, (_, i) => makePod({ uid: `u${i}`, name: `p${i}`, image: 'one', phase: undefined, deleting: false }));
   channel({ op: PodOperation.SET, source: 'api', pods });

@@ -4,7 +4,9 @@ import { describe, test } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
 import { canonicalJSON } from '../../../src/sources/canonical-json.js';
 import { Mux } from '../../../src/sources/mux.js';
-import { formatSeenTimestamp, PodConfig, type PodConfigEvent, type PodConfigMode } from '../../../src/sources/pod-config.js';
+import { createPodConfig, type PodConfig, type PodConfigEvent, type PodConfigMode } from '../../../src/sources/pod-config.js';
+import { formatSeenTimestamp } from '../../../src/sources/pod-diff.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
 import { createSourcesReady } from '../../../src/sources/sources-ready.js';
 import type { PodUpdate } from '../../../src/sources/types.js';
 
@@ -25,7 +27,7 @@ function createValidPod(name: string, namespace: string): Pod {
 const upd = (op: PodUpdate['op'], pods: Pod[], source = TEST): PodUpdate => ({ op, source, pods });
 
 function createPodConfigTester(mode: PodConfigMode = 'Incremental') {
-  const config = new PodConfig({ mode, now: () => new Date('2024-05-06T07:08:09.123Z') });
+  const config = createPodConfig({ mode, clock: new FakeClock(Date.parse('2024-05-06T07:08:09.123Z')) });
   return { config, channel: config.channel(TEST) };
 }
 
@@ -228,7 +230,7 @@ describe('MG merge', () => {
   });
 
   test('MG-15 TestPodConfigRace', async () => {
-    const config = new PodConfig();
+    const config = createPodConfig();
     const seen = new Set(['test']);
     const results = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
@@ -244,8 +246,8 @@ describe('MG merge', () => {
 
 describe('merger details', () => {
   test('config.source is stamped (overriding the input) and config.seen set once per UID, 9 fractional digits', () => {
-    let now = new Date('2024-05-06T07:08:09.123Z');
-    const config = new PodConfig({ now: () => now });
+    const clock = new FakeClock(Date.parse('2024-05-06T07:08:09.123Z'));
+    const config = createPodConfig({ clock });
     const ch = config.channel('file');
     const pod = createValidPod('foo', 'new');
     pod.metadata!.annotations = { 'kubernetes.io/config.source': 'api' };
@@ -256,7 +258,7 @@ describe('merger details', () => {
     assert.equal(added.pods[0]!.metadata!.annotations!['kubernetes.io/config.source'], 'file');
     assert.match(seen ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.123000000(Z|[+-]\d\d:\d\d)$/);
     assert.equal(seen, formatSeenTimestamp(new Date('2024-05-06T07:08:09.123Z')));
-    now = new Date('2030-01-01T00:00:00Z');
+    clock.setWallTime(new Date('2030-01-01T00:00:00Z'));
     ch(upd('SET', [withContainerBar(pod)]));
     const updated = config.updates.tryNext()!;
     assert.equal(updated.op, 'UPDATE');
@@ -266,7 +268,7 @@ describe('merger details', () => {
 
   test('duplicate full names in one update: the first is kept, the later dropped with a FailedValidation event', () => {
     const events: PodConfigEvent[] = [];
-    const config = new PodConfig({ onEvent: (e) => events.push(e) });
+    const config = createPodConfig({ onEvent: (e) => events.push(e) });
     const first = createValidPod('foo', 'new');
     const second = { ...createValidPod('foo', 'new'), metadata: { ...createValidPod('foo', 'new').metadata, uid: 'other' } };
     config.channel('file')(upd('SET', [first, second]));
@@ -296,7 +298,7 @@ describe('merger details', () => {
   });
 
   test('seenAllSources and SourcesReady: every source must SET and be processed', async () => {
-    const config = new PodConfig();
+    const config = createPodConfig();
     const file = config.channel('file');
     const http = config.channel('http');
     const ready = createSourcesReady((seen) => config.seenAllSources(seen));
@@ -370,5 +372,88 @@ describe('PodConfig: unchanged API objects', () => {
     channel(upd('SET', again));
     assert.equal(config.updates.tryNext()?.op, 'RECONCILE');
     assert.equal(config.updates.tryNext(), undefined);
+  });
+});
+
+describe('PodConfig: each pod held once', () => {
+  test('an added pod shares its spec and status with the source object; emitted pods are the stored ones', () => {
+    const { config, channel } = createPodConfigTester();
+    const pod = { ...createValidPod('foo', 'new'), status: { phase: 'Pending' } };
+    const frozen = Object.freeze(pod);
+    channel(upd('SET', [frozen]));
+    const added = config.updates.tryNext()!.pods[0]!;
+    assert.notEqual(added, pod, 'the stamp is on a copy of the top level');
+    assert.equal(added.spec, pod.spec);
+    assert.equal(added.status, pod.status);
+    assert.deepEqual(pod.metadata?.annotations, undefined, 'the input is not mutated');
+    config.sync();
+    assert.equal(config.updates.tryNext()!.pods[0], added, 'sync() gives the stored object');
+  });
+
+  test('a change gives a new stored object and leaves the one emitted before as it was', () => {
+    const { config, channel } = createPodConfigTester();
+    const pod = createValidPod('foo', 'new');
+    channel(upd('SET', [pod]));
+    const added = config.updates.tryNext()!.pods[0]!;
+    const before = structuredClone(added);
+    const statusOnly = { ...pod, status: { phase: 'Running' } };
+    channel(upd('SET', [statusOnly]));
+    const reconciled = config.updates.tryNext()!;
+    assert.equal(reconciled.op, 'RECONCILE');
+    assert.notEqual(reconciled.pods[0], added);
+    assert.equal(reconciled.pods[0]!.metadata, added.metadata, 'a status change copies the top level only');
+    const changed = withContainerBar(statusOnly);
+    channel(upd('SET', [changed]));
+    const updated = config.updates.tryNext()!.pods[0]!;
+    assert.equal(updated.spec, changed.spec);
+    assert.deepEqual(added, before, 'the object emitted first was not touched');
+  });
+
+  test('a duplicate pair is warned once while it lasts, with both origins, and again when it comes back', () => {
+    const lines: { fields: Record<string, unknown>; msg: string }[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (fields: object, msg?: string) => lines.push({ fields: fields as Record<string, unknown>, msg: msg ?? '' }) };
+    const events: PodConfigEvent[] = [];
+    const config = createPodConfig({ logger, onEvent: (e) => events.push(e) });
+    const ch = config.channel('file');
+    const a = createValidPod('foo', 'new');
+    const b = { ...createValidPod('foo', 'new'), metadata: { ...createValidPod('foo', 'new').metadata, uid: 'other' } };
+    const other = createValidPod('bar', 'new');
+    const send = (pods: Pod[], origins: string[]): void => ch({ op: 'SET', source: 'file', pods, origins });
+    send([a, b], ['/m/a.yaml', '/m/b.yaml']);
+    send([a, b, other], ['/m/a.yaml', '/m/b.yaml', '/m/c.yaml']);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0]!.msg, 'pod ignored: an earlier pod of the same source has its full name');
+    assert.deepEqual(lines[0]!.fields, { source: 'file', pod: 'foo_new', podUID: 'other', path: '/m/b.yaml', kept: '/m/a.yaml', keptUID: 'foonew', reason: 'FailedValidation' });
+    assert.deepEqual(events.map((e) => [e.source, e.pod.metadata?.uid]), [['file', 'other']]);
+    send([a, other], ['/m/a.yaml', '/m/c.yaml']);
+    send([a, b, other], ['/m/a.yaml', '/m/b.yaml', '/m/c.yaml']);
+    assert.equal(lines.length, 2, 'warned again after the duplicate went and came back');
+  });
+
+  test('a delta that touches no contested name is applied even while the set holds a duplicate', () => {
+    const { config, channel } = createPodConfigTester();
+    const a = createValidPod('foo', 'new');
+    const dup = { ...createValidPod('foo', 'new'), metadata: { ...createValidPod('foo', 'new').metadata, uid: 'other' } };
+    const pods = [a, dup, ...Array.from({ length: 20 }, (_, i) => createValidPod(`p${i}`, 'new'))];
+    channel(upd('SET', pods));
+    assert.equal(config.updates.tryNext()?.pods.length, 21);
+    const untouchable = (pod: Pod): Pod =>
+      new Proxy(pod, {
+        get: () => {
+          throw new Error(`unchanged pod ${pod.metadata?.uid} was read`);
+        },
+      });
+    const added = createValidPod('new-one', 'new');
+    const second = [...pods.map(untouchable), added];
+    channel({ op: 'SET', source: TEST, pods: second, delta: { base: pods, changed: [added], removed: [] } });
+    assert.deepEqual(config.updates.tryNext()?.pods.map((p) => p.metadata?.name), ['new-one']);
+    // Removing the kept pod of the contested name needs the whole set (the other pod of that
+    // name comes in): the delta is set aside and the full set, plain objects here, is merged.
+    const next = [dup, ...pods.slice(2), added];
+    channel({ op: 'SET', source: TEST, pods: next, delta: { base: second, changed: [], removed: [a] } });
+    assert.deepEqual([config.updates.tryNext(), config.updates.tryNext()].map((u) => [u?.op, u?.pods.map((p) => p.metadata?.uid)]), [
+      ['REMOVE', ['foonew']],
+      ['ADD', ['other']],
+    ]);
   });
 });
