@@ -5,6 +5,9 @@
 // The workload must stay in step with bench/workload.ts: N non-mirror pods, every tenth one a
 // static pod (source "file") with a mirror pod; the others API pods spread over ten namespaces.
 // Per-op methods walk a fixed list of targets round-robin so lookups hit different keys.
+//
+// `podmanagerbench oracle` does not time anything: it replays call sequences read from stdin
+// and prints every answer (see oracle.go), for test/integration/pod-manager-oracle.test.ts.
 package main
 
 import (
@@ -173,6 +176,10 @@ type result struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "oracle" {
+		oracleMain()
+		return
+	}
 	testing.Init()
 	sizesFlag := flag.String("sizes", "100,10000,100000", "comma-separated pod counts")
 	benchtime := flag.Duration("benchtime", 300*time.Millisecond, "target time per method and size")

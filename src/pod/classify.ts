@@ -55,11 +55,13 @@ export function isStaticPod(pod: Pod): boolean {
 
 /**
  * True when `mirrorPod` reflects exactly this version of `pod`: same name and namespace, and
- * its mirror annotation equals the pod's hash (a pod without a hash compares as "").
+ * its mirror annotation equals the pod's hash (a pod without a hash compares as ""). An absent
+ * (or null) name or namespace equals "", as in the kubelet, where a missing field decodes to
+ * the empty string; the pod manager pairs such pods by full name too.
  */
 export function isMirrorPodOf(mirrorPod: Pod, pod: Pod): boolean {
-  if (pod.metadata?.name !== mirrorPod.metadata?.name) return false;
-  if (pod.metadata?.namespace !== mirrorPod.metadata?.namespace) return false;
+  if ((pod.metadata?.name ?? '') !== (mirrorPod.metadata?.name ?? '')) return false;
+  if ((pod.metadata?.namespace ?? '') !== (mirrorPod.metadata?.namespace ?? '')) return false;
   const mirrorHash = mirrorPod.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY];
   if (mirrorHash === undefined) return false;
   return mirrorHash === (pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY] ?? '');

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   API_SERVER_SOURCE,
+  CONFIG_HASH_ANNOTATION_KEY,
   CONFIG_MIRROR_ANNOTATION_KEY,
   CONFIG_SOURCE_ANNOTATION_KEY,
   FILE_SOURCE,
@@ -57,6 +58,28 @@ describe('PM-9 TestIsMirrorPodOf', () => {
     assert.equal(isMirrorPodOf(newPod('2', 'bar', ns, 'mirror', { mirrorValue: '' }), unhashed), true);
     assert.equal(isMirrorPodOf(newPod('2', 'bar', ns, 'mirror', { mirrorValue: 'x' }), unhashed), false);
   });
+  // Found by the Go oracle (test/integration/pod-manager-oracle.test.ts): Go decodes a missing
+  // name or namespace as "", so the kubelet pairs these pods, and so does our pod manager.
+  const mirrorAnnotations = { [CONFIG_SOURCE_ANNOTATION_KEY]: API_SERVER_SOURCE, [CONFIG_MIRROR_ANNOTATION_KEY]: 'h' };
+  const staticAnnotations = { [CONFIG_SOURCE_ANNOTATION_KEY]: FILE_SOURCE, [CONFIG_HASH_ANNOTATION_KEY]: 'h' };
+  const absentVsEmpty = [
+    { desc: 'namespace absent on the pod, "" on the mirror', pod: { name: 'bar' }, mirror: { name: 'bar', namespace: '' } },
+    { desc: 'namespace "" on the pod, absent on the mirror', pod: { name: 'bar', namespace: '' }, mirror: { name: 'bar' } },
+    { desc: 'name absent on the mirror, "" on the pod', pod: { name: '', namespace: ns }, mirror: { namespace: ns } },
+    { desc: 'name null on the mirror, absent on the pod', pod: { namespace: ns }, mirror: { name: null, namespace: ns } },
+    { desc: 'both absent on both sides', pod: {}, mirror: {} },
+  ];
+  for (const { desc, pod: podMeta, mirror: mirrorMeta } of absentVsEmpty) {
+    test(`PM-9 TestIsMirrorPodOf/absent equals "": ${desc}`, () => {
+      const staticPod = { metadata: { ...podMeta, annotations: staticAnnotations } } as Pod;
+      const mirror = { metadata: { ...mirrorMeta, annotations: mirrorAnnotations } } as Pod;
+      assert.equal(isMirrorPodOf(mirror, staticPod), true);
+      // Still false when the names really differ or the hash does not match.
+      assert.equal(isMirrorPodOf({ metadata: { ...mirrorMeta, name: 'other', annotations: mirrorAnnotations } } as Pod, staticPod), false);
+      const rehashed = { metadata: { ...mirrorMeta, annotations: { ...mirrorAnnotations, [CONFIG_MIRROR_ANNOTATION_KEY]: 'h2' } } } as Pod;
+      assert.equal(isMirrorPodOf(rehashed, staticPod), false);
+    });
+  }
 });
 
 describe('PM-12 TestIsMirrorPod', () => {
