@@ -32,6 +32,12 @@ import {
 
 const REAL = 'real-d1';
 const OURS = 'ours-d1';
+// Registered before useControlPlane's own `after`, so both stop before the cluster.
+let kubelet: HollowKubelet | undefined;
+let agent: AgentProcess | undefined;
+after(async () => {
+  await Promise.all([kubelet?.stop(), agent?.stop()]);
+});
 const cp = useControlPlane({ nodes: [REAL, OURS] });
 
 // Sources, not build output: the corpus and the list are read where they are edited.
@@ -83,11 +89,6 @@ async function dumpPairs(area: string, pairs: ReadonlyArray<{ subject: string; r
   }
 }
 
-let kubelet: HollowKubelet | undefined;
-let agent: AgentProcess | undefined;
-after(async () => {
-  await Promise.all([kubelet?.stop(), agent?.stop()]);
-});
 
 describe('differential: real kubelet vs our agent', () => {
   let corpus: CorpusEntry[] = [];

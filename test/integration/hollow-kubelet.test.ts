@@ -19,12 +19,13 @@ import { podManifestYaml } from '../helpers/manifests.js';
 import { waitFor } from '../helpers/wait.js';
 
 const NODE = 'hollow-1';
-const cp = useControlPlane({ nodes: [NODE] });
-
+// Registered before useControlPlane's own `after`, so the kubelets stop before the cluster.
 const kubelets: HollowKubelet[] = [];
 after(async () => {
   await Promise.all(kubelets.map((k) => k.stop()));
 });
+const cp = useControlPlane({ nodes: [NODE] });
+
 
 async function readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
   try {
