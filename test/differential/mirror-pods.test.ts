@@ -6,7 +6,7 @@
 // removed from the list.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp as copy, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp as copy, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,8 +35,10 @@ const OURS = 'ours-d1';
 // Registered before useControlPlane's own `after`, so both stop before the cluster.
 let kubelet: HollowKubelet | undefined;
 let agent: AgentProcess | undefined;
+const manifestDirs: string[] = [];
 after(async () => {
   await Promise.all([kubelet?.stop(), agent?.stop()]);
+  await Promise.all(manifestDirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 const cp = useControlPlane({ nodes: [REAL, OURS] });
 
@@ -102,6 +104,7 @@ describe('differential: real kubelet vs our agent', () => {
     for (const name of CORPUS_NAMESPACES) await cp.adminApi.createNamespace({ body: { metadata: { name } } });
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-ours-'));
+    manifestDirs.push(realDir, oursDir);
     await copy(CORPUS, realDir, { recursive: true });
     await copy(CORPUS, oursDir, { recursive: true });
 

@@ -21,8 +21,10 @@ import { waitFor } from '../helpers/wait.js';
 const NODE = 'hollow-1';
 // Registered before useControlPlane's own `after`, so the kubelets stop before the cluster.
 const kubelets: HollowKubelet[] = [];
+const manifestDirs: string[] = [];
 after(async () => {
   await Promise.all(kubelets.map((k) => k.stop()));
+  await Promise.all(manifestDirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 const cp = useControlPlane({ nodes: [NODE] });
 
@@ -39,6 +41,7 @@ async function readPod(namespace: string, name: string): Promise<V1Pod | undefin
 describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
   it('registers a Ready Node, renews its Lease, mirrors a static pod until its manifest is removed, and stops', async () => {
     const manifests = await mkdtemp(join(tmpdir(), 'kp-hollow-'));
+    manifestDirs.push(manifests);
     const namespace = cp.namespace;
     await writeFile(join(manifests, 'web.yaml'), podManifestYaml('web', namespace, 'registry.k8s.io/pause:3.10'));
 
