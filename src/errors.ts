@@ -43,12 +43,14 @@ const templates = {
   KP_ERR_SOURCE_API_WATCH: (node: string, reason: string) =>
     `the watch of the pods bound to node ${quote(node)} failed: ${reason}`,
   // --- cluster and mirror client ---
-  KP_ERR_CLUSTER_NO_GO: (reason: string) =>
-    `cannot build the local control plane: ${reason}; install Go >= 1.24 (for example \`apt-get install golang\` or from https://go.dev/dl/)`,
-  KP_ERR_CLUSTER_BUILD: (dir: string, reason: string) => `failed to build the control plane in ${quote(dir)}: ${reason}`,
+  KP_ERR_CLUSTER_NO_GO: (tool: string, reason: string) =>
+    `cannot build ${tool}: ${reason}; install Go >= 1.24 (for example \`apt-get install golang\` or from https://go.dev/dl/)`,
+  KP_ERR_CLUSTER_BUILD: (tool: string, dir: string, reason: string) => `failed to build ${tool} in ${quote(dir)}: ${reason}`,
   KP_ERR_CLUSTER_START: (log: string, reason: string) =>
     `the local control plane did not become ready: ${reason} (log: ${quote(log)})`,
   KP_ERR_CLUSTER_STOPPED: (what: string) => `${what}: the local control plane has been disposed of`,
+  KP_ERR_CLUSTER_KUBELET_START: (log: string, reason: string) =>
+    `the hollow kubelet did not become ready: ${reason} (log: ${quote(log)})`,
   KP_ERR_CLI_USAGE: (reason: string) => `${reason} (see --help)`,
   KP_ERR_MIRROR_NODE_UID: (node: string, reason: string) => `failed to get node UID for node ${quote(node)}: ${reason}`,
   KP_ERR_MIRROR_CREATE: (fullName: string, reason: string) =>

@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 
 import { kpError } from '../errors.js';
 import { ensureControlPlaneBinary, type ControlPlaneBuildOptions } from './control-plane-build.js';
+import { launchTool, terminateTool, type RunningTool } from './tool-process.js';
 
 export interface LocalClusterOptions {
   /**
@@ -92,121 +91,21 @@ interface ReadyLine {
 const DEFAULT_READY_TIMEOUT_MS = 180_000;
 const DEFAULT_STOP_TIMEOUT_MS = 20_000;
 
-// Every child still running when this process exits is killed. The child also stops by
-// itself when its stdin pipe closes (--exit-with-stdin), which covers a parent that is
-// killed without running exit handlers.
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function track(child: ChildProcess): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const c of liveChildren) c.kill('SIGKILL');
-    });
-  }
-  liveChildren.add(child);
-  child.once('exit', () => liveChildren.delete(child));
+function isReadyLine(parsed: unknown): parsed is ReadyLine {
+  return typeof parsed === 'object' && parsed !== null && (parsed as ReadyLine).ready === true;
 }
 
-async function logTail(path: string, lines = 25): Promise<string> {
-  try {
-    const fh = await open(path, 'r');
-    try {
-      const { size } = await fh.stat();
-      const length = Math.min(size, 8192);
-      const buf = Buffer.alloc(length);
-      await fh.read(buf, 0, length, size - length);
-      return buf.toString('utf8').split('\n').filter(Boolean).slice(-lines).join('\n');
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return '';
-  }
-}
+type Running = RunningTool<ReadyLine>;
 
-function withTail(reason: string, tail: string): string {
-  return tail === '' ? reason : `${reason}; last lines of its log:\n${tail}`;
-}
-
-interface Running {
-  child: ChildProcess;
-  ready: ReadyLine;
-  exited: Promise<void>;
-}
-
-async function launch(binary: string, args: string[], logFile: string, timeoutMs: number): Promise<Running> {
-  const logFd = openSync(logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(binary, args, { stdio: ['pipe', 'pipe', logFd] });
-  } finally {
-    closeSync(logFd);
-  }
-  track(child);
-  // Once the program has exited, its stdin pipe (kept open for --exit-with-stdin) and stdout
-  // must be closed on our side too, or they keep this process alive after a stop().
-  const exited = new Promise<void>((r) => {
-    const closePipes = (): void => {
-      child.stdin?.destroy();
-      child.stdout?.destroy();
-      r();
-    };
-    if (child.exitCode !== null || child.signalCode !== null) closePipes();
-    else child.once('exit', closePipes);
+function launch(binary: string, args: string[], logFile: string, timeoutMs: number): Promise<Running> {
+  return launchTool({
+    binary,
+    args,
+    logFile,
+    timeoutMs,
+    isReady: isReadyLine,
+    failure: (log, reason) => kpError('KP_ERR_CLUSTER_START', [log, reason]),
   });
-
-  const ready = await new Promise<ReadyLine>((resolveReady, reject) => {
-    let settled = false;
-    const fail = (reason: string): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      void logTail(logFile).then((tail) => reject(kpError('KP_ERR_CLUSTER_START', [logFile, withTail(reason, tail)])));
-    };
-    const timer = setTimeout(() => fail(`no ready line within ${Math.round(timeoutMs / 1000)} s`), timeoutMs);
-    child.once('error', (err) => fail(`cannot run ${JSON.stringify(binary)}: ${err.message}`));
-    child.once('exit', (code, signal) =>
-      fail(signal !== null ? `it was killed by ${signal}` : `it exited with code ${code} before it was ready`),
-    );
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      if (settled) return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        return; // not the ready line
-      }
-      if (typeof parsed === 'object' && parsed !== null && (parsed as ReadyLine).ready === true) {
-        settled = true;
-        clearTimeout(timer);
-        resolveReady(parsed as ReadyLine);
-      }
-    });
-  });
-  // Nothing more is expected on stdout, but keep draining it so the child never blocks.
-  child.stdout!.resume();
-  return { child, ready, exited };
-}
-
-async function terminate(running: Running, timeoutMs: number): Promise<void> {
-  const { child, exited } = running;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    exited.then(() => false),
-    new Promise<boolean>((r) => {
-      timer = setTimeout(() => r(true), timeoutMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) {
-    child.kill('SIGKILL');
-    await exited;
-  }
 }
 
 /**
@@ -256,7 +155,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const stop = async (): Promise<void> => {
     const current = running;
     running = undefined;
-    if (current !== undefined) await terminate(current, stopTimeoutMs);
+    if (current !== undefined) await terminateTool(current, stopTimeoutMs);
   };
   const start = async (): Promise<void> => {
     if (disposed) throw kpError('KP_ERR_CLUSTER_STOPPED', ['start']);

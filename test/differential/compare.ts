@@ -1,0 +1,183 @@
+// Comparing what the real kubelet and our agent wrote to the API server, after normalising
+// what must differ between two nodes. One area per kind of object (mirror pod metadata and
+// spec today; mirror status, the Node, the Lease and event sequences later): an area has a
+// normaliser, and each difference is reported as a key "<area>:<subject> <path>" that
+// docs/kubelet-differences.md lists.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** What tells the two sides apart: each side's node. */
+export interface Side {
+  nodeName: string;
+  nodeUID: string;
+}
+
+/** One field that differs after normalisation; `undefined` means absent on that side. */
+export interface Difference {
+  area: string;
+  /** What was compared, e.g. the manifest file a mirror pod comes from. */
+  subject: string;
+  /** Where in the object, e.g. `metadata.annotations["kubernetes.io/config.seen"]`. */
+  path: string;
+  real: Json | undefined;
+  ours: Json | undefined;
+}
+
+/** The key docs/kubelet-differences.md uses for a difference. */
+export function differenceKey(d: Pick<Difference, 'area' | 'subject' | 'path'>): string {
+  return `${d.area}:${d.subject} ${d.path}`;
+}
+
+/** Placeholders that replace values that must differ between the two sides. */
+export const NODE_NAME = '<node>';
+export const NODE_UID = '<node-uid>';
+export const OBJECT_UID = '<uid>';
+export const TIMESTAMP = '<timestamp>';
+export const STATIC_POD_HASH = '<hash>';
+
+/** A JSON deep copy (drops undefined and functions, as the API server would). */
+export function toJson(value: unknown): Json {
+  return JSON.parse(JSON.stringify(value ?? null)) as Json;
+}
+
+function isObject(v: Json | undefined): v is { [key: string]: Json } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Replaces the side's node name inside every string (names such as `web-<node>`) and its UID. */
+export function replaceNodeIdentity(value: Json, side: Side): Json {
+  if (typeof value === 'string') {
+    if (value === side.nodeUID) return NODE_UID;
+    return value.split(side.nodeName).join(NODE_NAME);
+  }
+  if (Array.isArray(value)) return value.map((v) => replaceNodeIdentity(v, side));
+  if (isObject(value)) {
+    const out: { [key: string]: Json } = {};
+    for (const [k, v] of Object.entries(value)) out[k.split(side.nodeName).join(NODE_NAME)] = replaceNodeIdentity(v, side);
+    return out;
+  }
+  return value;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+const HASH_ANNOTATION = 'kubernetes.io/config.hash';
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+const SEEN_ANNOTATION = 'kubernetes.io/config.seen';
+
+/**
+ * A mirror pod's metadata and spec as they can be compared across two nodes:
+ * - gone: status (its own area later), resourceVersion, creationTimestamp, managedFields,
+ *   generation-independent server fields (selfLink), and the mirror's own UID;
+ * - the node name inside any string and the Node's UID (owner reference) become placeholders;
+ * - the static pod hash (config.hash, and config.mirror when it equals it) becomes `<hash>`:
+ *   it covers the node name, so it differs by construction. A manifest with an explicit
+ *   `metadata.uid` keeps it as its hash on both nodes, so an equal value is kept as is;
+ * - config.seen (when the kubelet first saw the manifest) becomes `<timestamp>` if it is an
+ *   RFC 3339 time, so that a different format still shows.
+ */
+export function normaliseMirrorPod(pod: unknown, side: Side): Json {
+  const p = toJson(pod);
+  if (!isObject(p)) return p;
+  const metadata = isObject(p['metadata']) ? { ...p['metadata'] } : {};
+  for (const field of ['resourceVersion', 'creationTimestamp', 'managedFields', 'selfLink', 'uid']) delete metadata[field];
+  const annotations = isObject(metadata['annotations']) ? { ...metadata['annotations'] } : undefined;
+  if (annotations !== undefined) {
+    const hash = annotations[HASH_ANNOTATION];
+    const looksDerived = typeof hash === 'string' && /^[0-9a-f]{32}$/.test(hash);
+    if (looksDerived) {
+      annotations[HASH_ANNOTATION] = STATIC_POD_HASH;
+      if (annotations[MIRROR_ANNOTATION] === hash) annotations[MIRROR_ANNOTATION] = STATIC_POD_HASH;
+    }
+    const seen = annotations[SEEN_ANNOTATION];
+    if (typeof seen === 'string' && RFC3339.test(seen)) annotations[SEEN_ANNOTATION] = TIMESTAMP;
+    metadata['annotations'] = annotations;
+  }
+  return replaceNodeIdentity({ metadata, spec: p['spec'] ?? null }, side);
+}
+
+const SIMPLE_KEY = /^[A-Za-z_$][\w$]*$/;
+
+function childPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  if (SIMPLE_KEY.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * Every leaf where the two values differ: a field present on one side only is reported at
+ * that field, not below it; arrays are compared index by index.
+ */
+export function diffJson(real: Json | undefined, ours: Json | undefined, path = ''): Array<{ path: string; real: Json | undefined; ours: Json | undefined }> {
+  if (isObject(real) && isObject(ours)) {
+    const keys = [...new Set([...Object.keys(real), ...Object.keys(ours)])].sort();
+    return keys.flatMap((k) => diffJson(real[k], ours[k], childPath(path, k)));
+  }
+  if (Array.isArray(real) && Array.isArray(ours)) {
+    const out: Array<{ path: string; real: Json | undefined; ours: Json | undefined }> = [];
+    for (let i = 0; i < Math.max(real.length, ours.length); i++) out.push(...diffJson(real[i], ours[i], childPath(path, i)));
+    return out;
+  }
+  return JSON.stringify(real) === JSON.stringify(ours) ? [] : [{ path: path === '' ? '(object)' : path, real, ours }];
+}
+
+/** Compares normalised pairs of one area; a subject missing on one side is one difference at `(object)`. */
+export function compareArea(
+  area: string,
+  pairs: ReadonlyArray<{ subject: string; real: Json | undefined; ours: Json | undefined }>,
+): Difference[] {
+  return pairs.flatMap(({ subject, real, ours }) => {
+    if (real === undefined || ours === undefined) {
+      return real === ours ? [] : [{ area, subject, path: '(object)', real: real === undefined ? undefined : 'present', ours: ours === undefined ? undefined : 'present' }];
+    }
+    return diffJson(real, ours).map((d) => ({ area, subject, ...d }));
+  });
+}
+
+/** A documented difference: its id and its key pattern (`*` matches any run of characters but a space). */
+export interface ListedDifference {
+  id: string;
+  pattern: string;
+}
+
+/**
+ * The rows of docs/kubelet-differences.md's tables whose first cell is an id and whose
+ * second cell is a backticked key pattern.
+ */
+export function parseListedDifferences(markdown: string): ListedDifference[] {
+  const rows = [...markdown.matchAll(/^\|\s*([A-Z][A-Z0-9-]*-\d+)\s*\|\s*`([^`]+)`\s*\|/gm)];
+  return rows.map((m) => ({ id: m[1]!, pattern: m[2]! }));
+}
+
+function patternRegExp(pattern: string): RegExp {
+  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^ ]*');
+  return new RegExp(`^${escaped}$`);
+}
+
+export interface Reconciliation {
+  /** Differences found that no listed pattern covers. */
+  unlisted: Difference[];
+  /** Listed differences (ids) that matched nothing: fixed, to be removed from the list. */
+  stale: string[];
+}
+
+/** Matches found differences against the list, both ways. */
+export function reconcile(found: readonly Difference[], listed: readonly ListedDifference[], areas: readonly string[]): Reconciliation {
+  const compiled = listed.map((l) => ({ ...l, re: patternRegExp(l.pattern) }));
+  const used = new Set<string>();
+  const unlisted: Difference[] = [];
+  for (const d of found) {
+    const key = differenceKey(d);
+    const hits = compiled.filter((l) => l.re.test(key));
+    if (hits.length === 0) unlisted.push(d);
+    for (const h of hits) used.add(h.id);
+  }
+  // Only entries of the areas this run compared can be stale: later steps add areas.
+  const inScope = compiled.filter((l) => areas.some((a) => l.pattern.startsWith(`${a}:`)));
+  return { unlisted, stale: inScope.filter((l) => !used.has(l.id)).map((l) => l.id) };
+}
+
+export function describeDifference(d: Difference): string {
+  const show = (v: Json | undefined): string => (v === undefined ? '(absent)' : JSON.stringify(v));
+  return `${differenceKey(d)}: real ${show(d.real)}, ours ${show(d.ours)}`;
+}

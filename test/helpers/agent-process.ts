@@ -1,0 +1,56 @@
+// Our agent as users run it (`kubelet-pods run`, from dist/), for tests that put it next to
+// another process such as the hollow kubelet: both sides are then separate processes talking
+// to the same API server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+
+export interface AgentProcessOptions {
+  nodeName: string;
+  kubeconfig: string;
+  manifestDir?: string;
+  manifestURL?: string;
+  /** More `run` flags. */
+  extraArgs?: readonly string[];
+}
+
+export interface AgentProcess {
+  readonly child: ChildProcess;
+  /** Everything it wrote to stderr (its log) so far. */
+  logs(): string;
+  /** SIGTERM, SIGKILL after `timeoutMs`; resolves once it has exited. Safe to call twice. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
+  const args = [CLI, 'run', '--kubeconfig', options.kubeconfig, '--hostname-override', options.nodeName, '--healthz-port', '0'];
+  if (options.manifestDir !== undefined) args.push('--pod-manifest-path', options.manifestDir);
+  if (options.manifestURL !== undefined) args.push('--manifest-url', options.manifestURL);
+  args.push(...(options.extraArgs ?? []));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  // Never outlive the test process.
+  const kill = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  return {
+    child,
+    logs: () => log,
+    async stop(timeoutMs = 10_000) {
+      process.removeListener('exit', kill);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
