@@ -38,7 +38,7 @@ export {
 export type { SecretManager, ConfigMapManager } from './pod/object-managers.js';
 export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 
-export type { MirrorClient } from './mirror/mirror-client.js';
+export type { MirrorClient } from './pod/mirror-client.js';
 
 // --- sources: decoding, file/http/apiserver sources, merge (added by the sources work) ---
 export type { PodUpdate, SetDelta, SourceLogger, SourceTimers } from './sources/types.js';
@@ -102,13 +102,14 @@ export {
 export { createAgent, type Agent, type AgentOptions } from './agent/agent.js';
 export { createPodUpdateDispatcher, type PodUpdateDispatcherOptions } from './agent/pod-update-dispatcher.js';
 export {
-  MirrorSync,
+  createMirrorSync,
+  type MirrorSync,
   type MirrorSyncOptions,
   type MirrorAction,
   type MirrorActionResult,
 } from './mirror/mirror-sync.js';
 export { createLogger, childLogger, noopLogger, REDACTED_PATHS, type Logger, type CreateLoggerOptions } from './logger.js';
-export { createTokenBucket, unlimited, type RateLimiter, type TokenBucketClock } from './kube/rate-limiter.js';
+export { createTokenBucket, unlimited, type RateLimiter, type TokenBucketOptions } from './kube/rate-limiter.js';
 export { createApiClients, type ApiClients } from './kube/api-clients.js';
 export { realClock, type Clock, type ClockTimer } from './time/clock.js';
 export { backoffDelay, type BackoffPolicy } from './time/backoff.js';

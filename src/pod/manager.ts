@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { kpError } from '../errors.js';
-import type { MirrorClient } from '../mirror/mirror-client.js';
+import type { MirrorClient } from './mirror-client.js';
 import { buildPodFullName, getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from './classify.js';
 import { countEphemeralContainers, registerEphemeralContainersGauge } from './metrics.js';
 import type { ConfigMapManager, SecretManager } from './object-managers.js';
@@ -38,17 +38,6 @@ export interface UIDTranslations {
 }
 
 /**
- * The in-memory index of the pods this node should run and of the mirror pods reflecting its
- * static pods, with the kubelet's `basicManager` semantics (v1.29) plus the v1.25 extras.
- *
- * Static pods and their mirrors share a full name but not a UID; the manager pairs them by
- * full name and translates a mirror's UID to its static pod's, so that callers that learn a
- * mirror UID from the API server can act on the pod the node actually runs.
- *
- * Pods are stored as given and must not be mutated afterwards. List results are frozen
- * snapshots, rebuilt only after a change, so reading them from an unchanged manager is O(1).
- */
-/**
  * Full names of pods already seen, by object. Pods are immutable once handed over, so a pod's
  * full name never changes; caching it spares rebuilding and rehashing the string on every
  * lookup, which is most of the cost of a lookup in V8.
@@ -73,6 +62,17 @@ function hasUnambiguousFullName(name: string, namespace: string): boolean {
   return !name.includes('_') && !namespace.includes('_');
 }
 
+/**
+ * The in-memory index of the pods this node should run and of the mirror pods reflecting its
+ * static pods, with the kubelet's `basicManager` semantics (v1.29) plus the v1.25 extras.
+ *
+ * Static pods and their mirrors share a full name but not a UID; the manager pairs them by
+ * full name and translates a mirror's UID to its static pod's, so that callers that learn a
+ * mirror UID from the API server can act on the pod the node actually runs.
+ *
+ * Pods are stored as given and must not be mutated afterwards. List results are frozen
+ * snapshots, rebuilt only after a change, so reading them from an unchanged manager is O(1).
+ */
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
@@ -118,6 +118,11 @@ export class PodManager {
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
     return this.#podByFullName.get(fullNameOf(mirrorPod));
+  }
+
+  /** The mirror pod of that full name (`name_namespace`), whether or not its static pod is known. */
+  getMirrorPodByFullName(podFullName: string): Pod | undefined {
+    return this.#mirrorPodByFullName.get(podFullName);
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {

@@ -1,5 +1,6 @@
 // Property-based check of src/pod/manager.ts against a deliberately naive reference model of the
-// kubelet's basicManager (pkg/kubelet/pod/pod_manager.go), written from the spec §11 alone.
+// kubelet's basicManager (pkg/kubelet/pod/pod_manager.go): one plain map per index of
+// basicManager, updated exactly as its AddPod/UpdatePod/RemovePod/SetPods do.
 // Random call sequences over a tiny universe of names, namespaces and UIDs make full-name and
 // UID collisions (same UID under another name, a mirror and a pod sharing a UID, two mirrors of
 // one full name) frequent; after every call every query is compared with the model.
@@ -153,6 +154,7 @@ async function compare(pm: PodManager, model: ModelManager, registry: Registry, 
       const fullName = `${name}_${namespace}`;
       assert.equal(pm.getPodByFullName(fullName), model.podByFullName.get(fullName), `${where}: getPodByFullName(${fullName})`);
       assert.equal(pm.getPodByName(namespace, name), model.podByFullName.get(fullName), `${where}: getPodByName(${fullName})`);
+      assert.equal(pm.getMirrorPodByFullName(fullName), model.mirrorPodByFullName.get(fullName), `${where}: getMirrorPodByFullName(${fullName})`);
     }
   }
   for (const uid of UIDS) {
