@@ -5,6 +5,7 @@ import { buildPodFullName, getPodFullName, isMirrorPod, isMirrorPodOf, isStaticP
 import { countEphemeralContainers, registerEphemeralContainersGauge } from './metrics.js';
 import { fullNameOf, PodsByUID } from './pods-by-uid.js';
 import { hasUnambiguousFullName, NamespacedNameIndex } from './namespaced-name-index.js';
+import { PodsByFullName } from './pods-by-full-name.js';
 import { TombstoneMap } from './tombstone-map.js';
 import type { ConfigMapManager, SecretManager } from './object-managers.js';
 import { asMirrorPodUID, asResolvedPodUID, type MirrorPodUID, type Pod, type ResolvedPodUID } from './types.js';
@@ -63,14 +64,15 @@ const lookupNames = new WeakMap<Pod, string>();
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
-  // Every index keeps removed keys in place for a while (PodsByUID, TombstoneMap): pods come and
-  // go under the same UIDs and names, which a plain Map handles badly at scale.
+  // Every index keeps removed keys in place for a while (PodsByUID, PodsByFullName,
+  // TombstoneMap): pods come and go under the same UIDs and names, which V8's Map handles badly
+  // when a key is deleted and set again.
   #podByUID = new PodsByUID<ResolvedPodUID>();
-  #podByFullName = new TombstoneMap<string, Pod>();
-  // The same entries as #podByFullName for names that split one way only, for getPodByName.
-  #podByNamespacedName = new NamespacedNameIndex(this.#podByFullName);
+  // Both full-name indexes: non-mirror pods and mirror pods.
+  #byFullName = new PodsByFullName();
+  // The same non-mirror entries for names that split one way only, for getPodByName.
+  #podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
   #mirrorPodByUID = new PodsByUID<MirrorPodUID>();
-  #mirrorPodByFullName = new TombstoneMap<string, Pod>();
   // mirror UID → static UID. Written when either half of a pair arrives.
   #translationByUID = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
 
@@ -90,12 +92,12 @@ export class PodManager {
   }
 
   getPodByFullName(podFullName: string): Pod | undefined {
-    return this.#podByFullName.get(podFullName);
+    return this.#byFullName.getPod(podFullName);
   }
 
   getPodByName(namespace: string, name: string): Pod | undefined {
     if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
-    return this.#podByFullName.get(buildPodFullName(name, namespace));
+    return this.#byFullName.getPod(buildPodFullName(name, namespace));
   }
 
   /** Non-mirror pods only: a mirror UID finds nothing here (translate it first). */
@@ -105,16 +107,16 @@ export class PodManager {
 
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
-    return this.#podByFullName.get(this.#lookupFullName(mirrorPod, this.#mirrorPodByUID));
+    return this.#byFullName.getPod(this.#lookupFullName(mirrorPod, this.#mirrorPodByUID));
   }
 
   /** The mirror pod of that full name (`name_namespace`), whether or not its static pod is known. */
   getMirrorPodByFullName(podFullName: string): Pod | undefined {
-    return this.#mirrorPodByFullName.get(podFullName);
+    return this.#byFullName.getMirror(podFullName);
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {
-    return this.#mirrorPodByFullName.get(this.#lookupFullName(pod, this.#podByUID));
+    return this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID));
   }
 
   /**
@@ -123,9 +125,9 @@ export class PodManager {
    */
   getPodAndMirrorPod(pod: Pod): PodAndMirrorPod {
     if (isMirrorPod(pod)) {
-      return { pod: this.#podByFullName.get(this.#lookupFullName(pod, this.#mirrorPodByUID)), mirrorPod: pod, wasMirror: true };
+      return { pod: this.#byFullName.getPod(this.#lookupFullName(pod, this.#mirrorPodByUID)), mirrorPod: pod, wasMirror: true };
     }
-    return { pod, mirrorPod: this.#mirrorPodByFullName.get(this.#lookupFullName(pod, this.#podByUID)), wasMirror: false };
+    return { pod, mirrorPod: this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID)), wasMirror: false };
   }
 
   /** All non-mirror pods, unordered; a frozen snapshot shared until the next change. */
@@ -138,7 +140,7 @@ export class PodManager {
       this.#pairSnapshot = Object.freeze({
         pods: this.getPods(),
         mirrorPods: Object.freeze(this.#mirrorPodByUID.pods()),
-        orphanedMirrorPodFullNames: Object.freeze(this.#orphanedMirrorPodFullNames()),
+        orphanedMirrorPodFullNames: Object.freeze(this.#byFullName.orphanedMirrorFullNames()),
       });
     }
     return this.#pairSnapshot;
@@ -152,10 +154,9 @@ export class PodManager {
   /** Replaces everything the manager holds with `pods`. */
   setPods(pods: readonly Pod[]): void {
     this.#podByUID = new PodsByUID();
-    this.#podByFullName = new TombstoneMap();
-    this.#podByNamespacedName = new NamespacedNameIndex(this.#podByFullName);
+    this.#byFullName = new PodsByFullName();
+    this.#podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
     this.#mirrorPodByUID = new PodsByUID();
-    this.#mirrorPodByFullName = new TombstoneMap();
     this.#translationByUID = new TombstoneMap();
     this.#ephemeralContainers = 0;
     for (const pod of pods) this.#upsert(pod);
@@ -186,7 +187,7 @@ export class PodManager {
       const mirrorUID = asMirrorPodUID(uid);
       const slot = this.#mirrorPodByUID.slot(mirrorUID);
       if (slot !== undefined) this.#mirrorPodByUID.remove(slot);
-      this.#mirrorPodByFullName.delete(fullNameOf(pod, slot));
+      this.#byFullName.deleteMirror(fullNameOf(pod, slot));
       this.#translationByUID.delete(mirrorUID);
     } else {
       const slot = this.#podByUID.slot(asResolvedPodUID(uid));
@@ -196,7 +197,7 @@ export class PodManager {
         this.#ephemeralContainers -= countEphemeralContainers(slot.pod);
         this.#podByUID.remove(slot);
       }
-      this.#podByFullName.delete(fullNameOf(pod, slot));
+      this.#byFullName.deletePod(fullNameOf(pod, slot));
       this.#podByNamespacedName.unindexed(pod);
     }
     this.#changed();
@@ -255,8 +256,7 @@ export class PodManager {
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
       const fullName = this.#mirrorPodByUID.store(mirrorUID, pod);
-      this.#mirrorPodByFullName.set(fullName, pod);
-      const staticPod = this.#podByFullName.get(fullName);
+      const staticPod = this.#byFullName.setMirror(fullName, pod).pod;
       if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(staticPod.metadata?.uid ?? ''));
     } else {
       const resolvedUID = asResolvedPodUID(uid);
@@ -264,9 +264,8 @@ export class PodManager {
       this.#ephemeralContainers += countEphemeralContainers(pod) - countEphemeralContainers(slot?.pod);
       const fullName = this.#podByUID.store(resolvedUID, pod, slot);
       // Last writer wins: two pods with one full name replace each other here.
-      this.#podByFullName.set(fullName, pod);
+      const mirrorPod = this.#byFullName.setPod(fullName, pod).mirror;
       this.#podByNamespacedName.indexed(pod);
-      const mirrorPod = this.#mirrorPodByFullName.get(fullName);
       if (mirrorPod) this.#setTranslation(asMirrorPodUID(mirrorPod.metadata?.uid ?? ''), resolvedUID);
     }
   }
@@ -298,14 +297,6 @@ export class PodManager {
       if (terminated) manager.unregisterPod(pod);
       else manager.registerPod(pod);
     }
-  }
-
-  #orphanedMirrorPodFullNames(): string[] {
-    const orphans: string[] = [];
-    this.#mirrorPodByFullName.forEach((_mirror, fullName) => {
-      if (!this.#podByFullName.has(fullName)) orphans.push(fullName);
-    });
-    return orphans;
   }
 
   #changed(): void {

@@ -1,3 +1,4 @@
+import type { PodsByFullName } from './pods-by-full-name.js';
 import type { Pod } from './types.js';
 import { TombstoneMap } from './tombstone-map.js';
 
@@ -22,14 +23,14 @@ const MIN_LOG_TO_DROP = 1024;
  * costs O(1) over time, and a manager that is never asked by name keeps no index at all.
  */
 export class NamespacedNameIndex {
-  readonly #fullNameIndex: TombstoneMap<string, Pod>;
+  readonly #fullNameIndex: PodsByFullName;
   #byNamespace: Map<string, TombstoneMap<string, Pod>> | undefined;
   // Pods in the order they were indexed (true) or unindexed (false) since the last read.
   #logPods: Pod[] = [];
   #logAdds: boolean[] = [];
 
   /** `fullNameIndex` is the manager's name → pod index this one must agree with. */
-  constructor(fullNameIndex: TombstoneMap<string, Pod>) {
+  constructor(fullNameIndex: PodsByFullName) {
     this.#fullNameIndex = fullNameIndex;
   }
 
@@ -51,14 +52,14 @@ export class NamespacedNameIndex {
     if (this.#byNamespace === undefined) return;
     this.#logPods.push(pod);
     this.#logAdds.push(add);
-    if (this.#logPods.length > MIN_LOG_TO_DROP && this.#logPods.length > this.#fullNameIndex.size) this.#drop();
+    if (this.#logPods.length > MIN_LOG_TO_DROP && this.#logPods.length > this.#fullNameIndex.podCount) this.#drop();
   }
 
   #current(): Map<string, TombstoneMap<string, Pod>> {
     let byNamespace = this.#byNamespace;
     if (byNamespace === undefined) {
       byNamespace = this.#byNamespace = new Map();
-      this.#fullNameIndex.forEach((pod) => set(byNamespace!, pod));
+      this.#fullNameIndex.forEachPod((pod) => set(byNamespace!, pod));
       return byNamespace;
     }
     const pods = this.#logPods;
