@@ -42,7 +42,7 @@ export {
 export type { SecretManager, ConfigMapManager } from './pod/object-managers.js';
 export { MANAGED_EPHEMERAL_CONTAINERS } from './pod/metrics.js';
 
-export type { MirrorClient } from './mirror/mirror-client.js';
+export type { MirrorClient } from './pod/mirror-client.js';
 export {
   KubeMirrorClient,
   type KubeMirrorClientOptions,

@@ -5,8 +5,8 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { createApiClients } from '../kube/api-clients.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
-import { KubeMirrorClient } from '../mirror/kube-mirror-client.js';
-import { MirrorSync } from '../mirror/mirror-sync.js';
+import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
+import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
 import { createNodeLease, type NodeLease } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
@@ -23,6 +23,7 @@ import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 
 export interface AgentOptions {
@@ -42,6 +43,11 @@ export interface AgentOptions {
   housekeepingIntervalMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
   shutdownTimeoutMs?: number;
+  /**
+   * The one time source of the agent, handed to every part it creates: periods, retries,
+   * timestamps and the shutdown bound. The real clock by default; a FakeClock in tests.
+   */
+  clock?: Clock;
 }
 
 export interface Agent {
@@ -73,13 +79,14 @@ export interface Agent {
 export function createAgent(options: AgentOptions): Agent {
   const { config } = options;
   const logger = options.logger ?? noopLogger;
+  const clock = options.clock ?? realClock;
   const registry = options.registry ?? new Registry();
   const metrics = createAgentMetrics(registry);
   const podManager = new PodManager({ registry });
   // The merger logs its warnings itself; they count as errors of the source they came from.
-  const podConfig = createPodConfig({ logger, onEvent: (event) => metrics.recordSourceError(event.source) });
+  const podConfig = createPodConfig({ logger, clock, onEvent: (event) => metrics.recordSourceError(event.source) });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
-  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider();
+  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider({ clock });
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // Channels are registered in the kubelet's order before any source runs: registering a
@@ -94,6 +101,7 @@ export function createAgent(options: AgentOptions): Agent {
       onUpdate: podConfig.channel(FILE_SOURCE),
       fileCheckFrequencyMs: config.fileCheckFrequencyMs,
       logger: sourceLogger(FILE_SOURCE),
+      clock,
     });
   }
   if (config.staticPodURL) {
@@ -104,6 +112,7 @@ export function createAgent(options: AgentOptions): Agent {
       headers: config.staticPodURLHeader,
       httpCheckFrequencyMs: config.httpCheckFrequencyMs,
       logger: sourceLogger(HTTP_SOURCE),
+      clock,
     });
   }
 
@@ -115,39 +124,43 @@ export function createAgent(options: AgentOptions): Agent {
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
-    const apis = createApiClients(kubeConfig, createTokenBucket(config.kubeAPIQPS, config.kubeAPIBurst));
+    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
     apiSource = createApiserverSource({
       kubeConfig,
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(API_SERVER_SOURCE),
       logger: sourceLogger(API_SERVER_SOURCE),
+      clock,
     });
     const registration = createNodeRegistration({
       nodeName: config.nodeName,
       api: apis.core,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+      clock,
       logger,
     });
     nodeRegistration = registration;
-    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), logger });
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), clock, logger });
     statusWriter = createMirrorStatusWriter({
       podManager,
       statusProvider,
       api: apis.core,
+      clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
     });
-    const mirrorClient = new KubeMirrorClient({
+    const mirrorClient = createKubeMirrorClient({
       api: apis.core,
       nodeName: config.nodeName,
       getNode: () => registration.getNode(),
       logger,
     });
-    mirrorSync = new MirrorSync({
+    mirrorSync = createMirrorSync({
       podManager,
       mirrorClient,
       getNode: () => registration.getNode(),
       allSourcesReady: () => sourcesReady.allReady(),
+      clock,
       logger,
       onAction: (action, result, _name, seconds) => {
         metrics.recordMirrorOperation(action, result);
@@ -189,7 +202,7 @@ export function createAgent(options: AgentOptions): Agent {
     servers.healthz = createAgentServer({ address: config.healthzBindAddress, port: healthzPort, routes: [healthzRoute()] });
   }
 
-  const timers: NodeJS.Timeout[] = [];
+  const intervals: ClockTimer[] = [];
   let dispatchLoop: Promise<void> | undefined;
 
   function housekeeping(): void {
@@ -217,8 +230,8 @@ export function createAgent(options: AgentOptions): Agent {
       fileSource?.start();
       httpSource?.start();
       apiSource?.start();
-      timers.push(setInterval(housekeeping, housekeepingMs));
-      timers.push(setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs));
+      intervals.push(clock.setInterval(housekeeping, housekeepingMs));
+      intervals.push(clock.setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs));
       logger.info(
         {
           node: config.nodeName,
@@ -231,26 +244,31 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
     async stop() {
-      for (const t of timers) clearInterval(t);
-      fileSource?.stop();
-      httpSource?.stop();
-      const inFlight = mirrorSync ? mirrorSync.idle() : Promise.resolve();
-      mirrorSync?.stop();
-      podConfig.updates.close();
-      const shutdownBound = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownTimeoutMs ?? 5000).unref());
+      for (const t of intervals.splice(0)) clock.clearInterval(t);
+      const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
+      // Mirror work stops at once; the API calls it has in flight finish within the bound.
+      const mirrorsStopped = mirrorSync?.stop();
+      const mergerStopped = podConfig.stop();
+      let boundTimer: ClockTimer | undefined;
+      const shutdownBound = new Promise<void>((resolve) => {
+        boundTimer = clock.setTimeout(resolve, options.shutdownTimeoutMs ?? 5000);
+      });
       await Promise.race([
         Promise.allSettled([
+          ...sourcesStopped,
+          mergerStopped,
           apiSource?.stop(),
           statusWriter?.stop(),
           nodeLease?.stop(),
           nodeRegistration?.stop(),
-          inFlight,
+          mirrorsStopped,
           dispatchLoop,
           servers.readOnly?.close(),
           servers.healthz?.close(),
         ]),
         shutdownBound,
       ]);
+      clock.clearTimeout(boundTimer);
       statusProvider.stop?.();
       logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
     },

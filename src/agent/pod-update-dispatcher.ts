@@ -14,7 +14,7 @@ export interface PodUpdateDispatcherOptions {
 }
 
 /**
- * The agent's side of the kubelet's sync loop (kubelet-behaviour §10): applies each merged
+ * The agent's side of the kubelet's sync loop (syncLoopIteration): applies each merged
  * update to the pod manager, then marks its source as seen. ADD, UPDATE, DELETE and RECONCILE
  * upsert (a graceful delete is just an update); REMOVE removes; a SET is not expected from an
  * incremental merger and is ignored. Mirror pods are indexed like any pod and never run.

@@ -93,3 +93,25 @@ export function apiStatusOf(err: unknown): ApiStatusSummary {
   }
   return { code: undefined, reason: undefined, message: err instanceof Error ? err.message : String(err) };
 }
+
+/** An error that carries only the Status summary of a failed call, safe to attach as `cause`. */
+export class ApiStatusError extends Error {
+  readonly code: number | undefined;
+  readonly reason: string | undefined;
+  constructor(summary: ApiStatusSummary) {
+    super(summary.message);
+    this.name = 'ApiStatusError';
+    this.code = summary.code;
+    this.reason = summary.reason;
+  }
+}
+
+/**
+ * What may stand as the `cause` of a logged or raised error for a failed call: pino prints a
+ * cause's message and stack, and a client-node ApiException's message embeds the response body
+ * and headers, so it is replaced by its Status summary. Transport errors (refused connection,
+ * timeout) are kept as they are: their message is what tells an operator what went wrong.
+ */
+export function apiFailureCause(err: unknown): unknown {
+  return err instanceof ApiException ? new ApiStatusError(apiStatusOf(err)) : err;
+}

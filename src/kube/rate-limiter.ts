@@ -1,3 +1,5 @@
+import { realClock, type Clock } from '../time/clock.js';
+
 /**
  * A token bucket like client-go's, for `kubeAPIQPS` / `kubeAPIBurst`: up to `burst` requests at
  * once, refilled at `qps` per second. Waiters are served in arrival order.
@@ -9,33 +11,32 @@ export interface RateLimiter {
 
 export const unlimited: RateLimiter = { acquire: () => Promise.resolve() };
 
-export interface TokenBucketClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
+export interface TokenBucketOptions {
+  /** Requests per second; ≤ 0 means no limit, as a negative QPS does in client-go. */
+  qps: number;
+  /** Requests allowed at once after an idle period; at least 1. */
+  burst: number;
+  /** Refill follows its monotonic time; waits are its timers. The real clock by default. */
+  clock?: Clock;
 }
 
-const realClock: TokenBucketClock = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-};
-
-/** `qps` ≤ 0 means no limit, as a negative QPS does in client-go. */
-export function createTokenBucket(qps: number, burst: number, clock: TokenBucketClock = realClock): RateLimiter {
+export function createTokenBucket(options: TokenBucketOptions): RateLimiter {
+  const { qps, burst } = options;
   if (!(qps > 0)) return unlimited;
-  const now = (): number => clock.now();
+  const clock = options.clock ?? realClock;
   const capacity = Math.max(1, burst);
   let tokens = capacity;
-  let last = now();
+  let last = clock.monotonic();
   const waiters: Array<() => void> = [];
-  let timer: unknown;
+  let timerPending = false;
 
   const refill = (): void => {
-    const t = now();
+    const t = clock.monotonic();
     tokens = Math.min(capacity, tokens + ((t - last) / 1000) * qps);
     last = t;
   };
   const drain = (): void => {
-    timer = undefined;
+    timerPending = false;
     refill();
     while (waiters.length > 0 && tokens >= 1) {
       tokens -= 1;
@@ -43,7 +44,8 @@ export function createTokenBucket(qps: number, burst: number, clock: TokenBucket
     }
     if (waiters.length > 0) {
       const waitMs = ((1 - tokens) / qps) * 1000;
-      timer = clock.setTimeout(drain, Math.max(1, Math.ceil(waitMs)));
+      timerPending = true;
+      clock.setTimeout(drain, Math.max(1, Math.ceil(waitMs)));
     }
   };
 
@@ -56,7 +58,7 @@ export function createTokenBucket(qps: number, burst: number, clock: TokenBucket
       }
       return new Promise<void>((resolve) => {
         waiters.push(resolve);
-        if (!timer) drain();
+        if (!timerPending) drain();
       });
     },
   };

@@ -1,6 +1,6 @@
 import { getPodFullName, parsePodFullName } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import type { MirrorClient } from './mirror-client.js';
+import type { MirrorClient } from '../pod/mirror-client.js';
 
 /** One recorded call, in order: `create` or `delete` of a full name (with the UID asked for). */
 export interface FakeMirrorCall {

@@ -1,11 +1,11 @@
-import { ApiException, type CoreV1Api, type V1OwnerReference } from '@kubernetes/client-node';
+import { type CoreV1Api, type V1OwnerReference } from '@kubernetes/client-node';
 
 import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY } from '../constants.js';
 import { kpError } from '../errors.js';
 import { getPodFullName, parsePodFullName } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import type { MirrorClient } from './mirror-client.js';
-import { apiStatusOf, type ApiStatusSummary } from '../kube/api-error.js';
+import type { MirrorClient } from '../pod/mirror-client.js';
+import { ApiStatusError, apiFailureCause, apiStatusOf } from '../kube/api-error.js';
 
 /** The part of a Node the mirror client needs: its UID for the owner reference. */
 export interface MirrorNode {
@@ -31,16 +31,9 @@ export interface KubeMirrorClientOptions {
   logger?: MirrorClientLogger;
 }
 
-/** An error that carries only the Status summary, safe to attach as `cause`. */
-class ApiStatusError extends Error {
-  readonly code: number | undefined;
-  readonly reason: string | undefined;
-  constructor(summary: ApiStatusSummary) {
-    super(summary.message);
-    this.name = 'ApiStatusError';
-    this.code = summary.code;
-    this.reason = summary.reason;
-  }
+/** The MirrorClient of the agent: see `KubeMirrorClient` for what create and delete do. */
+export function createKubeMirrorClient(options: KubeMirrorClientOptions): MirrorClient {
+  return new KubeMirrorClient(options);
 }
 
 /**
@@ -145,7 +138,7 @@ export class KubeMirrorClient implements MirrorClient {
         this.#logger?.debug({ pod: podFullName, uid, reason: status.reason }, 'mirror pod not deleted');
         return false;
       }
-      this.#logger?.warn({ pod: podFullName, uid, code: status.code, err: status.message }, 'failed to delete mirror pod');
+      this.#logger?.warn({ pod: podFullName, uid, httpStatus: status.code, reason: status.reason, err: new ApiStatusError(status) }, 'failed to delete mirror pod');
       return false;
     }
   }
@@ -159,7 +152,7 @@ export class KubeMirrorClient implements MirrorClient {
       // response body and headers: keep only the Status message.
       const status = apiStatusOf(err);
       throw kpError('KP_ERR_MIRROR_NODE_UID', [this.#nodeName, status.message], {
-        cause: err instanceof ApiException ? new ApiStatusError(status) : err,
+        cause: apiFailureCause(err),
       });
     }
     if (node === undefined) throw kpError('KP_ERR_MIRROR_NODE_UID', [this.#nodeName, 'node not found']);

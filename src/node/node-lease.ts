@@ -2,9 +2,10 @@ import type { CoordinationV1Api, V1Lease, V1Node, V1OwnerReference } from '@kube
 import { V1MicroTime } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
+import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { PeriodicLoop } from './periodic-loop.js';
+import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 
 /** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
@@ -75,7 +76,7 @@ class NodeLeaseController implements NodeLease {
     this.#getNode = options.getNode;
     this.#durationSeconds = duration;
     this.#clock = options.clock ?? realClock;
-    this.#loop = new PeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
+    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
     this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
   }
 
@@ -110,9 +111,7 @@ class NodeLeaseController implements NodeLease {
       return true;
     } catch (err) {
       if (isConflict(err) || isNotFound(err) || isAlreadyExists(err)) this.#lease = undefined;
-      const info = apiErrorInfo(err);
-      const error = kpError('KP_ERR_NODE_LEASE', [this.#name, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed'], { cause: err });
-      this.#log.warn({ ...apiErrorFields(err), errorCode: error.code, err: error.message }, 'node lease create or renew failed');
+      logApiFailure(this.#log, err, { code: 'KP_ERR_NODE_LEASE', subject: this.#name, message: 'node lease create or renew failed' });
       return false;
     }
   }

@@ -3,9 +3,11 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { arch as osArch } from 'node:os';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isAlreadyExists, isNotFound } from '../kube/api-error.js';
+import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
+import { logApiFailure } from '../kube/log-api-failure.js';
+import { isDNS1123Subdomain } from '../kube/names.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { PeriodicLoop } from './periodic-loop.js';
+import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
 export type NodeApi = Pick<CoreV1Api, 'readNode' | 'createNode' | 'patchNodeStatus'>;
@@ -88,7 +90,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#api = options.api;
     this.#options = options;
     this.#clock = options.clock ?? realClock;
-    this.#loop = new PeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
+    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
     this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
   }
 
@@ -125,9 +127,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     } catch (err) {
       // After a NotFound on the status patch the node is registered again at once on the
       // next attempt, which the backoff schedules shortly.
-      const info = apiErrorInfo(err);
-      const error = kpError('KP_ERR_NODE_REGISTER', [this.#name, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed'], { cause: err });
-      this.#log.warn({ ...apiErrorFields(err), errorCode: error.code, err: error.message }, 'node registration or status update failed');
+      logApiFailure(this.#log, err, { code: 'KP_ERR_NODE_REGISTER', subject: this.#name, message: 'node registration or status update failed' });
       return false;
     }
   }
@@ -173,7 +173,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       try {
         listener(node);
       } catch (err) {
-        this.#log.error({ err: (err as Error).message }, 'node ready listener threw');
+        this.#log.error({ err: err instanceof Error ? err : new Error(String(err)) }, 'node ready listener threw');
       }
     }
   }
@@ -261,11 +261,11 @@ function condition(type: (typeof CONDITION_TYPES)[number], previous: V1NodeCondi
 }
 
 /**
- * The mirror-sync gate (spec §17.6): mirror pods are created only once the Node exists and
- * while it is not being deleted (a Node being deleted takes its mirrors with it, through
- * their owner references).
+ * The gate for creating mirror pods: only once this node's Node exists and while it is not
+ * being deleted (a Node being deleted takes its mirrors with it, through their owner
+ * references, so a mirror created then would be collected at once).
  */
-export function nodeAllowsMirrorPods(node: V1Node | undefined): node is V1Node {
+export function nodeAllowsMirrorPods<N extends Pick<V1Node, 'metadata'>>(node: N | undefined): node is N {
   return node !== undefined && !node.metadata?.deletionTimestamp;
 }
 
@@ -280,10 +280,8 @@ function goArch(nodeArch: string): string {
   return map[nodeArch] ?? nodeArch;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 export function validateNodeName(name: string): void {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
     throw kpError('KP_ERR_NODE_OPTIONS', ['nodeName', JSON.stringify(String(name))]);
   }
 }

@@ -1,58 +1,67 @@
 import { backoffDelay } from '../time/backoff.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
 
+export interface PeriodicLoopOptions {
+  /** One attempt; resolves true on success. Must not reject. */
+  attempt: () => Promise<boolean>;
+  /** Wait after a success, and the cap of the backoff after failures. */
+  periodMs: number;
+  /** Wait after the first failure; doubles per consecutive failure up to `periodMs`. */
+  retryInitialMs: number;
+  clock: Clock;
+}
+
 /**
  * Runs `attempt` at once on start, then every `periodMs` after it succeeds, or after an
  * exponential backoff from `retryInitialMs` (capped at `periodMs`) after it fails. One attempt
  * at a time: `runNow()` during an attempt shares its result. The node registration and the
  * node lease are both such loops.
  */
-export class PeriodicLoop {
-  readonly #attempt: () => Promise<boolean>;
-  readonly #periodMs: number;
-  readonly #retryInitialMs: number;
-  readonly #clock: Clock;
-  #running = false;
-  #timer: ClockTimer | undefined;
-  #inFlight: Promise<boolean> | undefined;
-  #failures = 0;
-
-  constructor(options: { attempt: () => Promise<boolean>; periodMs: number; retryInitialMs: number; clock: Clock }) {
-    this.#attempt = options.attempt;
-    this.#periodMs = options.periodMs;
-    this.#retryInitialMs = options.retryInitialMs;
-    this.#clock = options.clock;
-  }
-
-  start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#schedule(0);
-  }
-
+export interface PeriodicLoop {
+  start(): void;
   /** Stops scheduling and waits for an attempt in flight to finish. */
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#inFlight;
-  }
+  stop(): Promise<void>;
+  /** One attempt now, outside the schedule (or the one in flight). */
+  runNow(): Promise<boolean>;
+}
 
-  runNow(): Promise<boolean> {
-    this.#inFlight ??= this.#attempt().finally(() => {
-      this.#inFlight = undefined;
+export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
+  const { attempt, periodMs, retryInitialMs, clock } = options;
+  let running = false;
+  let timer: ClockTimer | undefined;
+  let inFlight: Promise<boolean> | undefined;
+  let failures = 0;
+
+  function runNow(): Promise<boolean> {
+    inFlight ??= attempt().finally(() => {
+      inFlight = undefined;
     });
-    return this.#inFlight;
+    return inFlight;
   }
 
-  #schedule(delayMs: number): void {
-    if (!this.#running) return;
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.runNow().then((ok) => {
-        this.#failures = ok ? 0 : this.#failures + 1;
-        this.#schedule(ok ? this.#periodMs : backoffDelay(this.#failures, { initialMs: this.#retryInitialMs, maxMs: this.#periodMs }));
+  function schedule(delayMs: number): void {
+    if (!running) return;
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      void runNow().then((ok) => {
+        failures = ok ? 0 : failures + 1;
+        schedule(ok ? periodMs : backoffDelay(failures, { initialMs: retryInitialMs, maxMs: periodMs }));
       });
     }, delayMs);
   }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      schedule(0);
+    },
+    async stop() {
+      running = false;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
+      await inFlight;
+    },
+    runNow,
+  };
 }

@@ -1,8 +1,12 @@
 import { Registry } from 'prom-client';
 import { kpError } from '../errors.js';
-import type { MirrorClient } from '../mirror/mirror-client.js';
+import type { MirrorClient } from './mirror-client.js';
 import { buildPodFullName, getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from './classify.js';
 import { countEphemeralContainers, registerEphemeralContainersGauge } from './metrics.js';
+import { fullNameOf, PodsByUID } from './pods-by-uid.js';
+import { hasUnambiguousFullName, NamespacedNameIndex } from './namespaced-name-index.js';
+import { PodsByFullName } from './pods-by-full-name.js';
+import { TombstoneMap } from './tombstone-map.js';
 import type { ConfigMapManager, SecretManager } from './object-managers.js';
 import { asMirrorPodUID, asResolvedPodUID, type MirrorPodUID, type Pod, type ResolvedPodUID } from './types.js';
 
@@ -38,6 +42,15 @@ export interface UIDTranslations {
 }
 
 /**
+ * Full names of the pods the lookups by pod were asked about, by object. Pods are immutable
+ * once handed over, so a pod's full name never changes; a lookup keyed by the object itself
+ * costs one probe, less than finding the pod's UID slot or building and hashing the string
+ * again. Adding and removing pods does not write here: for pods that are only stored, the
+ * entries and the garbage collector's work on them would be wasted.
+ */
+const lookupNames = new WeakMap<Pod, string>();
+
+/**
  * The in-memory index of the pods this node should run and of the mirror pods reflecting its
  * static pods, with the kubelet's `basicManager` semantics (v1.29) plus the v1.25 extras.
  *
@@ -48,43 +61,20 @@ export interface UIDTranslations {
  * Pods are stored as given and must not be mutated afterwards. List results are frozen
  * snapshots, rebuilt only after a change, so reading them from an unchanged manager is O(1).
  */
-/**
- * Full names of pods already seen, by object. Pods are immutable once handed over, so a pod's
- * full name never changes; caching it spares rebuilding and rehashing the string on every
- * lookup, which is most of the cost of a lookup in V8.
- */
-const fullNameCache = new WeakMap<Pod, string>();
-
-function fullNameOf(pod: Pod): string {
-  let fullName = fullNameCache.get(pod);
-  if (fullName === undefined) {
-    fullName = getPodFullName(pod);
-    fullNameCache.set(pod, fullName);
-  }
-  return fullName;
-}
-
-/**
- * Whether `name` and `namespace` join into a full name with exactly one `_`. Only such names
- * have a single way to be split back, so only they may be answered from the nested
- * namespace → name index without changing what the flat full-name index would answer.
- */
-function hasUnambiguousFullName(name: string, namespace: string): boolean {
-  return !name.includes('_') && !namespace.includes('_');
-}
-
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
-  #podByUID = new Map<ResolvedPodUID, Pod>();
-  #podByFullName = new Map<string, Pod>();
-  // The same entries as #podByFullName for names that split one way only, keyed namespace then
-  // name, so getPodByName needs no string concatenation.
-  #podByNamespacedName = new Map<string, Map<string, Pod>>();
-  #mirrorPodByUID = new Map<MirrorPodUID, Pod>();
-  #mirrorPodByFullName = new Map<string, Pod>();
+  // Every index keeps removed keys in place for a while (PodsByUID, PodsByFullName,
+  // TombstoneMap): pods come and go under the same UIDs and names, which V8's Map handles badly
+  // when a key is deleted and set again.
+  #podByUID = new PodsByUID<ResolvedPodUID>();
+  // Both full-name indexes: non-mirror pods and mirror pods.
+  #byFullName = new PodsByFullName();
+  // The same non-mirror entries for names that split one way only, for getPodByName.
+  #podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
+  #mirrorPodByUID = new PodsByUID<MirrorPodUID>();
   // mirror UID → static UID. Written when either half of a pair arrives.
-  #translationByUID = new Map<MirrorPodUID, ResolvedPodUID>();
+  #translationByUID = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
 
   #ephemeralContainers = 0;
   #podsSnapshot: readonly Pod[] | undefined;
@@ -102,12 +92,12 @@ export class PodManager {
   }
 
   getPodByFullName(podFullName: string): Pod | undefined {
-    return this.#podByFullName.get(podFullName);
+    return this.#byFullName.getPod(podFullName);
   }
 
   getPodByName(namespace: string, name: string): Pod | undefined {
-    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace)?.get(name);
-    return this.#podByFullName.get(buildPodFullName(name, namespace));
+    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
+    return this.#byFullName.getPod(buildPodFullName(name, namespace));
   }
 
   /** Non-mirror pods only: a mirror UID finds nothing here (translate it first). */
@@ -117,11 +107,16 @@ export class PodManager {
 
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
-    return this.#podByFullName.get(fullNameOf(mirrorPod));
+    return this.#byFullName.getPod(this.#lookupFullName(mirrorPod, this.#mirrorPodByUID));
+  }
+
+  /** The mirror pod of that full name (`name_namespace`), whether or not its static pod is known. */
+  getMirrorPodByFullName(podFullName: string): Pod | undefined {
+    return this.#byFullName.getMirror(podFullName);
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {
-    return this.#mirrorPodByFullName.get(fullNameOf(pod));
+    return this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID));
   }
 
   /**
@@ -129,24 +124,23 @@ export class PodManager {
    * not the stored object of that UID.
    */
   getPodAndMirrorPod(pod: Pod): PodAndMirrorPod {
-    const fullName = fullNameOf(pod);
     if (isMirrorPod(pod)) {
-      return { pod: this.#podByFullName.get(fullName), mirrorPod: pod, wasMirror: true };
+      return { pod: this.#byFullName.getPod(this.#lookupFullName(pod, this.#mirrorPodByUID)), mirrorPod: pod, wasMirror: true };
     }
-    return { pod, mirrorPod: this.#mirrorPodByFullName.get(fullName), wasMirror: false };
+    return { pod, mirrorPod: this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID)), wasMirror: false };
   }
 
   /** All non-mirror pods, unordered; a frozen snapshot shared until the next change. */
   getPods(): readonly Pod[] {
-    return (this.#podsSnapshot ??= Object.freeze([...this.#podByUID.values()]));
+    return (this.#podsSnapshot ??= Object.freeze(this.#podByUID.pods()));
   }
 
   getPodsAndMirrorPods(): PodsAndMirrorPods {
     if (this.#pairSnapshot === undefined) {
       this.#pairSnapshot = Object.freeze({
         pods: this.getPods(),
-        mirrorPods: Object.freeze([...this.#mirrorPodByUID.values()]),
-        orphanedMirrorPodFullNames: Object.freeze(this.#orphanedMirrorPodFullNames()),
+        mirrorPods: Object.freeze(this.#mirrorPodByUID.pods()),
+        orphanedMirrorPodFullNames: Object.freeze(this.#byFullName.orphanedMirrorFullNames()),
       });
     }
     return this.#pairSnapshot;
@@ -159,12 +153,11 @@ export class PodManager {
 
   /** Replaces everything the manager holds with `pods`. */
   setPods(pods: readonly Pod[]): void {
-    this.#podByUID = new Map();
-    this.#podByFullName = new Map();
-    this.#podByNamespacedName = new Map();
-    this.#mirrorPodByUID = new Map();
-    this.#mirrorPodByFullName = new Map();
-    this.#translationByUID = new Map();
+    this.#podByUID = new PodsByUID();
+    this.#byFullName = new PodsByFullName();
+    this.#podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
+    this.#mirrorPodByUID = new PodsByUID();
+    this.#translationByUID = new TombstoneMap();
     this.#ephemeralContainers = 0;
     for (const pod of pods) this.#upsert(pod);
     this.#changed();
@@ -189,21 +182,23 @@ export class PodManager {
   removePod(pod: Pod): void {
     this.#secretManager?.unregisterPod(pod);
     this.#configMapManager?.unregisterPod(pod);
-    const fullName = fullNameOf(pod);
     const uid = pod.metadata?.uid ?? '';
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
-      this.#mirrorPodByUID.delete(mirrorUID);
-      this.#mirrorPodByFullName.delete(fullName);
+      const slot = this.#mirrorPodByUID.slot(mirrorUID);
+      if (slot !== undefined) this.#mirrorPodByUID.remove(slot);
+      this.#byFullName.deleteMirror(fullNameOf(pod, slot));
       this.#translationByUID.delete(mirrorUID);
     } else {
-      const resolvedUID = asResolvedPodUID(uid);
-      // Count what was stored, not what was passed: the kubelet's delta bookkeeping counted
-      // the argument and drifted when it differed from the stored pod or was never added.
-      this.#ephemeralContainers -= countEphemeralContainers(this.#podByUID.get(resolvedUID));
-      this.#podByUID.delete(resolvedUID);
-      this.#podByFullName.delete(fullName);
-      this.#unindexNamespacedName(pod);
+      const slot = this.#podByUID.slot(asResolvedPodUID(uid));
+      if (slot !== undefined) {
+        // Count what was stored, not what was passed: the kubelet's delta bookkeeping counted
+        // the argument and drifted when it differed from the stored pod or was never added.
+        this.#ephemeralContainers -= countEphemeralContainers(slot.pod);
+        this.#podByUID.remove(slot);
+      }
+      this.#byFullName.deletePod(fullNameOf(pod, slot));
+      this.#podByNamespacedName.unindexed(pod);
     }
     this.#changed();
   }
@@ -224,18 +219,18 @@ export class PodManager {
    * when it has no mirror. Translations outliving their static pod (see `removePod`) appear
    * too, as in the kubelet. When two mirror UIDs point at one static pod (a mirror replaced
    * by another before the first was removed) the kubelet's answer depends on Go's map order;
-   * ours on the order the translations were first written.
+   * ours is the same for the same sequence of calls.
    */
   getUIDTranslations(): UIDTranslations {
     const podToMirror = new Map<ResolvedPodUID, MirrorPodUID | ''>();
     const mirrorToPod = new Map<MirrorPodUID, ResolvedPodUID>();
-    for (const [uid, pod] of this.#podByUID) {
+    this.#podByUID.forEach((pod, uid) => {
       if (isStaticPod(pod)) podToMirror.set(uid, '');
-    }
-    for (const [mirrorUID, podUID] of this.#translationByUID) {
+    });
+    this.#translationByUID.forEach((podUID, mirrorUID) => {
       mirrorToPod.set(mirrorUID, podUID);
       podToMirror.set(podUID, mirrorUID);
-    }
+    });
     return { podToMirror, mirrorToPod };
   }
 
@@ -257,48 +252,40 @@ export class PodManager {
 
   #upsert(pod: Pod): void {
     if (this.#secretManager || this.#configMapManager) this.#registerWithObjectManagers(pod);
-    const fullName = fullNameOf(pod);
     const uid = pod.metadata?.uid ?? '';
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
-      this.#mirrorPodByUID.set(mirrorUID, pod);
-      this.#mirrorPodByFullName.set(fullName, pod);
-      const staticPod = this.#podByFullName.get(fullName);
+      const fullName = this.#mirrorPodByUID.store(mirrorUID, pod);
+      const staticPod = this.#byFullName.setMirror(fullName, pod).pod;
       if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(staticPod.metadata?.uid ?? ''));
     } else {
       const resolvedUID = asResolvedPodUID(uid);
-      this.#ephemeralContainers +=
-        countEphemeralContainers(pod) - countEphemeralContainers(this.#podByUID.get(resolvedUID));
-      this.#podByUID.set(resolvedUID, pod);
+      const slot = this.#podByUID.slot(resolvedUID);
+      this.#ephemeralContainers += countEphemeralContainers(pod) - countEphemeralContainers(slot?.pod);
+      const fullName = this.#podByUID.store(resolvedUID, pod, slot);
       // Last writer wins: two pods with one full name replace each other here.
-      this.#podByFullName.set(fullName, pod);
-      this.#indexNamespacedName(pod);
-      const mirrorPod = this.#mirrorPodByFullName.get(fullName);
+      const mirrorPod = this.#byFullName.setPod(fullName, pod).mirror;
+      this.#podByNamespacedName.indexed(pod);
       if (mirrorPod) this.#setTranslation(asMirrorPodUID(mirrorPod.metadata?.uid ?? ''), resolvedUID);
     }
   }
 
+  /**
+   * The full name of a pod a lookup was given. The first time, it comes from the pod's slot in
+   * `byUID` when that pod is stored, so that the string is the very key of the name indexes
+   * (compared by identity, not content), or else is built.
+   */
+  #lookupFullName(pod: Pod, byUID: PodsByUID<string>): string {
+    let fullName = lookupNames.get(pod);
+    if (fullName === undefined) {
+      fullName = fullNameOf(pod, byUID.slot(pod.metadata?.uid ?? ''));
+      lookupNames.set(pod, fullName);
+    }
+    return fullName;
+  }
+
   #setTranslation(mirrorUID: MirrorPodUID, podUID: ResolvedPodUID): void {
     if (this.#translationByUID.get(mirrorUID) !== podUID) this.#translationByUID.set(mirrorUID, podUID);
-  }
-
-  #indexNamespacedName(pod: Pod): void {
-    const name = pod.metadata?.name ?? '';
-    const namespace = pod.metadata?.namespace ?? '';
-    if (!hasUnambiguousFullName(name, namespace)) return;
-    let byName = this.#podByNamespacedName.get(namespace);
-    if (!byName) this.#podByNamespacedName.set(namespace, (byName = new Map()));
-    byName.set(name, pod);
-  }
-
-  #unindexNamespacedName(pod: Pod): void {
-    const name = pod.metadata?.name ?? '';
-    const namespace = pod.metadata?.namespace ?? '';
-    if (!hasUnambiguousFullName(name, namespace)) return;
-    const byName = this.#podByNamespacedName.get(namespace);
-    if (!byName) return;
-    byName.delete(name);
-    if (byName.size === 0) this.#podByNamespacedName.delete(namespace);
   }
 
   // v1.25: terminated pods no longer need their secrets and configmaps watched.
@@ -310,14 +297,6 @@ export class PodManager {
       if (terminated) manager.unregisterPod(pod);
       else manager.registerPod(pod);
     }
-  }
-
-  #orphanedMirrorPodFullNames(): string[] {
-    const orphans: string[] = [];
-    for (const fullName of this.#mirrorPodByFullName.keys()) {
-      if (!this.#podByFullName.has(fullName)) orphans.push(fullName);
-    }
-    return orphans;
   }
 
   #changed(): void {

@@ -42,7 +42,7 @@ it('40 sequential requests as the node share one or two connections (client-node
 });
 
 it('requests wait for the rate limiter: 30 calls at 20 QPS with burst 10 take at least one second', async () => {
-  const { core } = createApiClients(kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!), createTokenBucket(20, 10));
+  const { core } = createApiClients(kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!), createTokenBucket({ qps: 20, burst: 10 }));
   const started = performance.now();
   await Promise.all(Array.from({ length: 30 }, () => core.readNode({ name: 'pool-node' })));
   // 10 at once, then 20 more at 20/s: no fewer than 950 ms can pass.

@@ -292,7 +292,9 @@ describe('deleteMirrorPod against the API server', () => {
     assert.equal(await client.deleteMirrorPod(`b-pod_${cp.namespace}`), false);
     assert.ok(await readPod(cp.adminApi, 'b-pod', cp.namespace), "node-b's pod is still there");
     assert.equal(warnings.length, 1);
-    assert.match(JSON.stringify(warnings[0]), /node \\"node-a\\" can only delete pods with spec.nodeName set to itself/);
+    const { err } = warnings[0] as { err?: unknown };
+    assert.ok(err instanceof Error, 'err is logged as an Error');
+    assert.match(err.message, /node "node-a" can only delete pods with spec.nodeName set to itself/);
   });
 
   it('standalone (no API client): delete resolves false', async () => {

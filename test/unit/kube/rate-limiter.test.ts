@@ -1,28 +1,13 @@
-// kubeAPIQPS / kubeAPIBurst: the token bucket in front of every API request.
+// kubeAPIQPS / kubeAPIBurst: the token bucket in front of every API request, driven by the
+// FakeClock (refill from its monotonic time, waits on its timers).
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTokenBucket, unlimited } from '../../../src/kube/rate-limiter.js';
-
-/** A clock whose time moves only when the test says; due timers run on advance(). */
-function fakeClock() {
-  let now = 0;
-  let timers: Array<{ at: number; fn: () => void }> = [];
-  return {
-    now: () => now,
-    setTimeout: (fn: () => void, ms: number) => timers.push({ at: now + ms, fn }),
-    async advance(ms: number) {
-      now += ms;
-      const due = timers.filter((t) => t.at <= now);
-      timers = timers.filter((t) => t.at > now);
-      for (const t of due) t.fn();
-      await new Promise((resolve) => setImmediate(resolve));
-    },
-  };
-}
+import { FakeClock } from '../../../src/time/fake-clock.js';
 
 it('lets a burst through at once, then exactly qps per second', async () => {
-  const clock = fakeClock();
-  const limiter = createTokenBucket(10, 3, clock);
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 3, clock });
   let granted = 0;
   for (let i = 0; i < 8; i++) void limiter.acquire().then(() => granted++);
   await clock.advance(0);
@@ -35,11 +20,12 @@ it('lets a burst through at once, then exactly qps per second', async () => {
   assert.equal(granted, 5);
   for (let i = 0; i < 3; i++) await clock.advance(100);
   assert.equal(granted, 8);
+  assert.equal(clock.pendingTimers, 0, 'no timer left once every waiter is served');
 });
 
 it('refills up to the burst while idle, never beyond it', async () => {
-  const clock = fakeClock();
-  const limiter = createTokenBucket(10, 2, clock);
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 2, clock });
   await limiter.acquire();
   await limiter.acquire();
   await clock.advance(60_000);
@@ -49,9 +35,22 @@ it('refills up to the burst while idle, never beyond it', async () => {
   assert.equal(granted, 2);
 });
 
+it('follows monotonic time, not the wall clock', async () => {
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 1, burst: 1, clock });
+  await limiter.acquire();
+  clock.setWallTime(new Date(clock.now().getTime() + 3_600_000)); // a clock step forward
+  let granted = 0;
+  void limiter.acquire().then(() => granted++);
+  await clock.advance(0);
+  assert.equal(granted, 0, 'a wall clock step grants no tokens');
+  await clock.advance(1000);
+  assert.equal(granted, 1);
+});
+
 it('a non-positive qps means no limit', async () => {
-  assert.equal(createTokenBucket(0, 10), unlimited);
-  assert.equal(createTokenBucket(-1, 10), unlimited);
+  assert.equal(createTokenBucket({ qps: 0, burst: 10 }), unlimited);
+  assert.equal(createTokenBucket({ qps: -1, burst: 10 }), unlimited);
   let granted = 0;
   await Promise.all(Array.from({ length: 1000 }, () => unlimited.acquire().then(() => granted++)));
   assert.equal(granted, 1000);

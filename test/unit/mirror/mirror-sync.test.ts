@@ -1,14 +1,16 @@
 // Mirror reconciliation as the kubelet does it inside SyncPod and housekeeping
 // (pkg/kubelet/kubelet_test.go, kubelet_pods_test.go: TestCreateMirrorPod,
-// TestDeleteOutdatedMirrorPod, TestDeleteOrphanedMirrorPods), run through MirrorSync with the
-// in-memory fake mirror client and a real PodManager.
+// TestDeleteOutdatedMirrorPod, TestDeleteOrphanedMirrorPods), run through the mirror sync with
+// the in-memory fake mirror client, a real PodManager and a FakeClock: retries are driven by
+// advancing fake time, never waited for.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PodManager } from '../../../src/pod/manager.js';
-import { MirrorSync, type MirrorSyncOptions } from '../../../src/mirror/mirror-sync.js';
+import { createMirrorSync, type MirrorSync, type MirrorSyncOptions } from '../../../src/mirror/mirror-sync.js';
 import { FakeMirrorClient } from '../../../src/mirror/fake-mirror-client.js';
-import type { MirrorClient } from '../../../src/mirror/mirror-client.js';
+import type { MirrorClient } from '../../../src/pod/mirror-client.js';
 import type { Pod } from '../../../src/pod/types.js';
+import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 const readyNode = { metadata: { name: '127.0.0.1', uid: 'node-uid' } };
 
@@ -19,13 +21,22 @@ function pod(uid: string, name: string, namespace: string, annotations: Record<s
   };
 }
 
-function newSync(overrides: Partial<MirrorSyncOptions> & { podManager: PodManager; mirrorClient: MirrorClient }) {
-  return new MirrorSync({
+function newSync(overrides: Partial<MirrorSyncOptions> & { podManager: PodManager; mirrorClient: MirrorClient }): MirrorSync {
+  return createMirrorSync({
     getNode: async () => readyNode,
     allSourcesReady: () => true,
-    backoff: { initialMs: 1, maxMs: 5 },
+    backoff: { initialMs: 100, maxMs: 1000 },
+    clock: new FakeClock(),
     ...overrides,
   });
+}
+
+/** Whether `promise` has settled once pending jobs ran: idle() checked without a timeout race. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await settle();
+  return done;
 }
 
 describe('mirror sync', () => {
@@ -165,6 +176,7 @@ describe('mirror sync', () => {
   });
 
   it('retries a failed create with backoff until it succeeds', async () => {
+    const clock = new FakeClock();
     const podManager = new PodManager();
     const inner = new FakeMirrorClient();
     let failures = 2;
@@ -177,36 +189,109 @@ describe('mirror sync', () => {
     };
     const actions: string[] = [];
     podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
-    const sync = newSync({ podManager, mirrorClient: flaky, onAction: (a, r) => actions.push(`${a}:${r}`) });
+    const sync = newSync({ podManager, mirrorClient: flaky, clock, onAction: (a, r) => actions.push(`${a}:${r}@${clock.monotonic()}`) });
     sync.enqueue('web_default');
-    await sync.idle();
+    await clock.advance(0);
+    assert.deepEqual(actions, ['create:error@0']);
+    await clock.advance(99);
+    assert.deepEqual(actions, ['create:error@0'], 'no retry before the backoff');
+    await clock.advance(1);
+    await clock.advance(200); // the second failure doubles the wait
+    assert.deepEqual(actions, ['create:error@0', 'create:error@100', 'create:success@300']);
     assert.equal(inner.hasPod('web_default'), true);
-    assert.deepEqual(actions, ['create:error', 'create:error', 'create:success']);
+    assert.equal(await isSettled(sync.idle()), true);
   });
 
   it('an update arriving during a failed pass runs the next pass at once, not after the backoff', async () => {
+    const clock = new FakeClock();
     const podManager = new PodManager();
     const inner = new FakeMirrorClient();
     const staticPod = pod('u2', 'web', 'default', { 'kubernetes.io/config.source': 'file' });
     const stale = pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'old-hash' });
     podManager.setPods([staticPod, stale]);
-    let sync: MirrorSync | undefined;
+    const holder: { sync?: MirrorSync } = {};
     const client: MirrorClient = {
       createMirrorPod: (p) => inner.createMirrorPod(p),
       // The mirror we know was already replaced: the delete is refused, and meanwhile the
       // watch tells the pod manager it is gone.
       deleteMirrorPod: async () => {
         podManager.removePod(stale);
-        sync!.enqueue('web_default');
+        holder.sync!.enqueue('web_default');
         return false;
       },
     };
-    sync = newSync({ podManager, mirrorClient: client, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    const sync = newSync({ podManager, mirrorClient: client, clock, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    holder.sync = sync;
     sync.enqueue('web_default');
-    // idle() would also wait out a retry timer: give it one second, not sixty.
-    await Promise.race([sync.idle(), new Promise((r) => setTimeout(r, 1000))]);
-    sync.stop();
+    assert.equal(await isSettled(sync.idle()), true, 'idle without any fake time passing');
+    assert.equal(clock.monotonic(), 0);
     assert.equal(inner.hasPod('web_default'), true, 'created without waiting for the 60 s backoff');
+  });
+
+  it('a manifest edit (REMOVE then ADD in one turn) replaces the mirror, never deleting it as an orphan', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const before = pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'u1' });
+    const after = pod('u2', 'web', 'default', { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'u2' });
+    const mirror = pod('m1', 'web', 'default', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'u1' });
+    podManager.setPods([before, mirror]);
+    const sync = newSync({ podManager, mirrorClient });
+    podManager.removePod(before);
+    sync.enqueue('web_default');
+    podManager.addPod(after);
+    sync.enqueue('web_default');
+    await sync.idle();
+    assert.deepEqual(mirrorClient.calls, [
+      { op: 'delete', podFullName: 'web_default', uid: 'm1' },
+      { op: 'create', podFullName: 'web_default' },
+    ]);
+  });
+
+  it('reports durations on the clock it was given', async () => {
+    const clock = new FakeClock();
+    const podManager = new PodManager();
+    podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
+    const slow: MirrorClient = {
+      createMirrorPod: () => clock.sleep(250),
+      deleteMirrorPod: async () => true,
+    };
+    const durations: number[] = [];
+    const sync = newSync({ podManager, mirrorClient: slow, clock, onAction: (_a, _r, _n, seconds) => durations.push(seconds) });
+    sync.enqueue('web_default');
+    await clock.advance(250);
+    assert.deepEqual(durations, [0.25]);
+  });
+
+  it('stop() cancels retries, ignores new requests and resolves once the pass in flight ends', async () => {
+    const clock = new FakeClock();
+    const podManager = new PodManager();
+    podManager.setPods([
+      pod('u1', 'failing', 'default', { 'kubernetes.io/config.source': 'file' }),
+      pod('u2', 'slow', 'default', { 'kubernetes.io/config.source': 'file' }),
+    ]);
+    let release!: () => void;
+    const creates: string[] = [];
+    const client: MirrorClient = {
+      createMirrorPod: async (p) => {
+        creates.push(p.metadata!.name!);
+        if (p.metadata!.name === 'failing') throw new Error('apiserver unavailable');
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+      deleteMirrorPod: async () => true,
+    };
+    const sync = newSync({ podManager, mirrorClient: client, clock });
+    sync.enqueue('failing_default');
+    sync.enqueue('slow_default');
+    await clock.advance(0);
+    assert.deepEqual(creates, ['failing', 'slow']);
+    const stopped = sync.stop();
+    sync.enqueue('failing_default');
+    assert.equal(clock.pendingTimers, 0, 'the retry is cancelled');
+    assert.equal(await isSettled(stopped), false, 'the slow create is still in flight');
+    release();
+    assert.equal(await isSettled(stopped), true);
+    await clock.advance(60_000);
+    assert.deepEqual(creates, ['failing', 'slow'], 'nothing ran after stop');
   });
 
   it('serialises work per full name and coalesces requests that arrive meanwhile', async () => {
@@ -228,14 +313,16 @@ describe('mirror sync', () => {
     podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
     const sync = newSync({ podManager, mirrorClient: slow });
     sync.enqueue('web_default');
-    while (!release) await new Promise((r) => setImmediate(r));
+    await settle();
+    assert.equal(creates, 1, 'the first pass is in flight');
     for (let i = 0; i < 10; i++) sync.enqueue('web_default');
-    const first = release;
-    release = undefined;
-    first();
-    while (!release) await new Promise((r) => setImmediate(r));
-    (release as () => void)();
-    await sync.idle();
+    await settle();
+    assert.equal(creates, 1, 'no second pass while the first is in flight');
+    release!();
+    await settle();
+    assert.equal(creates, 2, 'one more pass right after the first');
+    release!();
+    assert.equal(await isSettled(sync.idle()), true);
     assert.equal(maxInFlight, 1, 'one call at a time for one full name');
     assert.equal(creates, 2, 'ten requests during one pass coalesce into one more pass');
   });

@@ -1,5 +1,6 @@
 // Counterpart of pkg/kubelet/pod/pod_manager_test.go (PM-1…PM-8, PM-10, PM-11, v1.30 and the
-// pre-1.28 supplementary cases), plus the quirks of basicManager listed in the spec (§11) and
+// pre-1.28 supplementary cases), plus the quirks of basicManager (the full-name entry removed
+// whoever holds it, translations outliving their static pod, last writer wins a full name) and
 // the v1.25 extras, for src/pod/manager.ts.
 
 import assert from 'node:assert/strict';
@@ -193,6 +194,41 @@ describe('PM-10 TestGetMirrorPodByPod', () => {
   });
 });
 
+describe('getMirrorPodByFullName', () => {
+  test('finds a mirror by full name, with or without its static pod', () => {
+    const pm = new PodManager();
+    const mirror = newPod('m1', 'bar', ns, 'mirror');
+    pm.addPod(mirror);
+    assert.equal(pm.getMirrorPodByFullName('bar_default'), mirror, 'orphaned mirror');
+    pm.addPod(newPod('s1', 'bar', ns, 'static'));
+    assert.equal(pm.getMirrorPodByFullName('bar_default'), mirror, 'paired mirror');
+  });
+  test('never answers with a non-mirror pod of that name', () => {
+    const pm = new PodManager();
+    pm.addPod(newPod('s1', 'bar', ns, 'static'));
+    pm.addPod(newPod('a1', 'baz', ns, 'extra'));
+    assert.equal(pm.getMirrorPodByFullName('bar_default'), undefined);
+    assert.equal(pm.getMirrorPodByFullName('baz_default'), undefined);
+  });
+  test('forgets the mirror once it is removed, and follows a replacement', () => {
+    const pm = new PodManager();
+    const first = newPod('m1', 'bar', ns, 'mirror');
+    const second = newPod('m2', 'bar', ns, 'mirror');
+    pm.addPod(first);
+    pm.addPod(second);
+    assert.equal(pm.getMirrorPodByFullName('bar_default'), second, 'the last mirror written wins the name');
+    pm.removePod(second);
+    assert.equal(pm.getMirrorPodByFullName('bar_default'), undefined);
+  });
+  test('takes the full name as given: names with underscores are not split', () => {
+    const pm = new PodManager();
+    const mirror = newPod('m1', 'a_b', 'c', 'mirror');
+    pm.addPod(mirror);
+    assert.equal(pm.getMirrorPodByFullName('a_b_c'), mirror);
+    assert.equal(pm.getMirrorPodByFullName('a_b'), undefined);
+  });
+});
+
 describe('PM-11 TestGetPodByMirrorPod', () => {
   test('PM-11 TestGetPodByMirrorPod/found', () => {
     const pm = new PodManager();
@@ -207,7 +243,7 @@ describe('PM-11 TestGetPodByMirrorPod', () => {
   });
 });
 
-describe('pod manager quirks (spec §11)', () => {
+describe('pod manager quirks kept from basicManager', () => {
   for (const order of ['static first', 'mirror first'] as const) {
     test(`the translation is set whichever half of the pair arrives first: ${order}`, () => {
       const staticPod = newPod('s', 'bar', ns, 'static');

@@ -1,4 +1,4 @@
-import type { Pod } from '../pod/types.js';
+import type { Pod } from './types.js';
 
 /**
  * Creates and deletes mirror pods in the API server: the only writes the kubelet makes for

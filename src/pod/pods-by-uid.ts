@@ -1,0 +1,93 @@
+import { getPodFullName } from './classify.js';
+import type { Pod } from './types.js';
+
+/**
+ * One UID's place in the index: the pod stored under it (undefined once removed) and the last
+ * pod stored there with its full name. The full name is built once per stored object, and kept
+ * after a removal, so that the same object coming back, or removed again, costs no string
+ * building and finds the name maps' keys by identity.
+ */
+export interface PodSlot {
+  pod: Pod | undefined;
+  last: Pod;
+  fullName: string;
+}
+
+/** Empty slots are swept once there are more of them than this and than live ones. */
+const MIN_EMPTY_TO_SWEEP = 32;
+
+/**
+ * Pods by UID for the pod manager. A removed pod leaves its slot empty rather than deleting the
+ * key (see TombstoneMap for why deleting and re-setting a key is slow in V8), and empty slots
+ * are swept once they outnumber live ones.
+ */
+export class PodsByUID<U> {
+  #slots = new Map<U, PodSlot>();
+  #empty = 0;
+
+  /** Live pods. */
+  get size(): number {
+    return this.#slots.size - this.#empty;
+  }
+
+  get(uid: U): Pod | undefined {
+    return this.#slots.get(uid)?.pod;
+  }
+
+  /** The slot of `uid`, empty or not: its `last` pod and full name stay readable. */
+  slot(uid: U): PodSlot | undefined {
+    return this.#slots.get(uid);
+  }
+
+  /** Stores `pod` under `uid` (`slot` is that UID's slot if the caller already has it); returns its full name. */
+  store(uid: U, pod: Pod, slot: PodSlot | undefined = this.#slots.get(uid)): string {
+    if (slot === undefined) {
+      const fullName = getPodFullName(pod);
+      this.#slots.set(uid, { pod, last: pod, fullName });
+      return fullName;
+    }
+    if (slot.pod === undefined) this.#empty--;
+    if (slot.last !== pod) {
+      if (!sameFullName(slot.last, pod)) slot.fullName = getPodFullName(pod);
+      slot.last = pod;
+    }
+    slot.pod = pod;
+    return slot.fullName;
+  }
+
+  /** Empties `slot` (the slot of `uid`) if it holds a pod. */
+  remove(slot: PodSlot): void {
+    if (slot.pod === undefined) return;
+    slot.pod = undefined;
+    if (++this.#empty > MIN_EMPTY_TO_SWEEP && this.#empty > this.#slots.size - this.#empty) this.#sweep();
+  }
+
+  /** Calls `fn` for each stored pod. */
+  forEach(fn: (pod: Pod, uid: U) => void): void {
+    for (const [uid, slot] of this.#slots) if (slot.pod !== undefined) fn(slot.pod, uid);
+  }
+
+  /** The stored pods, in no particular order. */
+  pods(): Pod[] {
+    const pods: Pod[] = [];
+    for (const slot of this.#slots.values()) if (slot.pod !== undefined) pods.push(slot.pod);
+    return pods;
+  }
+
+  #sweep(): void {
+    const slots = this.#slots;
+    for (const [uid, slot] of slots) if (slot.pod === undefined) slots.delete(uid);
+    this.#empty = 0;
+  }
+}
+
+/** The full name of `pod`, taken from `slot` when that is free. */
+export function fullNameOf(pod: Pod, slot: PodSlot | undefined): string {
+  return slot !== undefined && (slot.last === pod || sameFullName(slot.last, pod)) ? slot.fullName : getPodFullName(pod);
+}
+
+// An update is a new object with, nearly always, the same name: comparing two short strings
+// is cheaper than building the full name again and hashing it.
+function sameFullName(a: Pod, b: Pod): boolean {
+  return (a.metadata?.name ?? '') === (b.metadata?.name ?? '') && (a.metadata?.namespace ?? '') === (b.metadata?.namespace ?? '');
+}

@@ -1,0 +1,170 @@
+// The indexes under the pod manager, each keeping removed keys in place until it sweeps them:
+// TombstoneMap, the pods-by-UID slots (which keep a removed pod's full name), the full-name
+// entries shared by pods and mirrors, and the lazily caught-up namespace → name index.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { NamespacedNameIndex } from '../../../src/pod/namespaced-name-index.js';
+import { PodsByFullName } from '../../../src/pod/pods-by-full-name.js';
+import { PodsByUID, fullNameOf } from '../../../src/pod/pods-by-uid.js';
+import { TombstoneMap } from '../../../src/pod/tombstone-map.js';
+import { newPod, ns } from './pod-fixtures.js';
+
+function entries<K, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
+  const out: Array<[K, V]> = [];
+  map.forEach((value, key) => out.push([key, value]));
+  return out;
+}
+
+describe('TombstoneMap', () => {
+  test('answers like a Map through deletes, refills and sweeps', () => {
+    const map = new TombstoneMap<string, number>();
+    const reference = new Map<string, number>();
+    for (let i = 0; i < 200; i++) {
+      map.set(`k${i}`, i);
+      reference.set(`k${i}`, i);
+    }
+    // 150 removals: more holes than live keys, so at least one sweep runs.
+    for (let i = 0; i < 150; i++) {
+      assert.equal(map.delete(`k${i}`), true);
+      reference.delete(`k${i}`);
+    }
+    assert.equal(map.delete('k0'), false, 'a removed key is not there any more');
+    assert.equal(map.delete('never'), false);
+    for (let i = 0; i < 200; i += 3) {
+      map.set(`k${i}`, -i);
+      reference.set(`k${i}`, -i);
+    }
+    assert.equal(map.size, reference.size);
+    for (let i = 0; i < 210; i++) {
+      assert.equal(map.get(`k${i}`), reference.get(`k${i}`), `get k${i}`);
+      assert.equal(map.has(`k${i}`), reference.has(`k${i}`), `has k${i}`);
+    }
+    assert.deepEqual(new Map(entries(map)), reference, 'forEach visits live entries only');
+  });
+
+  test('a key removed and set again is live again, and counted once', () => {
+    const map = new TombstoneMap<string, string>();
+    map.set('a', 'x');
+    map.delete('a');
+    assert.equal(map.size, 0);
+    assert.equal(map.get('a'), undefined);
+    map.set('a', 'y');
+    map.set('a', 'z');
+    assert.equal(map.size, 1);
+    assert.deepEqual(entries(map), [['a', 'z']]);
+    map.clear();
+    assert.equal(map.size, 0);
+    assert.deepEqual(entries(map), []);
+  });
+});
+
+describe('PodsByUID', () => {
+  test('keeps a removed pod out of every answer, and its full name for when it comes back', () => {
+    const byUID = new PodsByUID<string>();
+    const pod = newPod('u1', 'web', ns, 'extra');
+    assert.equal(byUID.store('u1', pod), 'web_default');
+    const slot = byUID.slot('u1')!;
+    byUID.remove(slot);
+    assert.equal(byUID.get('u1'), undefined);
+    assert.equal(byUID.size, 0);
+    assert.deepEqual(byUID.pods(), []);
+    assert.equal(fullNameOf(pod, byUID.slot('u1')), 'web_default');
+    assert.equal(byUID.store('u1', pod), 'web_default');
+    assert.equal(byUID.get('u1'), pod);
+    assert.equal(byUID.size, 1);
+  });
+
+  test('follows a pod that changes its name under the same UID', () => {
+    const byUID = new PodsByUID<string>();
+    byUID.store('u1', newPod('u1', 'web', ns, 'extra'));
+    const renamed = newPod('u1', 'api', 'kube-system', 'extra');
+    assert.equal(byUID.store('u1', renamed), 'api_kube-system');
+    assert.equal(fullNameOf(renamed, byUID.slot('u1')), 'api_kube-system');
+    assert.equal(fullNameOf(newPod('u1', 'web', ns, 'extra'), byUID.slot('u1')), 'web_default', 'another object is not given the slot\'s name');
+  });
+
+  test('sweeps empty slots without losing live pods', () => {
+    const byUID = new PodsByUID<string>();
+    const pods = Array.from({ length: 100 }, (_, i) => newPod(`u${i}`, `p${i}`, ns, 'extra'));
+    for (const pod of pods) byUID.store(pod.metadata!.uid!, pod);
+    for (const pod of pods.slice(0, 80)) byUID.remove(byUID.slot(pod.metadata!.uid!)!);
+    assert.equal(byUID.size, 20);
+    assert.deepEqual(new Set(byUID.pods()), new Set(pods.slice(80)));
+    const seen: string[] = [];
+    byUID.forEach((_pod, uid) => seen.push(uid));
+    assert.deepEqual(seen.sort(), pods.slice(80).map((p) => p.metadata!.uid!).sort());
+    for (const pod of pods.slice(0, 10)) byUID.store(pod.metadata!.uid!, pod);
+    assert.equal(byUID.size, 30);
+    assert.equal(byUID.get('u5'), pods[5]);
+    assert.equal(byUID.get('u50'), undefined);
+  });
+});
+
+describe('PodsByFullName', () => {
+  test('holds a pod and a mirror per name independently, and pairs them in one lookup', () => {
+    const names = new PodsByFullName();
+    const pod = newPod('s1', 'web', ns, 'static');
+    const mirror = newPod('m1', 'web', ns, 'mirror');
+    assert.equal(names.setMirror('web_default', mirror).pod, undefined);
+    assert.equal(names.setPod('web_default', pod).mirror, mirror);
+    assert.equal(names.podCount, 1);
+    assert.deepEqual(names.orphanedMirrorFullNames(), []);
+    names.deletePod('web_default');
+    assert.equal(names.getPod('web_default'), undefined);
+    assert.equal(names.getMirror('web_default'), mirror);
+    assert.deepEqual(names.orphanedMirrorFullNames(), ['web_default']);
+    names.deleteMirror('web_default');
+    names.deleteMirror('web_default');
+    names.deletePod('never');
+    assert.equal(names.getMirror('web_default'), undefined);
+    assert.equal(names.podCount, 0);
+    assert.deepEqual(names.orphanedMirrorFullNames(), []);
+  });
+
+  test('answers right after many names were emptied and swept', () => {
+    const names = new PodsByFullName();
+    const pods = Array.from({ length: 100 }, (_, i) => newPod(`u${i}`, `p${i}`, ns, 'extra'));
+    for (const pod of pods) names.setPod(`${pod.metadata!.name}_default`, pod);
+    names.setMirror('p99_default', newPod('m99', 'p99', ns, 'mirror'));
+    for (const pod of pods.slice(0, 90)) names.deletePod(`${pod.metadata!.name}_default`);
+    names.setPod('p3_default', pods[3]!);
+    assert.equal(names.podCount, 11);
+    const seen: string[] = [];
+    names.forEachPod((_pod, fullName) => seen.push(fullName));
+    assert.deepEqual(seen.sort(), ['p3_default', ...pods.slice(90).map((p) => `${p.metadata!.name}_default`)].sort());
+    assert.equal(names.getPod('p3_default'), pods[3]);
+    assert.equal(names.getPod('p4_default'), undefined);
+    assert.ok(names.getMirror('p99_default'));
+  });
+});
+
+describe('NamespacedNameIndex', () => {
+  test('catches up with logged changes when read, and rebuilds after dropping a long log', () => {
+    const names = new PodsByFullName();
+    const index = new NamespacedNameIndex(names);
+    const a = newPod('a', 'a', ns, 'extra');
+    names.setPod('a_default', a);
+    index.indexed(a);
+    assert.equal(index.get(ns, 'a'), a, 'built on first read');
+    const b = newPod('b', 'b', ns, 'extra');
+    names.setPod('b_default', b);
+    index.indexed(b);
+    names.deletePod('a_default');
+    index.unindexed(a);
+    assert.equal(index.get(ns, 'a'), undefined, 'the logged removal applied');
+    assert.equal(index.get(ns, 'b'), b, 'the logged addition applied');
+    // More changes than pods and than the floor: the log is dropped, the next read rebuilds.
+    for (let i = 0; i < 3000; i++) {
+      const pod = newPod(`c${i}`, `c${i}`, 'other', 'extra');
+      names.setPod(`c${i}_other`, pod);
+      index.indexed(pod);
+      if (i % 2 === 0) {
+        names.deletePod(`c${i}_other`);
+        index.unindexed(pod);
+      }
+    }
+    assert.equal(index.get('other', 'c1')?.metadata?.uid, 'c1');
+    assert.equal(index.get('other', 'c2'), undefined);
+    assert.equal(index.get(ns, 'b'), b);
+  });
+});
