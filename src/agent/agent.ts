@@ -79,7 +79,7 @@ export function createAgent(options: AgentOptions): Agent {
   // The merger logs its warnings itself; they count as errors of the source they came from.
   const podConfig = createPodConfig({ logger, onEvent: (event) => metrics.recordSourceError(event.source) });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
-  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider();
+  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider({ hostIP: config.nodeIP, podCIDR: config.podCIDR });
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // Channels are registered in the kubelet's order before any source runs: registering a
