@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
-import { DEFAULT_POD_CIDR, podCidrProblem } from '../status/pod-addresses.js';
+import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../status/pod-addresses.js';
 import { parseDuration } from './durations.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
@@ -204,10 +204,11 @@ function resolveNodeIP(flag: string | undefined, interfaces: () => NetworkInterf
   if (value === '::') return defaultNodeIP(interfaces(), 6);
   if (value.includes(',')) {
     problems.push(`--node-ip: one address only (dual-stack node IPs are not supported), got ${JSON.stringify(value)}`);
-  } else if (isIP(value) === 0) {
-    problems.push(`--node-ip: must be an IP address, got ${JSON.stringify(value)}`);
   } else {
-    return value;
+    const ip = parseIP(value);
+    // In its canonical text (`FD00:0::2` is `fd00::2`), as the API server stores addresses.
+    if (ip !== undefined) return formatIP(ip.family, ip.value);
+    problems.push(`--node-ip: must be an IP address, got ${JSON.stringify(value)}`);
   }
   return defaultNodeIP(interfaces(), 4);
 }

@@ -55,6 +55,7 @@ describe('--node-ip', () => {
       assert.equal((await loadAgentConfig({ nodeIP: ip }, options())).config.nodeIP, ip);
     }
     assert.equal((await resolveRunConfig(['--node-ip', '10.1.1.1', '--hostname-override', 'x'], options())).config.nodeIP, '10.1.1.1');
+    assert.equal((await loadAgentConfig({ nodeIP: 'FD00:0:0::5' }, options())).config.nodeIP, 'fd00::5', 'in canonical form');
   });
 
   it('reads 0.0.0.0 and :: as "the machine\'s address of that family"', async () => {

@@ -16,7 +16,7 @@ describe('parseIP and formatIP', () => {
     { desc: 'a single zero group stays', input: '2001:db8:0:1:1:1:1:1', canonical: '2001:db8:0:1:1:1:1:1' },
     { desc: 'all zeros', input: '::', canonical: '::' },
     { desc: 'trailing zeros', input: 'fd00::', canonical: 'fd00::' },
-    { desc: 'embedded IPv4', input: '::ffff:10.0.0.1', canonical: '::ffff:a00:1' },
+    { desc: 'an embedded IPv4 address is read as its two groups', input: '::ffff:10.0.0.1', canonical: '::ffff:a00:1' },
   ];
   for (const { desc, input, canonical } of cases) {
     it(desc, () => {
