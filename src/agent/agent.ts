@@ -86,7 +86,8 @@ export function createAgent(options: AgentOptions): Agent {
   // The merger logs its warnings itself; they count as errors of the source they came from.
   const podConfig = createPodConfig({ logger, clock, onEvent: (event) => metrics.recordSourceError(event.source) });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
-  const statusProvider = options.statusProvider ?? createSimulatedStatusProvider({ clock });
+  const statusProvider =
+    options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR });
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // Channels are registered in the kubelet's order before any source runs: registering a

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { hostname as osHostname } from 'node:os';
+import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
+import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../status/pod-addresses.js';
 import { parseDuration } from './durations.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
@@ -38,6 +39,10 @@ export interface AgentConfig {
   readonly healthzBindAddress: string;
   /** 0 disables the healthz endpoint. */
   readonly healthzPort: number;
+  /** `--node-ip`, or the machine's address (see `defaultNodeIP`). */
+  readonly nodeIP: string;
+  /** Where pods without host networking get their simulated addresses from. */
+  readonly podCIDR: string;
 }
 
 /** The kubelet flags' values, as given; absent flags are undefined. */
@@ -52,6 +57,8 @@ export interface RunFlags {
   readonly address?: string;
   readonly readOnlyPort?: string;
   readonly healthzPort?: string;
+  readonly nodeIP?: string;
+  readonly podCIDR?: string;
 }
 
 export interface LoadedAgentConfig {
@@ -65,7 +72,12 @@ export interface LoadAgentConfigOptions {
   readFile?: (path: string) => Promise<string>;
   /** The host name used when there is no `--hostname-override`; `os.hostname()` by default. */
   hostname?: () => string;
+  /** The machine's addresses, for the default node IP; `os.networkInterfaces()` by default. */
+  networkInterfaces?: () => NetworkInterfaces;
 }
+
+/** The shape of `os.networkInterfaces()`. */
+export type NetworkInterfaces = Readonly<Record<string, readonly NetworkInterfaceInfo[] | undefined>>;
 
 type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
   | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'readOnlyPort' | 'healthzBindAddress' | 'healthzPort';
@@ -99,7 +111,10 @@ export async function loadAgentConfig(flags: RunFlags, options: LoadAgentConfigO
     file = decodeKubeletConfigFile(flags.config, text);
     ignoredFields = ignoredFieldsOf(file);
   }
-  const config = resolveAgentConfig(flags.config ?? '', file, flags, options.hostname ?? osHostname);
+  const config = resolveAgentConfig(flags.config ?? '', file, flags, {
+    hostname: options.hostname ?? osHostname,
+    networkInterfaces: options.networkInterfaces ?? osNetworkInterfaces,
+  });
   return Object.freeze({ config, ignoredFields: Object.freeze(ignoredFields) });
 }
 
@@ -113,7 +128,12 @@ interface Problems {
  * The file's fields (decoded, from `path`) and the flags into an `AgentConfig`: for each field
  * of the table, the flag if given, else the file's value, else the default.
  */
-function resolveAgentConfig(path: string, file: KubeletConfigFile, flags: RunFlags, hostname: () => string): AgentConfig {
+function resolveAgentConfig(
+  path: string,
+  file: KubeletConfigFile,
+  flags: RunFlags,
+  machine: { hostname: () => string; networkInterfaces: () => NetworkInterfaces },
+): AgentConfig {
   const p: Problems = { file: [], flags: [] };
 
   const scalars: Record<string, number | string> = {};
@@ -138,10 +158,24 @@ function resolveAgentConfig(path: string, file: KubeletConfigFile, flags: RunFla
       ? headersFromFlags(flags.manifestURLHeader, p.flags)
       : headersFromFile(file.staticPodURLHeader, p.file);
 
-  const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : hostname();
+  const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : machine.hostname();
   // The kubelet trims and lower-cases the host name before using it as the node name.
   const nodeName = rawName.trim().toLowerCase();
   if (nodeName === '') p.flags.push('--hostname-override: the node name must not be empty');
+
+  const nodeIP = resolveNodeIP(flags.nodeIP, machine.networkInterfaces, p.flags);
+  let podCIDR = nonEmpty(fileString('podCIDR', file, p.file)) ?? DEFAULT_POD_CIDR;
+  const fileCidrProblem = podCidrProblem(podCIDR);
+  if (fileCidrProblem !== undefined) {
+    p.file.push(`podCIDR: ${fileCidrProblem}`);
+    podCIDR = DEFAULT_POD_CIDR;
+  }
+  const flagCIDR = nonEmpty(flags.podCIDR);
+  if (flagCIDR !== undefined) {
+    const problem = podCidrProblem(flagCIDR);
+    if (problem === undefined) podCIDR = flagCIDR;
+    else p.flags.push(`--pod-cidr: ${problem}`);
+  }
 
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
@@ -155,7 +189,49 @@ function resolveAgentConfig(path: string, file: KubeletConfigFile, flags: RunFla
     staticPodURL,
     staticPodURLHeader,
     ...(scalars as Pick<AgentConfig, ScalarKey>),
+    nodeIP,
+    podCIDR,
   });
+}
+
+/**
+ * `--node-ip` as the kubelet takes it, for one address family: an IP address is used as given;
+ * `0.0.0.0` or `::` (and no flag, as IPv4) stand for the machine's own address of that family.
+ */
+function resolveNodeIP(flag: string | undefined, interfaces: () => NetworkInterfaces, problems: string[]): string {
+  const value = flag?.trim() ?? '';
+  if (value === '' || value === '0.0.0.0') return defaultNodeIP(interfaces(), 4);
+  if (value === '::') return defaultNodeIP(interfaces(), 6);
+  if (value.includes(',')) {
+    problems.push(`--node-ip: one address only (dual-stack node IPs are not supported), got ${JSON.stringify(value)}`);
+  } else {
+    const ip = parseIP(value);
+    // In its canonical text (`FD00:0::2` is `fd00::2`), as the API server stores addresses.
+    if (ip !== undefined) return formatIP(ip.family, ip.value);
+    problems.push(`--node-ip: must be an IP address, got ${JSON.stringify(value)}`);
+  }
+  return defaultNodeIP(interfaces(), 4);
+}
+
+/**
+ * The node IP when `--node-ip` does not give one. The kubelet looks the host name up and, failing
+ * that, takes the address of the interface of the default route, which cannot be reproduced
+ * without reading routing tables; this takes the machine's first address of the preferred family
+ * that is not internal (loopback) or link-local, in the order the system lists its interfaces,
+ * then one of the other family, and `127.0.0.1` on a machine with no other address. On a host
+ * with one network interface, as test and CI machines usually are, both rules give the same
+ * answer; elsewhere, give `--node-ip`.
+ */
+export function defaultNodeIP(interfaces: NetworkInterfaces, family: 4 | 6 = 4): string {
+  const candidates = Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((a) => !a.internal && !isLinkLocal(a.address));
+  const preferred = candidates.find((a) => isIP(a.address) === family);
+  return (preferred ?? candidates.find((a) => isIP(a.address) !== 0))?.address ?? '127.0.0.1';
+}
+
+function isLinkLocal(address: string): boolean {
+  return address.startsWith('169.254.') || /^fe[89ab]/i.test(address);
 }
 
 /** A scalar field's value from the file; the default (and a problem) when it is wrong. */

@@ -144,6 +144,19 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     type: { kind: 'port', default: 10248 },
     doc: '`/healthz`; `0` disables it',
   },
+  {
+    key: 'nodeIP',
+    flag: { name: 'node-ip', key: 'nodeIP' },
+    type: { kind: 'other', defaultDoc: "the machine's first non-internal IPv4 address (see below)" },
+    doc: "the node's address: every pod's `hostIP`, and the pod IP of host-network pods. One address; `0.0.0.0` or `::` picks the machine's address of that family",
+  },
+  {
+    key: 'podCIDR',
+    flag: { name: 'pod-cidr', key: 'podCIDR' },
+    field: 'podCIDR',
+    type: { kind: 'other', defaultDoc: '`10.88.0.0/16`' },
+    doc: 'the range pods without host networking get their (simulated) addresses from, one per pod, derived from its UID',
+  },
 ] satisfies ConfigField[]);
 
 /** The fields with a scalar type, in table order. */

@@ -1,5 +1,7 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
+import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
+import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 
@@ -29,27 +31,55 @@ export interface SimulatedStatusProviderOptions {
   /** How long a pod stays Pending after it is first seen; 1000 ms by default. */
   startDelayMs?: number;
   clock?: Clock;
-  /** The node's IP, reported as hostIP (and as podIP for host-network pods). */
+  /**
+   * The node's IP (the kubelet's `--node-ip`): every pod's hostIP, and the pod IP of
+   * host-network pods. Without it, statuses carry no hostIP and host-network pods no pod IP.
+   */
   hostIP?: string;
-  /** The pod IP reported for pods not on the host network; hostIP when not given. */
-  podIP?: string;
+  /**
+   * Where the addresses of pods without host networking come from (the kubelet's `podCIDR`);
+   * `DEFAULT_POD_CIDR` (10.88.0.0/16) by default. See createPodAddressAllocator.
+   */
+  podCIDR?: string;
+  /**
+   * Whether the simulated runtime supports recursive read-only mounts, which decides
+   * `volumeMounts[].recursiveReadOnly` for mounts that ask for it; false by default, as a
+   * runtime that does not announce the feature to the kubelet.
+   */
+  recursiveReadOnlyMounts?: boolean;
 }
 
 /**
- * A documented simulation of a healthy pod start — no container is run:
+ * A documented simulation of a healthy pod start, shaped like the statuses the kubelet v1.34
+ * generates (pkg/kubelet/kubelet_pods.go, status/generate.go, and the prober's started and
+ * ready) for a runtime whose containers start at once and never stop. No container is run.
  *
- * - the first time the provider is asked about a pod UID, the pod counts as accepted at that
- *   moment: phase Pending, PodScheduled and Initialized True, ContainersReady and Ready False
- *   (reason ContainersNotReady), every container waiting with reason ContainerCreating;
- * - `startDelayMs` later it is Running: all four conditions True, every container running,
- *   ready, started, restartCount 0, its spec image, imageID '', containerID
- *   `kubelet-pods://<uid>/<name>`; init containers terminated with reason Completed;
- *   restartable init containers (sidecars) running;
- * - startTime is the acceptance time; hostIP/podIP come from the options.
+ * - The first time the provider is asked about a pod UID, the pod counts as accepted: phase
+ *   Pending, startTime = that moment, hostIP/hostIPs = `hostIP`, pod sandbox not ready yet
+ *   (PodReadyToStartContainers False, no pod IP unless on the host network), every container
+ *   waiting (reason PodInitializing when the pod has init containers, else ContainerCreating),
+ *   started and ready false; Initialized False (ContainersNotInitialized) while there are init
+ *   containers, Ready and ContainersReady False (ContainersNotReady), each message naming the
+ *   containers as the kubelet's does; PodScheduled True.
+ * - `startDelayMs` later the sandbox has its address and everything has started: phase
+ *   Running, podIP/podIPs = `hostIP` on the host network, else the pod's address from
+ *   `podCIDR`; regular init containers terminated (exit code 0, reason Completed, ready),
+ *   sidecars (init containers with restartPolicy Always) and containers running, started and
+ *   ready (probes are taken to succeed at once); all conditions True, except Ready when a
+ *   readiness gate's condition is missing or not True in the static pod's own status.
+ * - A container the runtime knows (running or terminated) has a containerID
+ *   `kubelet-pods://<pod uid>/<container name>`, imageID = its image reference (no image is
+ *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
+ *   `resources` = its allocated resources and `allocatedResources` = their requests (see
+ *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0.
+ * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
+ *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *
- * Times are whole seconds, as the API server stores them, so a status read back compares equal
- * to the one written. Listeners hear about the Pending → Running step through a timer; `stop`
- * clears every timer.
+ * A pod whose address cannot be allocated (its range is full) stays Pending with its sandbox not
+ * ready until another pod is forgotten; it then gets the freed address, its start delay begins
+ * and listeners hear about it. Times are whole seconds, as the API server stores them, so a
+ * status read back compares equal to the one written. Listeners hear about every Pending →
+ * Running step through a timer; `stop` clears every timer.
  */
 export function createSimulatedStatusProvider(options: SimulatedStatusProviderOptions = {}): StatusProvider & {
   forget(uid: string): void;
@@ -60,32 +90,47 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
   if (!(startDelayMs >= 0) || !Number.isFinite(startDelayMs)) {
     throw kpError('KP_ERR_STATUS_OPTIONS', ['startDelayMs', String(options.startDelayMs)]);
   }
-  return new SimulatedStatusProvider(startDelayMs, options.clock ?? realClock, options.hostIP, options.podIP);
+  if (options.hostIP !== undefined && parseIP(options.hostIP) === undefined) {
+    throw kpError('KP_ERR_STATUS_OPTIONS', ['hostIP', JSON.stringify(options.hostIP)]);
+  }
+  const addresses = createPodAddressAllocator({
+    cidr: options.podCIDR ?? DEFAULT_POD_CIDR,
+    reserved: options.hostIP !== undefined ? [options.hostIP] : [],
+  });
+  return new SimulatedStatusProvider(startDelayMs, options.clock ?? realClock, addresses, {
+    hostIP: options.hostIP,
+    recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
+  });
 }
 
 interface Tracked {
+  /** When the pod was first seen, in whole seconds: its startTime. */
   acceptedAt: Date;
-  runningAt: Date;
+  /** When it is Running; undefined while it waits for an address. */
+  runningAt: number | undefined;
   timer: ClockTimer | undefined;
 }
 
 class SimulatedStatusProvider implements StatusProvider {
   readonly #tracked = new Map<string, Tracked>();
   readonly #listeners = new Set<(uid: string) => void>();
+  // Pods waiting for an address, in the order they were first seen.
+  readonly #waitingForAddress = new Set<string>();
   #stopped = false;
 
   constructor(
     readonly startDelayMs: number,
     readonly clock: Clock,
-    readonly hostIP: string | undefined,
-    readonly podIP: string | undefined,
+    readonly addresses: PodAddressAllocator,
+    readonly node: NodeFacts,
   ) {}
 
   statusFor(pod: Pod, now: Date): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
-    const tracked = this.#track(uid, now);
-    const running = now.getTime() >= tracked.runningAt.getTime();
-    return running ? this.#running(pod, tracked) : this.#pending(pod, tracked);
+    const tracked = this.#track(uid, pod, now);
+    if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) return pendingStatus(pod, tracked.acceptedAt, this.node);
+    const podIP = pod.spec?.hostNetwork === true ? this.node.hostIP : this.addresses.addressOf(uid);
+    return runningStatus(pod, tracked.acceptedAt, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
   }
 
   onChange(listener: (uid: string) => void): () => void {
@@ -97,6 +142,15 @@ class SimulatedStatusProvider implements StatusProvider {
     const tracked = this.#tracked.get(uid);
     if (tracked?.timer !== undefined) this.clock.clearTimeout(tracked.timer);
     this.#tracked.delete(uid);
+    this.#waitingForAddress.delete(uid);
+    if (this.addresses.addressOf(uid) === undefined) return;
+    this.addresses.release(uid);
+    // The freed address goes to the pod that has waited longest; its start delay begins now.
+    const [next] = this.#waitingForAddress;
+    const entry = next === undefined ? undefined : this.#tracked.get(next);
+    if (next === undefined || entry === undefined || this.addresses.allocate(next) === undefined) return;
+    this.#waitingForAddress.delete(next);
+    this.#startIn(next, entry, this.clock.now().getTime());
   }
 
   stop(): void {
@@ -107,105 +161,38 @@ class SimulatedStatusProvider implements StatusProvider {
     }
   }
 
-  #track(uid: string, now: Date): Tracked {
+  #track(uid: string, pod: Pod, now: Date): Tracked {
     let tracked = this.#tracked.get(uid);
     if (tracked) return tracked;
-    const acceptedAt = wholeSeconds(now);
-    tracked = { acceptedAt, runningAt: new Date(now.getTime() + this.startDelayMs), timer: undefined };
+    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined };
     this.#tracked.set(uid, tracked);
-    if (this.startDelayMs > 0 && !this.#stopped) {
-      const entry = tracked;
-      entry.timer = this.clock.setTimeout(() => {
-        entry.timer = undefined;
-        if (this.#tracked.get(uid) !== entry || this.#stopped) return;
-        for (const listener of [...this.#listeners]) listener(uid);
-      }, this.startDelayMs);
+    const needsAddress = pod.spec?.hostNetwork !== true;
+    if (needsAddress && this.addresses.allocate(uid) === undefined) {
+      this.#waitingForAddress.add(uid);
+      return tracked;
     }
+    // Asked at the moment it starts (no delay): Running now, and nobody needs telling.
+    if (this.startDelayMs === 0) tracked.runningAt = now.getTime();
+    else this.#startIn(uid, tracked, now.getTime());
     return tracked;
   }
 
-  #ips() {
-    return { hostIP: this.hostIP, podIP: this.podIP ?? this.hostIP };
+  /** Starts the pod's start delay at `from` and tells listeners when it ends. */
+  #startIn(uid: string, entry: Tracked, from: number): void {
+    entry.runningAt = from + this.startDelayMs;
+    if (this.#stopped) return;
+    entry.timer = this.clock.setTimeout(() => {
+      entry.timer = undefined;
+      if (this.#tracked.get(uid) !== entry || this.#stopped) return;
+      for (const listener of [...this.#listeners]) listener(uid);
+    }, this.startDelayMs);
   }
+}
 
-  #base(pod: Pod, tracked: Tracked, phase: string): V1PodStatus {
-    const { hostIP, podIP: simulatedPodIP } = this.#ips();
-    const podIP = pod.spec?.hostNetwork ? hostIP : simulatedPodIP;
-    const status: V1PodStatus = { phase, startTime: tracked.acceptedAt };
-    if (hostIP) {
-      status.hostIP = hostIP;
-      status.hostIPs = [{ ip: hostIP }];
-    }
-    if (podIP) {
-      status.podIP = podIP;
-      status.podIPs = [{ ip: podIP }];
-    }
-    return status;
-  }
-
-  #pending(pod: Pod, tracked: Tracked): V1PodStatus {
-    const at = tracked.acceptedAt;
-    const status = this.#base(pod, tracked, 'Pending');
-    status.conditions = [
-      cond('PodReadyToStartContainers', 'True', at),
-      cond('Initialized', 'True', at),
-      cond('Ready', 'False', at, 'ContainersNotReady'),
-      cond('ContainersReady', 'False', at, 'ContainersNotReady'),
-      cond('PodScheduled', 'True', at),
-    ];
-    status.containerStatuses = (pod.spec?.containers ?? []).map((c) => ({
-      ...containerBase(pod, c),
-      ready: false,
-      started: false,
-      state: { waiting: { reason: 'ContainerCreating' } },
-    }));
-    const inits = pod.spec?.initContainers ?? [];
-    if (inits.length > 0) {
-      status.initContainerStatuses = inits.map((c) => ({
-        ...containerBase(pod, c),
-        ready: false,
-        started: false,
-        state: { waiting: { reason: 'PodInitializing' } },
-      }));
-    }
-    return status;
-  }
-
-  #running(pod: Pod, tracked: Tracked): V1PodStatus {
-    const acceptedAt = tracked.acceptedAt;
-    const startedAt = wholeSeconds(tracked.runningAt);
-    const status = this.#base(pod, tracked, 'Running');
-    status.conditions = [
-      cond('PodReadyToStartContainers', 'True', acceptedAt),
-      cond('Initialized', 'True', acceptedAt),
-      cond('Ready', 'True', startedAt),
-      cond('ContainersReady', 'True', startedAt),
-      cond('PodScheduled', 'True', acceptedAt),
-    ];
-    status.containerStatuses = (pod.spec?.containers ?? []).map((c) => ({
-      ...containerBase(pod, c),
-      ready: true,
-      started: true,
-      state: { running: { startedAt } },
-    }));
-    const inits = pod.spec?.initContainers ?? [];
-    if (inits.length > 0) {
-      status.initContainerStatuses = inits.map((c): V1ContainerStatus => {
-        if (c.restartPolicy === 'Always') {
-          return { ...containerBase(pod, c), ready: true, started: true, state: { running: { startedAt: acceptedAt } } };
-        }
-        return {
-          ...containerBase(pod, c),
-          ready: true,
-          started: false,
-          state: {
-            terminated: { exitCode: 0, reason: 'Completed', startedAt: acceptedAt, finishedAt: acceptedAt, containerID: containerID(pod, c) },
-          },
-        };
-      });
-    }
-    return status;
-  }
+/** What the provider knows about its node. */
+interface NodeFacts {
+  readonly hostIP: string | undefined;
+  readonly recursiveReadOnlyMounts: boolean;
 }
 
 /** The kubelet's condition types; the mirror status writer treats exactly these as its own. */
@@ -218,12 +205,120 @@ export const KUBELET_OWNED_POD_CONDITIONS: ReadonlySet<string> = new Set([
   'DisruptionTarget',
 ]);
 
-function cond(type: string, status: string, at: Date, reason?: string): V1PodCondition {
-  return reason ? { type, status, lastTransitionTime: at, reason } : { type, status, lastTransitionTime: at };
+function cond(type: string, status: string, at: Date, reason?: string, message?: string): V1PodCondition {
+  const c: V1PodCondition = { type, status, lastTransitionTime: at };
+  if (reason !== undefined) c.reason = reason;
+  if (message !== undefined) c.message = message;
+  return c;
 }
 
-function containerBase(pod: Pod, c: V1Container): V1ContainerStatus {
-  return { name: c.name, image: c.image ?? '', imageID: '', containerID: containerID(pod, c), restartCount: 0, ready: false };
+// Go prints a list of names as `[a b]`; the kubelet's condition messages use that form.
+function nameList(names: readonly string[]): string {
+  return `[${names.join(' ')}]`;
+}
+
+const isSidecar = (c: V1Container): boolean => c.restartPolicy === 'Always';
+
+function addressFields(hostIP: string | undefined, podIP: string | undefined): Partial<V1PodStatus> {
+  const out: Partial<V1PodStatus> = {};
+  if (hostIP !== undefined) {
+    out.hostIP = hostIP;
+    out.hostIPs = [{ ip: hostIP }];
+  }
+  if (podIP !== undefined) {
+    out.podIP = podIP;
+    out.podIPs = [{ ip: podIP }];
+  }
+  return out;
+}
+
+function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts): V1PodStatus {
+  const inits = pod.spec?.initContainers ?? [];
+  const containers = pod.spec?.containers ?? [];
+  const hasInits = inits.length > 0;
+  const unready = nameList([...inits.filter(isSidecar), ...containers].map((c) => c.name));
+  const waiting = (c: V1Container, reason: string): V1ContainerStatus => ({
+    name: c.name,
+    image: c.image ?? '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    started: false,
+    state: { waiting: { reason } },
+    ...mounts(c, node),
+  });
+  const status: V1PodStatus = {
+    phase: 'Pending',
+    startTime: acceptedAt,
+    // The sandbox has no address yet; a host-network pod has the node's from the start.
+    ...addressFields(node.hostIP, pod.spec?.hostNetwork === true ? node.hostIP : undefined),
+    conditions: [
+      cond('PodReadyToStartContainers', 'False', acceptedAt),
+      hasInits
+        ? cond('Initialized', 'False', acceptedAt, 'ContainersNotInitialized', `containers with incomplete status: ${nameList(inits.map((c) => c.name))}`)
+        : cond('Initialized', 'True', acceptedAt),
+      cond('Ready', 'False', acceptedAt, 'ContainersNotReady', `containers with unready status: ${unready}`),
+      cond('ContainersReady', 'False', acceptedAt, 'ContainersNotReady', `containers with unready status: ${unready}`),
+      cond('PodScheduled', 'True', acceptedAt),
+    ],
+    containerStatuses: containers.map((c) => waiting(c, hasInits ? 'PodInitializing' : 'ContainerCreating')),
+  };
+  if (hasInits) status.initContainerStatuses = inits.map((c) => waiting(c, 'PodInitializing'));
+  return status;
+}
+
+function runningStatus(pod: Pod, acceptedAt: Date, runningAt: Date, podIP: string | undefined, node: NodeFacts): V1PodStatus {
+  const inits = pod.spec?.initContainers ?? [];
+  const known = (c: V1Container): V1ContainerStatus => ({
+    name: c.name,
+    image: c.image ?? '',
+    imageID: c.image ?? '',
+    containerID: containerID(pod, c),
+    ready: true,
+    restartCount: 0,
+    started: true,
+    state: { running: { startedAt: runningAt } },
+    ...containerResourceStatus(c),
+    ...mounts(c, node),
+  });
+  const completed = (c: V1Container): V1ContainerStatus => ({
+    ...known(c),
+    started: false,
+    state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: runningAt, finishedAt: runningAt, containerID: containerID(pod, c) } },
+  });
+  const gates = unmetReadinessGates(pod);
+  const status: V1PodStatus = {
+    phase: 'Running',
+    startTime: acceptedAt,
+    ...addressFields(node.hostIP, podIP),
+    conditions: [
+      cond('PodReadyToStartContainers', 'True', runningAt),
+      cond('Initialized', 'True', inits.length > 0 ? runningAt : acceptedAt),
+      gates.length > 0 ? cond('Ready', 'False', runningAt, 'ReadinessGatesNotReady', gates.join(', ')) : cond('Ready', 'True', runningAt),
+      cond('ContainersReady', 'True', runningAt),
+      cond('PodScheduled', 'True', acceptedAt),
+    ],
+    containerStatuses: (pod.spec?.containers ?? []).map(known),
+  };
+  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => (isSidecar(c) ? known(c) : completed(c)));
+  return status;
+}
+
+// The kubelet judges a static pod's readiness gates by the conditions of the static pod itself
+// (from its manifest), not of its mirror: a gate is met only if the manifest's status says so.
+function unmetReadinessGates(pod: Pod): string[] {
+  const conditions = pod.status?.conditions ?? [];
+  return (pod.spec?.readinessGates ?? []).flatMap((gate) => {
+    const c = conditions.find((x) => x.type === gate.conditionType);
+    if (c === undefined) return [`corresponding condition of pod readiness gate ${JSON.stringify(gate.conditionType)} does not exist.`];
+    if (c.status !== 'True') return [`the status of pod readiness gate ${JSON.stringify(gate.conditionType)} is not "True", but ${c.status}`];
+    return [];
+  });
+}
+
+function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volumeMounts'> {
+  const volumeMounts = volumeMountStatuses(c, node.recursiveReadOnlyMounts);
+  return volumeMounts === undefined ? {} : { volumeMounts };
 }
 
 function containerID(pod: Pod, c: V1Container): string {

@@ -1,6 +1,6 @@
 // Comparing what the real kubelet and our agent wrote to the API server, after normalising
 // what must differ between two nodes. One area per kind of object (mirror pod metadata and
-// spec today; mirror status, the Node, the Lease and event sequences later): an area has a
+// spec, mirror status; the Node, the Lease and event sequences later): an area has a
 // normaliser, and each difference is reported as a key "<area>:<subject> <path>" that
 // docs/kubelet-differences.md lists.
 
@@ -94,6 +94,91 @@ export function normaliseMirrorPod(pod: unknown, side: Side): Json {
     metadata['annotations'] = annotations;
   }
   return replaceNodeIdentity({ metadata, spec: p['spec'] ?? null }, side);
+}
+
+// --- area `status` ------------------------------------------------------------------------
+
+/** A side of the status comparison: its node and the node IP it reports pods on. */
+export interface StatusSide extends Side {
+  nodeIP: string;
+}
+
+export const NODE_IP = '<node-ip>';
+export const POD_IPV4 = '<pod-ipv4>';
+export const POD_IPV6 = '<pod-ipv6>';
+export const CONTAINER_ID = '<runtime>://<id>';
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const IPV6 = /^[0-9a-fA-F:]+(:\d{1,3}(\.\d{1,3}){3})?$/;
+// `<runtime>://<id>`, as the kubelet prints a container ID.
+const CONTAINER_ID_FORMAT = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
+const CONTAINER_STATUS_LISTS = ['containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses'];
+
+function replaceTimes(value: Json): Json {
+  if (typeof value === 'string') return RFC3339.test(value) ? TIMESTAMP : value;
+  if (Array.isArray(value)) return value.map(replaceTimes);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceTimes(v)]));
+  return value;
+}
+
+/**
+ * A pod address as it can be compared across nodes: the side's node IP becomes `<node-ip>`
+ * (both sides report their own node's address by the same rule); any other address becomes its
+ * kind, `<pod-ipv4>` or `<pod-ipv6>`, since each node hands out pod addresses of its own.
+ */
+function podAddress(ip: Json, side: StatusSide): Json {
+  if (ip === side.nodeIP) return NODE_IP;
+  if (typeof ip === 'string' && IPV4.test(ip)) return POD_IPV4;
+  if (typeof ip === 'string' && ip.includes(':') && IPV6.test(ip)) return POD_IPV6;
+  return ip;
+}
+
+function containerIDFormat(id: Json | undefined): Json | undefined {
+  return typeof id === 'string' && CONTAINER_ID_FORMAT.test(id) ? CONTAINER_ID : id;
+}
+
+/**
+ * A mirror pod's status as it can be compared across two nodes:
+ * - every RFC 3339 time becomes `<timestamp>` (startTime, conditions, container states);
+ * - hostIP/hostIPs: the side's node IP becomes `<node-ip>`; any other value is kept, so a host
+ *   IP that is not the node's shows;
+ * - podIP/podIPs: the node IP becomes `<node-ip>`, another address its kind (see podAddress);
+ * - container IDs (of container statuses and of terminated states) in the `<runtime>://<id>`
+ *   form become `<runtime>://<id>`: the runtime and its IDs differ by construction (the real
+ *   kubelet runs kubemark's fake runtime); their presence and form are still compared;
+ * - the node name inside strings and the Node's UID become placeholders.
+ * Image IDs and restart counts are compared as they are.
+ */
+export function normaliseMirrorStatus(pod: unknown, side: StatusSide): Json {
+  const p = toJson(pod);
+  if (!isObject(p) || !isObject(p['status'])) return null;
+  const status = replaceTimes(p['status']) as { [key: string]: Json };
+  if (status['hostIP'] === side.nodeIP) status['hostIP'] = NODE_IP;
+  if (Array.isArray(status['hostIPs'])) {
+    status['hostIPs'] = status['hostIPs'].map((h) => (isObject(h) && h['ip'] === side.nodeIP ? { ...h, ip: NODE_IP } : h));
+  }
+  if (status['podIP'] !== undefined) status['podIP'] = podAddress(status['podIP'], side);
+  if (Array.isArray(status['podIPs'])) {
+    status['podIPs'] = status['podIPs'].map((h) => (isObject(h) && h['ip'] !== undefined ? { ...h, ip: podAddress(h['ip'], side) } : h));
+  }
+  for (const list of CONTAINER_STATUS_LISTS) {
+    const statuses = status[list];
+    if (!Array.isArray(statuses)) continue;
+    status[list] = statuses.map((cs) => {
+      if (!isObject(cs)) return cs;
+      const out: { [key: string]: Json } = { ...cs };
+      if (out['containerID'] !== undefined) out['containerID'] = containerIDFormat(out['containerID'])!;
+      for (const stateKey of ['state', 'lastState']) {
+        const state = out[stateKey];
+        const terminated = isObject(state) ? state['terminated'] : undefined;
+        if (isObject(state) && isObject(terminated) && terminated['containerID'] !== undefined) {
+          out[stateKey] = { ...state, terminated: { ...terminated, containerID: containerIDFormat(terminated['containerID'])! } };
+        }
+      }
+      return out;
+    });
+  }
+  return replaceNodeIdentity(status, side);
 }
 
 const SIMPLE_KEY = /^[A-Za-z_$][\w$]*$/;

@@ -1,0 +1,164 @@
+/**
+ * Resource quantities in the form the API server stores them. A status we write carries
+ * quantities copied from the static pod's manifest (`cpu: 0.5`, `memory: 1024Mi`, `cpu: 1` as a
+ * YAML number); the server re-encodes every quantity it decodes, so unless ours are written the
+ * same way, the stored status never equals ours and the writer would send it again on every
+ * resync. The rules are apimachinery's `resource.Quantity` (v0.34): parse exactly, round a value
+ * finer than 1n up (away from zero) to 1n, then print the largest suffix that keeps the number
+ * an integer in the format the input used (decimal SI, binary SI or a decimal exponent), binary
+ * values below 1024 or with a fraction falling back to decimal SI.
+ */
+
+type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+
+const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIXES: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+const BINARY_BY_POWER = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+const DECIMAL_BY_EXPONENT = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exp]) => [exp, suffix]));
+
+const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(.*)$/;
+const EXPONENT_SUFFIX = /^[eE]([+-]?\d+)$/;
+
+/** The nano scale: no quantity keeps more than nine decimal places. */
+const NANO_DIGITS = 9;
+
+interface Parsed {
+  negative: boolean;
+  /** The integer digits without leading zeros ("0" when there are none), and the fraction's. */
+  num: string;
+  denom: string;
+  format: Format;
+  /** The suffix's power: of ten for the decimal formats, of two for binary SI. */
+  exponent: number;
+}
+
+function parse(text: string): Parsed | undefined {
+  const m = QUANTITY.exec(text);
+  if (m === null) return undefined;
+  const [, sign, whole = '', denom = '', suffix = ''] = m;
+  // Go reads missing digits as zero: `.`, `-` or `Gi` alone are the quantity 0.
+  let format: Format;
+  let exponent: number;
+  if (suffix in DECIMAL_SUFFIXES) {
+    format = 'DecimalSI';
+    exponent = DECIMAL_SUFFIXES[suffix]!;
+  } else if (suffix in BINARY_SUFFIXES) {
+    format = 'BinarySI';
+    exponent = BINARY_SUFFIXES[suffix]!;
+  } else {
+    const e = EXPONENT_SUFFIX.exec(suffix);
+    if (e === null) return undefined;
+    format = 'DecimalExponent';
+    exponent = Number(e[1]);
+    if (!Number.isSafeInteger(exponent)) return undefined;
+  }
+  return { negative: sign === '-', num: whole.replace(/^0+/, '') || '0', denom, format, exponent };
+}
+
+const MAX_INT64 = 2n ** 63n - 1n;
+/** Digits an int64 always holds. */
+const INT64_DIGITS = 18;
+
+/**
+ * apimachinery keeps the text as written, instead of printing its own form, when the value has
+ * few enough digits to be held exactly in an int64 and the text already looks canonical to it:
+ * that is why `1E3`, `+1`, `1.` or `1e0` come back unchanged while `1000` becomes `1k`.
+ */
+function keptAsWritten(p: Parsed): boolean {
+  const shifted = p.num + p.denom;
+  if (p.format === 'BinarySI') {
+    if (p.denom !== '') return false;
+    const precision = 15 - p.num.length - Math.trunc((p.exponent * 3) / 10) - 1;
+    if (precision < 0) return false;
+    const value = BigInt(shifted);
+    return value << BigInt(p.exponent) <= MAX_INT64 && (value & 7n) !== 0n;
+  }
+  if (INT64_DIGITS - shifted.length < 0) return false;
+  const scale = p.exponent - p.denom.length;
+  return scale >= -NANO_DIGITS && scale % 3 === 0 && !shifted.endsWith('000') && !shifted.startsWith('0');
+}
+
+const TEN = 10n;
+
+function pow10(n: number): bigint {
+  return TEN ** BigInt(n);
+}
+
+/**
+ * The stored form of a quantity given as a string or a number; undefined when `value` is not a
+ * quantity (the API server would refuse it, so there is nothing to match).
+ */
+export function canonicalQuantity(value: string | number): string | undefined {
+  const text = typeof value === 'number' ? numberText(value) : value;
+  if (text === undefined || text === '') return undefined;
+  const parsed = parse(text);
+  if (parsed === undefined) return undefined;
+  if (keptAsWritten(parsed)) return text;
+  let format = parsed.format;
+  let magnitude = BigInt(parsed.num + parsed.denom);
+  let scale = parsed.denom.length;
+  if (format === 'BinarySI') magnitude <<= BigInt(parsed.exponent);
+  else scale -= parsed.exponent;
+  if (magnitude === 0n) return '0';
+  if (scale > NANO_DIGITS) {
+    const divisor = pow10(scale - NANO_DIGITS);
+    magnitude = (magnitude + divisor - 1n) / divisor;
+    scale = NANO_DIGITS;
+  }
+  // apimachinery caps binary quantities at the largest int64.
+  if (format === 'BinarySI' && magnitude > MAX_INT64 * pow10(Math.max(scale, 0))) {
+    magnitude = MAX_INT64;
+    scale = 0;
+  }
+  const sign = parsed.negative ? '-' : '';
+
+  if (format === 'BinarySI') {
+    // Below 1024, or not a whole number: shown in decimal so nothing is rounded away.
+    const whole = scale <= 0 ? magnitude * pow10(-scale) : magnitude % pow10(scale) === 0n ? magnitude / pow10(scale) : undefined;
+    if (whole === undefined || whole < 1024n) {
+      format = 'DecimalSI';
+    } else {
+      let amount = whole;
+      let power = 0;
+      while (amount % 1024n === 0n && power < BINARY_BY_POWER.length - 1) {
+        amount /= 1024n;
+        power++;
+      }
+      return `${sign}${amount}${BINARY_BY_POWER[power]}`;
+    }
+  }
+
+  let amount = magnitude;
+  let exponent = -scale;
+  while (amount % TEN === 0n) {
+    amount /= TEN;
+    exponent++;
+  }
+  // Down to a multiple of three, so that an SI suffix (or e3, e6, …) fits.
+  const excess = ((exponent % 3) + 3) % 3;
+  amount *= pow10(excess);
+  exponent -= excess;
+  if (format === 'DecimalExponent') return `${sign}${amount}${exponent === 0 ? '' : `e${exponent}`}`;
+  // apimachinery prints no suffix beyond E (1e21 and up); the server stores exactly that.
+  return `${sign}${amount}${DECIMAL_BY_EXPONENT.get(exponent) ?? ''}`;
+}
+
+// A YAML or JSON number as the API server reads it.
+function numberText(n: number): string | undefined {
+  // JSON carries a number as JavaScript prints it (1e+21, 1e-7 included), and the server
+  // parses that text.
+  return Number.isFinite(n) ? String(n) : undefined;
+}
+
+/**
+ * A resource list (`requests`, `limits`) with every quantity in its stored form; values that are
+ * not quantities are kept as they are.
+ */
+export function canonicalResourceList(list: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(list)) {
+    const canonical = typeof value === 'string' || typeof value === 'number' ? canonicalQuantity(value) : undefined;
+    out[name] = canonical ?? (value as string);
+  }
+  return out;
+}
