@@ -193,7 +193,13 @@ describe(`differential: ${count} random pods (seed ${seed}) on the real kubelet 
     // Once a manifest written after the start is mirrored, the agent has dealt with the
     // kubelet's mirrors too: each must still be the same object.
     const canary = 'zz-handover-canary';
-    await writeFile(join(realDir, `${canary}.yaml`), stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: canary, namespace: NAMESPACE }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } }));
+    const canaryPod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: canary, namespace: NAMESPACE },
+      spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+    };
+    await writeFile(join(realDir, `${canary}.yaml`), stringify(canaryPod));
     const adopted = await awaitMirrors(REAL, [...manifests.map((m) => key(m, REAL)), `${NAMESPACE}/${canary}-${REAL}`], 20_000);
     assert.ok(adopted.has(`${NAMESPACE}/${canary}-${REAL}`), "our agent mirrors a new manifest in the kubelet's place");
     // The kubelet restarted keeps its mirrors (the events scenario "restart" checks it).

@@ -23,7 +23,7 @@ import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { startRecordingProxy, type RecordingProxy } from './api-proxy.js';
+import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
 import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
 import { freePort, readPods } from './node-endpoints.js';
@@ -195,6 +195,10 @@ function isRunning(pod: ApiObject | undefined): boolean {
   return status?.phase === 'Running' && (status.containerStatuses ?? []).length > 0 && status.containerStatuses!.every((c) => c.ready === true);
 }
 
+function imageOf(pod: ApiObject | undefined): string | undefined {
+  return (pod?.spec as { containers?: Array<{ image?: string }> } | undefined)?.containers?.[0]?.image;
+}
+
 function hashOf(pod: ApiObject | undefined): string | undefined {
   return pod?.metadata?.annotations?.['kubernetes.io/config.hash'];
 }
@@ -230,7 +234,8 @@ interface Scenario {
   done(side: Side): Promise<boolean> | boolean;
 }
 
-const firstUID = new Map<string, string | undefined>();
+/** Per node, the UID of the mirror the user deletes in scenario user-delete. */
+const deletedUID = new Map<string, string | undefined>();
 
 const SCENARIOS: Scenario[] = [
   {
@@ -248,10 +253,10 @@ const SCENARIOS: Scenario[] = [
     ready: (side) => converged(side, 'user-delete'),
     async act(side) {
       // As `kubectl delete pod` does: no grace period (the pod's own applies), background.
-      firstUID.set(side.node, currentMirror(side, 'user-delete')?.metadata?.uid);
+      deletedUID.set(side.node, currentMirror(side, 'user-delete')?.metadata?.uid);
       await cp.adminApi.deleteNamespacedPod({ name: mirrorName(side, 'user-delete'), namespace: NAMESPACE, propagationPolicy: 'Background' });
     },
-    done: async (side) => (await converged(side, 'user-delete')) && currentMirror(side, 'user-delete')?.metadata?.uid !== firstUID.get(side.node),
+    done: async (side) => (await converged(side, 'user-delete')) && currentMirror(side, 'user-delete')?.metadata?.uid !== deletedUID.get(side.node),
   },
   {
     name: 'edit',
@@ -260,8 +265,7 @@ const SCENARIOS: Scenario[] = [
     setup: (side) => writeManifest(side, 'edit.yaml', podManifest('edit', { image: 'registry.k8s.io/pause:3.9', grace: 2 })),
     ready: (side) => converged(side, 'edit'),
     act: (side) => writeManifest(side, 'edit.yaml', podManifest('edit', { image: 'registry.k8s.io/pause:3.10', grace: 2 })),
-    done: async (side) =>
-      (await converged(side, 'edit')) && (currentMirror(side, 'edit')?.spec as { containers?: Array<{ image?: string }> } | undefined)?.containers?.[0]?.image === 'registry.k8s.io/pause:3.10',
+    done: async (side) => (await converged(side, 'edit')) && imageOf(currentMirror(side, 'edit')) === 'registry.k8s.io/pause:3.10',
   },
   {
     name: 'remove',
@@ -279,7 +283,6 @@ const SCENARIOS: Scenario[] = [
     setup: (side) => writeManifest(side, 'restart.yaml', podManifest('restart')),
     ready: (side) => converged(side, 'restart'),
     async act(side) {
-      firstUID.set(side.node, currentMirror(side, 'restart')?.metadata?.uid);
       await side.restart();
       // Once the restarted side has mirrored a new manifest, it has looked at the old one too.
       await writeManifest(side, 'restart-canary.yaml', podManifest('restart-canary'));
@@ -405,6 +408,16 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
   return found;
 }
 
+// A node's requests by method and resource, most frequent first: `GET pods/<name> ×12, …`.
+function requestShapes(requests: readonly RecordedRequest[]): string {
+  const counts = new Map<string, number>();
+  for (const r of requests) {
+    const shape = `${r.method} ${r.path.replace(/^\/apis?\/[^/]+(\/v1)?/, '').replace(/\/namespaces\/[^/]+/, '').replace(/^\/([a-z]+)\/[^/]+/, '/$1/*').slice(1)}`;
+    counts.set(shape, (counts.get(shape) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ');
+}
+
 describe('differential: event sequences of the real kubelet and our agent', () => {
   const runs: ScenarioRun[] = [];
   const found: Difference[] = [];
@@ -414,7 +427,8 @@ describe('differential: event sequences of the real kubelet and our agent', () =
     suiteStart = performance.now();
     await cp.adminApi.createNamespace({ body: { metadata: { name: NAMESPACE } } });
     recorder = await EventRecorder.start(cp.cluster.adminKubeconfig, [REAL, OURS]);
-    sides.push(await startRealSide(), await startOurSide());
+    sides.push(await startRealSide());
+    sides.push(await startOurSide());
   });
 
   for (const scenario of SCENARIOS) {
@@ -440,7 +454,15 @@ describe('differential: event sequences of the real kubelet and our agent', () =
     for (const d of found) t.diagnostic(describeDifference(d));
     const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
     const { unlisted, stale } = reconcile(found, listed, ['events']);
-    t.diagnostic(`suite: ${formatMs(performance.now() - suiteStart)}`);
+    const minutes = (performance.now() - suiteStart) / 60_000;
+    t.diagnostic(`suite: ${formatMs(performance.now() - suiteStart)}; recorder watches resumed: ${recorder!.resumed}`);
+    // Load, for the record (the Node and Lease heartbeats are not compared here).
+    for (const s of sides) {
+      const writes = (kind: 'node' | 'lease', namespace?: string): number => recorder!.about(kind, s.node, namespace).filter((r) => r.type === 'MODIFIED').length;
+      const requests = s.proxy.requests.filter((r) => !r.watch);
+      const heartbeats = `Node written ${writes('node')} times, Lease ${writes('lease', 'kube-node-lease')} times`;
+      t.diagnostic(`${s.label}: ${requests.length} requests in ${minutes.toFixed(1)} min (${requestShapes(requests)}); ${heartbeats}`);
+    }
     assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list (fix them or list them with their reason)');
     assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
   });

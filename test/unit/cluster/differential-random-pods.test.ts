@@ -73,7 +73,26 @@ describe('random pods', () => {
     const text = randomManifests(options)
       .map((m) => JSON.stringify(m.pod))
       .join('\n');
-    for (const feature of ['"hostPath"', '"emptyDir"', '"downwardAPI"', '"projected"', '"hostNetwork":true', '"restartPolicy":"Always"', '"livenessProbe"', '"readinessProbe"', '"startupProbe"', '"grpc"', '"tolerations"', '"priorityClassName"', '"securityContext"', '"limits"', '"uid"', '"dnsConfig"']) {
+    const features = [
+      '"hostPath"',
+      '"emptyDir"',
+      '"downwardAPI"',
+      '"projected"',
+      '"hostNetwork":true',
+      '"restartPolicy":"Always"',
+      '"livenessProbe"',
+      '"readinessProbe"',
+      '"startupProbe"',
+      '"grpc"',
+      '"lifecycle"',
+      '"tolerations"',
+      '"priorityClassName"',
+      '"securityContext"',
+      '"limits"',
+      '"uid"',
+      '"dnsConfig"',
+    ];
+    for (const feature of features) {
       assert.ok(text.includes(feature), feature);
     }
     assert.ok(randomManifests(options).some((m) => m.namespace === 'default'), 'some pods have no namespace');
