@@ -266,3 +266,24 @@ export function describeDifference(d: Difference): string {
   const show = (v: Json | undefined): string => (v === undefined ? '(absent)' : JSON.stringify(v));
   return `${differenceKey(d)}: real ${show(d.real)}, ours ${show(d.ours)}`;
 }
+
+/**
+ * A static pod as a node holds it (its `/pods`), for two nodes given the same node name and
+ * manifest path, so that nothing must differ: the UID and `config.hash` (both derived from the
+ * decoded, defaulted pod, the node name and the file path) are kept; only the status (its own
+ * area) and `config.seen` (when the node read the file) are replaced.
+ */
+export function normaliseStaticPod(pod: unknown): Json {
+  const p = toJson(pod);
+  if (!isObject(p)) return p;
+  const metadata = isObject(p['metadata']) ? { ...p['metadata'] } : {};
+  const annotations = isObject(metadata['annotations']) ? { ...metadata['annotations'] } : undefined;
+  if (annotations !== undefined) {
+    const seen = annotations[SEEN_ANNOTATION];
+    if (typeof seen === 'string' && RFC3339.test(seen)) annotations[SEEN_ANNOTATION] = TIMESTAMP;
+    metadata['annotations'] = annotations;
+  }
+  const out: { [key: string]: Json } = { metadata, spec: p['spec'] ?? null };
+  for (const k of ['apiVersion', 'kind']) if (p[k] !== undefined) out[k] = p[k]!;
+  return out;
+}

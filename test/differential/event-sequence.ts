@@ -1,0 +1,314 @@
+// The `events` area of the differential suite: what each node did to the API server during a
+// scenario, as a sequence of steps per object that can be compared across the two nodes.
+// A step says what kind of change an object went through (mirror created, status written,
+// deletion requested, deleted), with everything that must differ between two nodes or two
+// runs replaced: UIDs become incarnation numbers (#1, #2, … in order of appearance), static
+// pod hashes become h1, h2, …, times are kept apart (for the timing report, not compared).
+// Consecutive identical steps are one step: how often a node repeats the same status write
+// is load, not behaviour (the request counts report it).
+import type { RecordedRequest } from './api-proxy.js';
+import { podOfRequest } from './api-proxy.js';
+import { describeDeleteOptions } from './request-body.js';
+
+/** One change seen on a watch, as the recorder keeps it. */
+export interface WatchRecord {
+  /** performance.now() when the event arrived. */
+  t: number;
+  kind: 'pod' | 'node' | 'lease' | 'event';
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  // Whatever the API server sent: typed loosely on purpose, the summaries read a few fields.
+  object: ApiObject;
+}
+
+export interface ApiObject {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string | Date;
+    deletionGracePeriodSeconds?: number;
+    ownerReferences?: unknown[];
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface Step {
+  /** performance.now() of the change. */
+  t: number;
+  text: string;
+}
+
+const HASH_ANNOTATION = 'kubernetes.io/config.hash';
+
+/** How much later than the watch event a DELETE's response may reach the proxy. */
+const MATCH_SLACK_MS = 1000;
+
+interface ContainerStatusLike {
+  name?: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: { waiting?: { reason?: string }; running?: unknown; terminated?: { reason?: string; exitCode?: number } };
+}
+
+function containerState(c: ContainerStatusLike): string {
+  const s = c.state ?? {};
+  let state: string;
+  if (s.running !== undefined && s.running !== null) state = 'running';
+  else if (s.terminated !== undefined && s.terminated !== null) state = `terminated(${s.terminated.reason ?? ''})`;
+  else if (s.waiting !== undefined && s.waiting !== null) state = `waiting(${s.waiting.reason ?? ''})`;
+  else state = 'unknown';
+  const ready = c.ready === true ? ' ready' : '';
+  const restarts = (c.restartCount ?? 0) > 0 ? ` restarts=${c.restartCount}` : '';
+  return `${c.name ?? '?'}=${state}${ready}${restarts}`;
+}
+
+/**
+ * A pod status in one line: the phase, then each init container and container with its state
+ * (waiting and terminated with their reason) and readiness, e.g.
+ * `Running; init: prep=terminated(Completed); app=running ready`. Conditions, times, IPs and
+ * IDs are left out: the `status` area compares them field by field.
+ */
+export function summarisePodStatus(status: Record<string, unknown> | undefined): string {
+  const phase = typeof status?.['phase'] === 'string' ? status['phase'] : '(no phase)';
+  const list = (key: string): ContainerStatusLike[] => (Array.isArray(status?.[key]) ? (status[key] as ContainerStatusLike[]) : []);
+  const parts = [phase];
+  const init = list('initContainerStatuses');
+  if (init.length > 0) parts.push(`init: ${init.map(containerState).join(', ')}`);
+  const containers = list('containerStatuses');
+  if (containers.length > 0) parts.push(containers.map(containerState).join(', '));
+  return parts.join('; ');
+}
+
+/** The same value in JSON (Dates as strings), for "did this part change". */
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** Labels for values in order of first appearance: `#1`, `#2`, … or `h1`, `h2`, …. */
+class Labeller {
+  readonly #labels = new Map<string, string>();
+  constructor(readonly prefix: string) {}
+  label(value: string | undefined): string {
+    const key = value ?? '';
+    let l = this.#labels.get(key);
+    if (l === undefined) {
+      l = `${this.prefix}${this.#labels.size + 1}`;
+      this.#labels.set(key, l);
+    }
+    return l;
+  }
+}
+
+/**
+ * The steps of one mirror pod name on one node, from the watch records about it (every
+ * incarnation, in arrival order) and the node's own requests about it:
+ *
+ * - `created #k hN`: a mirror appeared (incarnation k, static pod hash N);
+ * - `status #k <summary>`: its status was written (see summarisePodStatus);
+ * - `deletion requested #k grace G by node|other (…)`: deletionTimestamp set, with the grace
+ *   period the server recorded, by the node when its own DELETE matches (with what it asked
+ *   for), by someone else otherwise;
+ * - `deleted #k by node (grace G, uid precondition)` or `deleted #k by other`;
+ * - `updated #k <fields>`: metadata or spec changed (not expected of a mirror).
+ */
+export function podSteps(records: readonly WatchRecord[], requests: readonly RecordedRequest[]): Step[] {
+  const incarnations = new Labeller('#');
+  const hashes = new Labeller('h');
+  const last = new Map<string, ApiObject>();
+  const deletes = requests.filter((r) => r.method === 'DELETE' && r.status >= 200 && r.status < 300);
+  const usedDeletes = new Set<RecordedRequest>();
+  // The node's successful DELETE behind a change seen at `t`. The response can reach the
+  // proxy a little after the watch event reaches the recorder, hence the slack. A DELETE with
+  // grace 0 removes a pod at once; any other only sets its deletionTimestamp.
+  const nodeDelete = (t: number, graceful: boolean): RecordedRequest | undefined => {
+    const hit = deletes.find(
+      (r) => !usedDeletes.has(r) && r.t <= t + MATCH_SLACK_MS && (r.deleteOptions?.gracePeriodSeconds === 0) !== graceful,
+    );
+    if (hit !== undefined) usedDeletes.add(hit);
+    return hit;
+  };
+  const steps: Step[] = [];
+  for (const r of records) {
+    const uid = r.object.metadata?.uid ?? '';
+    const k = incarnations.label(uid);
+    const before = last.get(uid);
+    last.set(uid, r.object);
+    if (r.type === 'ADDED') {
+      steps.push({ t: r.t, text: `created ${k} ${hashes.label(r.object.metadata?.annotations?.[HASH_ANNOTATION])}` });
+      continue;
+    }
+    if (r.type === 'DELETED') {
+      const byNode = nodeDelete(r.t, false) ?? nodeDelete(r.t, true);
+      steps.push({ t: r.t, text: byNode !== undefined ? `deleted ${k} by node (${describeDeleteOptions(byNode.deleteOptions)})` : `deleted ${k} by other` });
+      continue;
+    }
+    const meta = r.object.metadata ?? {};
+    const prev = before?.metadata ?? {};
+    // A DELETE with grace 0 shows as a deletionTimestamp with grace 0 and, at once, the
+    // removal: one step (the removal), not two.
+    const deletionStarted = (meta.deletionTimestamp ?? null) !== null && (prev.deletionTimestamp ?? null) === null;
+    if (deletionStarted && meta.deletionGracePeriodSeconds !== 0) {
+      const byNode = nodeDelete(r.t, true);
+      const grace = meta.deletionGracePeriodSeconds;
+      const who = byNode !== undefined ? `by node (${describeDeleteOptions(byNode.deleteOptions)})` : 'by other';
+      steps.push({ t: r.t, text: `deletion requested ${k} grace ${grace ?? '?'} ${who}` });
+    }
+    const changed: string[] = (['labels', 'annotations', 'ownerReferences'] as const).filter((f) => !same(meta[f], prev[f]));
+    if (!same(r.object.spec, before?.spec)) changed.push('spec');
+    if (changed.length > 0) steps.push({ t: r.t, text: `updated ${k} ${changed.join(',')}` });
+    if (!same(r.object.status, before?.status)) steps.push({ t: r.t, text: `status ${k} ${summarisePodStatus(r.object.status)}` });
+  }
+  return collapse(steps);
+}
+
+const STATUS_STEP = /^status (#\d+) /;
+const DELETED_STEP = /^deleted (#\d+) /;
+
+/**
+ * A scenario's steps as compared, from its window's steps and the last step before it:
+ *
+ * - consecutive status writes to one incarnation count as one, the last: which states a node
+ *   reports on the way (a Pending write before Running, or none; Pending again while a
+ *   restarted hollow kubelet recreates its containers) depends on how fast its runtime starts
+ *   containers and when its status loop runs, not on how it manages mirrors;
+ * - a status that ends where the window started (the same as the last step before it) is no
+ *   change;
+ * - a status write without a running container just before the same incarnation's deletion
+ *   is left out: whether the kubelet's status loop reports the killed containers before its
+ *   housekeeping deletes the mirror is a race inside the kubelet.
+ *
+ * The printed timeline keeps every step.
+ */
+export function settledSteps(window: readonly Step[], before?: Step): Step[] {
+  const folded: Step[] = [];
+  for (const s of window) {
+    const prev = folded[folded.length - 1];
+    const k = STATUS_STEP.exec(s.text)?.[1];
+    if (k !== undefined && prev !== undefined && STATUS_STEP.exec(prev.text)?.[1] === k) folded[folded.length - 1] = s;
+    else folded.push(s);
+  }
+  if (folded[0] !== undefined && before !== undefined && STATUS_STEP.test(folded[0].text) && folded[0].text === before.text) folded.shift();
+  return folded.filter((s, i) => {
+    const k = STATUS_STEP.exec(s.text)?.[1];
+    const next = folded[i + 1];
+    const deletedNext = next !== undefined && DELETED_STEP.exec(next.text)?.[1] === k;
+    return !(k !== undefined && deletedNext && !/=running\b/.test(s.text));
+  });
+}
+
+/** Drops a step equal to the one before it (keeping the first one's time). */
+export function collapse(steps: readonly Step[]): Step[] {
+  const out: Step[] = [];
+  for (const s of steps) if (out[out.length - 1]?.text !== s.text) out.push(s);
+  return out;
+}
+
+/** Steps from `t0` on (the scenario's window), with times relative to it. */
+export function windowSteps(steps: readonly Step[], t0: number, t1 = Infinity): Step[] {
+  return steps.filter((s) => s.t >= t0 && s.t <= t1).map((s) => ({ t: s.t - t0, text: s.text }));
+}
+
+/**
+ * A node's refused requests about one pod, as sorted unique `METHOD[ subresource] code`
+ * entries (`POST 403`, `PATCH status 422`): whether a node sends requests the server refuses
+ * is behaviour; how many depends on timing. Left out: 404 and 409, the answers to races both
+ * nodes run into and shrug off (a mirror already created or already deleted, a UID
+ * precondition that no longer holds); requestCounts shows them.
+ */
+export function refusedRequests(requests: readonly RecordedRequest[]): string[] {
+  const out = new Set<string>();
+  for (const r of requests) {
+    if ((r.status >= 200 && r.status < 300) || r.status === 404 || r.status === 409) continue;
+    out.add(requestKind(r));
+  }
+  return [...out].sort();
+}
+
+function requestKind(r: RecordedRequest): string {
+  const sub = podOfRequest(r.path)?.subresource;
+  return `${r.method}${sub !== undefined ? ` ${sub}` : ''} ${r.status}`;
+}
+
+/** `POST 201 ×1, PATCH status 200 ×3, DELETE 409 ×1`, in order of first occurrence. */
+export function requestCounts(requests: readonly RecordedRequest[]): string {
+  const counts = new Map<string, number>();
+  for (const r of requests) counts.set(requestKind(r), (counts.get(requestKind(r)) ?? 0) + 1);
+  return [...counts].map(([k, n]) => `${k} ×${n}`).join(', ');
+}
+
+/** The node's requests about the pod `name` in `namespace` (by path, or by body for a POST). */
+export function requestsAboutPod(requests: readonly RecordedRequest[], namespace: string, name: string): RecordedRequest[] {
+  return requests.filter((r) => {
+    if (r.watch) return false;
+    const target = podOfRequest(r.path);
+    if (target !== undefined) return target.namespace === namespace && target.name === name;
+    return r.method === 'POST' && r.path === `/api/v1/namespaces/${namespace}/pods` && r.objectName === name;
+  });
+}
+
+/** A Node's steps: created, deleted, and each change of its Ready condition; heartbeats are counted apart. */
+export function nodeSteps(records: readonly WatchRecord[]): Step[] {
+  const incarnations = new Labeller('#');
+  const steps: Step[] = [];
+  for (const r of records) {
+    const k = incarnations.label(r.object.metadata?.uid);
+    if (r.type === 'ADDED') steps.push({ t: r.t, text: `created ${k}` });
+    else if (r.type === 'DELETED') steps.push({ t: r.t, text: `deleted ${k}` });
+    const conditions = Array.isArray(r.object.status?.['conditions']) ? (r.object.status['conditions'] as Array<{ type?: string; status?: string; reason?: string }>) : [];
+    const ready = conditions.find((c) => c.type === 'Ready');
+    if (r.type !== 'DELETED') steps.push({ t: r.t, text: `ready ${k} ${ready === undefined ? '(none)' : `${ready.status} ${ready.reason ?? ''}`.trim()}` });
+  }
+  return collapse(steps);
+}
+
+/** A Lease's steps: created, deleted, holder changes; renewals are counted apart. */
+export function leaseSteps(records: readonly WatchRecord[]): Step[] {
+  const incarnations = new Labeller('#');
+  const holders = new Labeller('holder');
+  const steps: Step[] = [];
+  for (const r of records) {
+    const k = incarnations.label(r.object.metadata?.uid);
+    if (r.type === 'ADDED') steps.push({ t: r.t, text: `created ${k}` });
+    else if (r.type === 'DELETED') steps.push({ t: r.t, text: `deleted ${k}` });
+    const holder = r.object.spec?.['holderIdentity'];
+    if (r.type !== 'DELETED') steps.push({ t: r.t, text: `held ${k} by ${holders.label(typeof holder === 'string' ? holder : '')}` });
+  }
+  return collapse(steps);
+}
+
+/**
+ * The reasons of the Events a node reported about one pod, sorted, unique, without `Pulling`
+ * (reported only the first time a node needs an image, which depends on what ran before).
+ */
+export function eventReasons(records: readonly WatchRecord[]): string[] {
+  const out = new Set<string>();
+  for (const r of records) {
+    const reason = r.object['reason'];
+    if (r.type !== 'DELETED' && typeof reason === 'string' && reason !== 'Pulling') out.add(reason);
+  }
+  return [...out].sort();
+}
+
+/** Below this, a node's first reaction to an action counts as at once. */
+export const AT_ONCE_MS = 750;
+
+/**
+ * How soon a node reacted: `at once` (its first step within AT_ONCE_MS of the action) or
+ * `later`; undefined when it took no step. Steps by someone else (the user's own delete) do
+ * not count. Times come from the printed timeline; only this class is compared, because
+ * both nodes' exact times vary from run to run.
+ */
+export function reaction(steps: readonly Step[]): string | undefined {
+  const own = steps.find((s) => !/ by other$/.test(s.text));
+  if (own === undefined) return undefined;
+  return own.t < AT_ONCE_MS ? 'at once' : 'later';
+}
+
+/** `1.23 s` or `850 ms`. */
+export function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}

@@ -1,0 +1,469 @@
+// Differential test of behaviour over time: the same scenarios (a manifest appears, a user
+// deletes the mirror, the manifest is edited or removed, the agent restarts, bad and duplicate
+// manifests) are played on the real kubelet (node real-e1) and on our agent (node ours-e1),
+// each with its own manifest directory on one control plane, at the same moment. A recorder
+// watches both nodes' mirrors, Node, Lease and Events as the admin; a recording proxy in front
+// of the API server, one per node, sees each node's own requests (what a DELETE asked for,
+// requests the server refused). Each scenario's steps per object are compared after
+// normalisation (event-sequence.ts); every difference left must be an `events` row of
+// docs/kubelet-differences.md. The timings of each step are printed, not compared: the
+// kubelet is slower by design where it terminates a pod before replacing or removing its
+// mirror.
+import { after, before, describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { stringify } from 'yaml';
+
+import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
+import { useControlPlane } from '../helpers/control-plane.js';
+import { waitFor } from '../helpers/wait.js';
+import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
+import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
+import { EventRecorder } from './event-recorder.js';
+import { freePort, readPods } from './node-endpoints.js';
+import {
+  eventReasons,
+  formatMs,
+  leaseSteps,
+  nodeSteps,
+  podSteps,
+  reaction,
+  refusedRequests,
+  requestCounts,
+  requestsAboutPod,
+  settledSteps,
+  windowSteps,
+  type ApiObject,
+  type Step,
+} from './event-sequence.js';
+
+const REAL = 'real-e1';
+const OURS = 'ours-e1';
+const NAMESPACE = 'diff-events';
+/** Both sides re-read their manifest directory this often (besides file events). */
+const FILE_CHECK_MS = 1000;
+const SCENARIO_TIMEOUT_MS = 60_000;
+const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
+
+// Registered before useControlPlane's own `after`, so all stop before the cluster.
+let recorder: EventRecorder | undefined;
+const sides: Side[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  recorder?.stop();
+  await Promise.all(sides.map((s) => s.stop()));
+  await Promise.all(cleanups.map((c) => c()));
+});
+const cp = useControlPlane({ nodes: [REAL, OURS] });
+
+/** One node under test: its manifest directory, its proxy, and how to restart it. */
+interface Side {
+  readonly label: 'real' | 'ours';
+  readonly node: string;
+  readonly dir: string;
+  readonly proxy: RecordingProxy;
+  /** The static pods it holds now (its /pods), by name. */
+  staticPods(): Promise<Map<string, ApiObject>>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+  logs(): Promise<string>;
+}
+
+async function startProxy(node: string): Promise<{ proxy: RecordingProxy; kubeconfig: string; dir: string }> {
+  const pki = join(cp.cluster.dir, 'pki');
+  const proxy = await startRecordingProxy({
+    target: cp.cluster.server,
+    caFile: join(pki, 'ca.crt'),
+    certFile: join(pki, 'apiserver.crt'),
+    keyFile: join(pki, 'apiserver.key'),
+  });
+  const dir = await mkdtemp(join(tmpdir(), `kp-events-${node}-`));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await proxy.writeKubeconfig(cp.cluster.nodeKubeconfigs[node]!, kubeconfig);
+  cleanups.push(async () => {
+    await proxy.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { proxy, kubeconfig, dir };
+}
+
+async function startRealSide(): Promise<Side> {
+  const { proxy, kubeconfig, dir } = await startProxy(REAL);
+  const manifests = join(dir, 'manifests');
+  await mkdir(manifests);
+  const kubelet: HollowKubelet = await startHollowKubelet({ kubeconfig, nodeName: REAL, staticPodPath: manifests, fileCheckFrequencyMs: FILE_CHECK_MS });
+  return {
+    label: 'real',
+    node: REAL,
+    dir: manifests,
+    proxy,
+    staticPods: () => readPods(kubelet.ports.readOnly),
+    restart: () => kubelet.restart(),
+    stop: () => kubelet.stop(),
+    logs: () => kubelet.logs(),
+  };
+}
+
+async function startOurSide(): Promise<Side> {
+  const { proxy, kubeconfig, dir } = await startProxy(OURS);
+  const manifests = join(dir, 'manifests');
+  await mkdir(manifests);
+  const config = join(dir, 'config.yaml');
+  await writeFile(
+    config,
+    stringify({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', fileCheckFrequency: `${FILE_CHECK_MS}ms` }),
+  );
+  const readOnlyPort = await freePort();
+  const start = (): AgentProcess =>
+    startAgentProcess({ nodeName: OURS, kubeconfig, manifestDir: manifests, extraArgs: ['--config', config, '--read-only-port', String(readOnlyPort)] });
+  let agent = start();
+  let earlierLogs = '';
+  const answering = (): Promise<void> =>
+    waitFor(() => readPods(readOnlyPort).then(() => true, () => false), 'our agent answering /pods', { timeoutMs: 20_000, intervalMs: 100 }).then(() => {});
+  await answering();
+  return {
+    label: 'ours',
+    node: OURS,
+    dir: manifests,
+    proxy,
+    staticPods: () => readPods(readOnlyPort),
+    async restart() {
+      await agent.stop();
+      earlierLogs += agent.logs();
+      agent = start();
+      await answering();
+    },
+    stop: () => agent.stop(),
+    logs: async () => earlierLogs + agent.logs(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manifests: short grace periods so that the kubelet's terminations stay short.
+
+interface PodOptions {
+  image?: string;
+  grace?: number;
+  extra?: Record<string, unknown>;
+}
+
+function podManifest(name: string, o: PodOptions = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { scenario: name } },
+    spec: {
+      terminationGracePeriodSeconds: o.grace ?? 1,
+      containers: [{ name: 'main', image: o.image ?? 'registry.k8s.io/pause:3.10' }],
+      ...o.extra,
+    },
+  };
+}
+
+/** Writes a file the way an editor or config tool should: complete, then renamed into place. */
+async function writeManifest(side: Side, file: string, content: string | Record<string, unknown>): Promise<void> {
+  const text = typeof content === 'string' ? content : stringify(content);
+  const tmp = join(side.dir, `.${file}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, join(side.dir, file));
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a side has now, from the recorder.
+
+function mirrorName(side: Side, pod: string): string {
+  return `${pod}-${side.node}`;
+}
+
+/** The mirror's latest state, or undefined if it does not exist (never did, or was deleted). */
+function currentMirror(side: Side, pod: string): ApiObject | undefined {
+  const records = recorder!.about('pod', mirrorName(side, pod), NAMESPACE);
+  const last = records[records.length - 1];
+  return last === undefined || last.type === 'DELETED' ? undefined : last.object;
+}
+
+/** Running, every container ready, not being deleted. */
+function isRunning(pod: ApiObject | undefined): boolean {
+  if (pod === undefined || (pod.metadata?.deletionTimestamp ?? null) !== null) return false;
+  const status = pod.status as { phase?: string; containerStatuses?: Array<{ ready?: boolean }> } | undefined;
+  return status?.phase === 'Running' && (status.containerStatuses ?? []).length > 0 && status.containerStatuses!.every((c) => c.ready === true);
+}
+
+function imageOf(pod: ApiObject | undefined): string | undefined {
+  return (pod?.spec as { containers?: Array<{ image?: string }> } | undefined)?.containers?.[0]?.image;
+}
+
+function hashOf(pod: ApiObject | undefined): string | undefined {
+  return pod?.metadata?.annotations?.['kubernetes.io/config.hash'];
+}
+
+/** The side holds the static pod `pod`, and its mirror is Running with the same hash. */
+async function converged(side: Side, pod: string): Promise<boolean> {
+  const held = (await side.staticPods().catch(() => new Map<string, ApiObject>())).get(mirrorName(side, pod));
+  const mirror = currentMirror(side, pod);
+  return held !== undefined && isRunning(mirror) && hashOf(mirror) === hashOf(held);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+interface Scenario {
+  name: string;
+  /** The pods (names without the node suffix) whose steps are compared. */
+  pods: string[];
+  /** Compare the Node's and the Lease's steps too. */
+  nodeAndLease?: boolean;
+  /**
+   * Compare how soon each node reacts (see `reaction`): for scenarios whose action reaches
+   * both nodes the same way, not for a restart, where our process takes longer to start.
+   */
+  timed?: boolean;
+  /** Before the window: bring the side to the starting state. */
+  setup?(side: Side): Promise<void>;
+  /** Resolves true once the starting state is reached. */
+  ready?(side: Side): Promise<boolean> | boolean;
+  /** The action whose effects are compared. */
+  act(side: Side): Promise<void>;
+  /** Resolves true once the side has finished reacting. */
+  done(side: Side): Promise<boolean> | boolean;
+}
+
+/** Per node, the UID of the mirror the user deletes in scenario user-delete. */
+const deletedUID = new Map<string, string | undefined>();
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'appear',
+    timed: true,
+    pods: ['appear'],
+    act: (side) => writeManifest(side, 'appear.yaml', podManifest('appear')),
+    done: (side) => converged(side, 'appear'),
+  },
+  {
+    name: 'user-delete',
+    timed: true,
+    pods: ['user-delete'],
+    setup: (side) => writeManifest(side, 'user-delete.yaml', podManifest('user-delete', { grace: 2 })),
+    ready: (side) => converged(side, 'user-delete'),
+    async act(side) {
+      // As `kubectl delete pod` does: no grace period (the pod's own applies), background.
+      deletedUID.set(side.node, currentMirror(side, 'user-delete')?.metadata?.uid);
+      await cp.adminApi.deleteNamespacedPod({ name: mirrorName(side, 'user-delete'), namespace: NAMESPACE, propagationPolicy: 'Background' });
+    },
+    done: async (side) => (await converged(side, 'user-delete')) && currentMirror(side, 'user-delete')?.metadata?.uid !== deletedUID.get(side.node),
+  },
+  {
+    name: 'edit',
+    timed: true,
+    pods: ['edit'],
+    setup: (side) => writeManifest(side, 'edit.yaml', podManifest('edit', { image: 'registry.k8s.io/pause:3.9', grace: 2 })),
+    ready: (side) => converged(side, 'edit'),
+    act: (side) => writeManifest(side, 'edit.yaml', podManifest('edit', { image: 'registry.k8s.io/pause:3.10', grace: 2 })),
+    done: async (side) => (await converged(side, 'edit')) && imageOf(currentMirror(side, 'edit')) === 'registry.k8s.io/pause:3.10',
+  },
+  {
+    name: 'remove',
+    timed: true,
+    pods: ['remove'],
+    setup: (side) => writeManifest(side, 'remove.yaml', podManifest('remove', { grace: 2 })),
+    ready: (side) => converged(side, 'remove'),
+    act: (side) => unlink(join(side.dir, 'remove.yaml')),
+    done: (side) => recorder!.about('pod', mirrorName(side, 'remove'), NAMESPACE).at(-1)?.type === 'DELETED',
+  },
+  {
+    name: 'restart',
+    pods: ['restart', 'restart-canary'],
+    nodeAndLease: true,
+    setup: (side) => writeManifest(side, 'restart.yaml', podManifest('restart')),
+    ready: (side) => converged(side, 'restart'),
+    async act(side) {
+      await side.restart();
+      // Once the restarted side has mirrored a new manifest, it has looked at the old one too.
+      await writeManifest(side, 'restart-canary.yaml', podManifest('restart-canary'));
+    },
+    done: async (side) => (await converged(side, 'restart-canary')) && (await converged(side, 'restart')),
+  },
+  {
+    name: 'bad-manifests',
+    timed: true,
+    pods: ['bad-good-a', 'bad-good-b', 'bad-invalid', 'bad-secret'],
+    async act(side) {
+      await writeManifest(side, 'bad-good-a.yaml', podManifest('bad-good-a'));
+      await writeManifest(side, 'bad-syntax.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: bad-syntax\n  namespace: [\n');
+      // Fails validation: an invalid container name.
+      await writeManifest(side, 'bad-invalid.yaml', podManifest('bad-invalid', { extra: { containers: [{ name: 'Not_Valid', image: 'registry.k8s.io/pause:3.10' }] } }));
+      // Valid, but references a Secret: the API server refuses a node's mirror of it.
+      await writeManifest(
+        side,
+        'bad-secret.yaml',
+        podManifest('bad-secret', { extra: { volumes: [{ name: 'creds', secret: { secretName: 'creds' } }] } }),
+      );
+      await writeManifest(side, 'bad-good-b.yaml', podManifest('bad-good-b'));
+    },
+    done: async (side) => (await converged(side, 'bad-good-a')) && (await converged(side, 'bad-good-b')),
+  },
+  {
+    name: 'duplicate',
+    timed: true,
+    pods: ['dup', 'dup-canary'],
+    setup: (side) => writeManifest(side, 'dup.yaml', podManifest('dup', { image: 'registry.k8s.io/pause:3.10' })),
+    ready: (side) => converged(side, 'dup'),
+    async act(side) {
+      // A backup with an older image appears next to the running manifest, then another
+      // manifest: once that one is mirrored, the side has read the backup too.
+      await writeManifest(side, 'dup.yaml.bak', podManifest('dup', { image: 'registry.k8s.io/pause:3.9' }));
+      await writeManifest(side, 'dup-canary.yaml', podManifest('dup-canary'));
+    },
+    done: async (side) => (await converged(side, 'dup-canary')) && (await converged(side, 'dup')),
+  },
+];
+
+interface Window {
+  t0: number;
+  t1: number;
+}
+
+interface ScenarioRun {
+  scenario: Scenario;
+  windows: Map<Side, Window>;
+}
+
+async function runScenario(scenario: Scenario): Promise<ScenarioRun> {
+  if (scenario.setup !== undefined) {
+    await Promise.all(sides.map((s) => scenario.setup!(s)));
+    await Promise.all(sides.map((s) => waitFor(() => scenario.ready!(s), `${scenario.name}: starting state on ${s.node}`, { timeoutMs: SCENARIO_TIMEOUT_MS, intervalMs: 100 })));
+  }
+  const windows = new Map<Side, Window>();
+  await Promise.all(
+    sides.map(async (s) => {
+      const t0 = performance.now();
+      await scenario.act(s);
+      await waitFor(() => scenario.done(s), `${scenario.name}: end state on ${s.node}`, { timeoutMs: SCENARIO_TIMEOUT_MS, intervalMs: 100 });
+      windows.set(s, { t0, t1: performance.now() });
+    }),
+  );
+  return { scenario, windows };
+}
+
+interface SideSteps {
+  /** The window's steps, times relative to the action. */
+  steps: Step[];
+  /** The last step before the window. */
+  before: Step | undefined;
+  refused: string[];
+  requests: string;
+  reasons: string[];
+}
+
+function stepsOf(run: ScenarioRun, side: Side, subject: string): SideSteps {
+  const w = run.windows.get(side)!;
+  const inWindow = <T extends { t: number }>(xs: readonly T[]): T[] => xs.filter((x) => x.t >= w.t0 && x.t <= w.t1);
+  const split = (all: Step[]): Pick<SideSteps, 'steps' | 'before'> => ({ steps: windowSteps(all, w.t0, w.t1), before: all.filter((x) => x.t < w.t0).at(-1) });
+  if (subject === 'node' || subject === 'lease') {
+    const all = subject === 'node' ? nodeSteps(recorder!.about('node', side.node)) : leaseSteps(recorder!.about('lease', side.node, 'kube-node-lease'));
+    return { ...split(all), refused: [], requests: '', reasons: [] };
+  }
+  const name = mirrorName(side, subject);
+  const requests = requestsAboutPod(side.proxy.requests, NAMESPACE, name);
+  return {
+    ...split(podSteps(recorder!.about('pod', name, NAMESPACE), requests)),
+    refused: refusedRequests(inWindow(requests)),
+    requests: requestCounts(inWindow(requests)),
+    reasons: eventReasons(inWindow(recorder!.eventsAbout(side.node, NAMESPACE, name))),
+  };
+}
+
+function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
+  const [real, ours] = sides as [Side, Side];
+  const subjects = [...run.scenario.pods, ...(run.scenario.nodeAndLease === true ? ['node', 'lease'] : [])];
+  const found: Difference[] = [];
+  for (const subject of subjects) {
+    const r = stepsOf(run, real, subject);
+    const o = stepsOf(run, ours, subject);
+    t.diagnostic(`${run.scenario.name}/${subject}`);
+    for (const [label, x] of [
+      ['real', r],
+      ['ours', o],
+    ] as const) {
+      t.diagnostic(`  ${label}: ${x.steps.map((step) => `+${formatMs(step.t)} ${step.text}`).join(' | ') || '(nothing)'}`);
+      if (x.requests !== '') t.diagnostic(`  ${label} requests: ${x.requests}`);
+      if (x.reasons.length > 0) t.diagnostic(`  ${label} Events: ${x.reasons.join(', ')}`);
+    }
+    const compared: Array<[string, Json | undefined, Json | undefined]> = [
+      ['sequence', settledSteps(r.steps, r.before).map((x) => x.text), settledSteps(o.steps, o.before).map((x) => x.text)],
+      ['refused-requests', r.refused, o.refused],
+      ['event-reasons', r.reasons, o.reasons],
+    ];
+    if (run.scenario.timed === true) compared.push(['reaction', reaction(r.steps), reaction(o.steps)]);
+    for (const [path, rv, ov] of compared) {
+      if (JSON.stringify(rv) !== JSON.stringify(ov)) found.push({ area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov });
+    }
+  }
+  return found;
+}
+
+// A node's requests by method and resource, most frequent first: `GET pods/<name> ×12, …`.
+function requestShapes(requests: readonly RecordedRequest[]): string {
+  const counts = new Map<string, number>();
+  for (const r of requests) {
+    const shape = `${r.method} ${r.path.replace(/^\/apis?\/[^/]+(\/v1)?/, '').replace(/\/namespaces\/[^/]+/, '').replace(/^\/([a-z]+)\/[^/]+/, '/$1/*').slice(1)}`;
+    counts.set(shape, (counts.get(shape) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ');
+}
+
+describe('differential: event sequences of the real kubelet and our agent', () => {
+  const runs: ScenarioRun[] = [];
+  const found: Difference[] = [];
+  let suiteStart = 0;
+
+  before(async () => {
+    suiteStart = performance.now();
+    await cp.adminApi.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    recorder = await EventRecorder.start(cp.cluster.adminKubeconfig, [REAL, OURS]);
+    sides.push(await startRealSide());
+    sides.push(await startOurSide());
+  });
+
+  for (const scenario of SCENARIOS) {
+    it(`scenario ${scenario.name}`, async (t) => {
+      let run: ScenarioRun;
+      try {
+        run = await runScenario(scenario);
+      } catch (err) {
+        for (const s of sides) process.stderr.write(`--- ${s.node} log (tail) ---\n${(await s.logs()).split('\n').slice(-30).join('\n')}\n`);
+        throw err;
+      }
+      runs.push(run);
+      for (const s of sides) {
+        const w = run.windows.get(s)!;
+        t.diagnostic(`${s.label}: ${formatMs(w.t1 - w.t0)} from the action to the end state`);
+      }
+      found.push(...compareRun(run, t));
+    });
+  }
+
+  it('every difference is an events row of docs/kubelet-differences.md, and every row still occurs', async (t) => {
+    assert.equal(runs.length, SCENARIOS.length, 'every scenario ran');
+    for (const d of found) t.diagnostic(describeDifference(d));
+    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
+    const { unlisted, stale } = reconcile(found, listed, ['events']);
+    const minutes = (performance.now() - suiteStart) / 60_000;
+    t.diagnostic(`suite: ${formatMs(performance.now() - suiteStart)}; recorder watches resumed: ${recorder!.resumed}`);
+    // Load, for the record (the Node and Lease heartbeats are not compared here).
+    for (const s of sides) {
+      const writes = (kind: 'node' | 'lease', namespace?: string): number => recorder!.about(kind, s.node, namespace).filter((r) => r.type === 'MODIFIED').length;
+      const requests = s.proxy.requests.filter((r) => !r.watch);
+      const heartbeats = `Node written ${writes('node')} times, Lease ${writes('lease', 'kube-node-lease')} times`;
+      t.diagnostic(`${s.label}: ${requests.length} requests in ${minutes.toFixed(1)} min (${requestShapes(requests)}); ${heartbeats}`);
+    }
+    assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list (fix them or list them with their reason)');
+    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
+  });
+});
