@@ -3,12 +3,14 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent } from '../../../src/agent/agent.js';
+import { AGENT_CONFIG_DEFAULTS } from '../../../src/config/agent-config.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import { newPod, ns } from '../pod/pod-fixtures.js';
 
 type AgentConfig = Parameters<typeof createAgent>[0]['config'];
 
 const standalone: AgentConfig = {
+  ...AGENT_CONFIG_DEFAULTS,
   nodeName: 'node-1',
   kubeconfig: undefined,
   configFile: undefined,
@@ -25,6 +27,8 @@ const standalone: AgentConfig = {
   readOnlyPort: 0,
   healthzBindAddress: '127.0.0.1',
   healthzPort: 0,
+  nodeIP: '127.0.0.1',
+  podCIDR: '10.88.0.0/16',
 };
 
 async function desiredPods(agent: ReturnType<typeof createAgent>): Promise<Record<string, number>> {
