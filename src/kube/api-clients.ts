@@ -11,6 +11,7 @@ import {
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import type { RateLimiter } from './rate-limiter.js';
+import { kpError } from '../errors.js';
 
 export interface ApiClients {
   kubeConfig: KubeConfig;
@@ -33,7 +34,7 @@ const MAX_SOCKETS = 64;
  */
 export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): ApiClients {
   const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  if (!cluster) throw kpError('KP_ERR_CONFIG_KUBECONFIG', ['its current context names no cluster']);
   let shared: HttpsAgent | undefined;
   const configuration = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),

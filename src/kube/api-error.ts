@@ -61,19 +61,6 @@ export const isConflict = (err: unknown): boolean => {
   return info.code === 409 && info.reason !== 'AlreadyExists';
 };
 
-/**
- * Log fields for a failed call. Only the status code, the reason and the error's class are
- * kept: client-node's messages embed response bodies and headers, which must not reach logs.
- */
-export function apiErrorFields(err: unknown): { httpStatus: number; reason: string; error: string } {
-  const { code: httpStatus, reason } = apiErrorInfo(err);
-  // Transport errors (refused connection, timeout) carry no body, and their message is what
-  // tells an operator what went wrong.
-  const error =
-    err instanceof ApiException ? 'ApiException' : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return { httpStatus, reason, error };
-}
-
 export interface ApiStatusSummary {
   code: number | undefined;
   reason: string | undefined;

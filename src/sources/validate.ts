@@ -1,6 +1,7 @@
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 import { quote } from '../errors.js';
 import type { Pod } from '../pod/types.js';
+import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
 
 /** One problem found in a manifest, in the API server's `field: reason` style. */
 export type FieldError = string;
@@ -54,17 +55,6 @@ export function checkPodSchema(raw: Record<string, unknown>): SchemaCheck {
     }
   }
   return { typeErrors, otherErrors };
-}
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-export function isDNS1123Subdomain(value: string): boolean {
-  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
-}
-
-export function isDNS1123Label(value: string): boolean {
-  return value.length <= 63 && DNS1123_LABEL.test(value);
 }
 
 /**

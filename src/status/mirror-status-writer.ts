@@ -2,7 +2,8 @@ import type { CoreV1Api, V1PodStatus } from '@kubernetes/client-node';
 import { setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
-import { apiErrorFields, apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
+import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
+import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
@@ -370,13 +371,8 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
   }
 
-  // The logged error has no cause on purpose: the log's error serializer appends a cause's
-  // message, and client-node's embeds the response body and headers. The status code, reason
-  // and error class go in fields instead.
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {
     this.#onWrite?.(result);
-    const info = apiErrorInfo(err);
-    const error = kpError('KP_ERR_STATUS_WRITE', [fullName, info.code ? `HTTP ${info.code} ${info.reason}`.trim() : 'request failed']);
-    this.#log.warn({ ...apiErrorFields(err), pod: fullName, errorCode: error.code, err: error }, 'failed to write mirror pod status');
+    logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to write mirror pod status', fields: { pod: fullName } });
   }
 }

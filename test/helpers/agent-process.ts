@@ -17,7 +17,7 @@ export interface AgentProcessOptions {
 
 export interface AgentProcess {
   readonly child: ChildProcess;
-  /** Everything it wrote to stderr (its log) so far. */
+  /** Everything it wrote so far: its JSON log lines (stdout) and any crash output (stderr). */
   logs(): string;
   /** SIGTERM, SIGKILL after `timeoutMs`; resolves once it has exited. Safe to call twice. */
   stop(timeoutMs?: number): Promise<void>;
@@ -28,8 +28,9 @@ export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
   if (options.manifestDir !== undefined) args.push('--pod-manifest-path', options.manifestDir);
   if (options.manifestURL !== undefined) args.push('--manifest-url', options.manifestURL);
   args.push(...(options.extraArgs ?? []));
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
+  child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();

@@ -510,7 +510,7 @@ describe('createMirrorStatusWriter', () => {
     provider.stop();
   });
 
-  it('logs a failed write as a registry error with status and reason, never the response body', async () => {
+  it('logs a failed write as a registry error with status, reason and the Status message, never headers or the raw body', async () => {
     const secret = 'token-6f1d2c';
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
@@ -520,7 +520,7 @@ describe('createMirrorStatusWriter', () => {
     podManager.setPods([staticPod(), mirror]);
     const api = new FakePodApi();
     api.put(mirror);
-    api.failNext = new ApiException(500, `HTTP 500 ${secret}`, JSON.stringify({ kind: 'Status', reason: 'InternalError', message: secret }), {
+    api.failNext = new ApiException(500, `HTTP 500 ${secret}`, JSON.stringify({ kind: 'Status', reason: 'InternalError', message: 'etcd is unavailable', details: { name: secret } }), {
       'www-authenticate': `Bearer ${secret}`,
     });
     const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
@@ -533,7 +533,8 @@ describe('createMirrorStatusWriter', () => {
     assert.match(warn.err.message, /HTTP 500 InternalError/);
     assert.equal(warn.httpStatus, 500);
     assert.equal(warn.pod, 'web_default');
-    assert.ok(!lines.join('\n').includes(secret), 'nothing of the response reaches the log');
+    assert.match(lines.join('\n'), /etcd is unavailable/, "the server's Status message is kept, as the cause");
+    assert.ok(!lines.join('\n').includes(secret), 'no header and nothing else of the response reaches the log');
   });
 
   it('logs a batch that fails as a whole (the provider threw) and keeps going', async () => {
