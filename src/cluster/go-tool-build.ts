@@ -4,7 +4,7 @@
 // checkout, progress lines while `go build` runs.
 import { spawn, execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { constants as fsConstants, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -184,14 +184,23 @@ export async function ensureGoTool(tool: GoTool, options: GoToolBuildOptions = {
   return { path: binary, built: true, sourceHash };
 }
 
-// Each build of older Go sources is 100-150 MB and will never be used again once the sources
-// changed: keep only the newest of each tool.
+// Each build of older Go sources is 100-150 MB and is rarely used again once the sources
+// changed, but two checkouts of different versions on one machine (a branch and main, or
+// worktrees) each need theirs: pruning every other build made them rebuild in turn and delete
+// each other's binary while it was in use. The newest few builds of each tool are kept.
+const BUILDS_KEPT = 3;
+
 async function pruneOtherBuilds(tool: GoTool, cacheRoot: string, keep: string): Promise<void> {
   const entries = await readdir(cacheRoot).catch(() => [] as string[]);
   const ours = new RegExp(`^${tool.id.replace(/[^\w]/g, '\\$&')}-[0-9a-f]{16}$`);
+  const builds: { entry: string; mtimeMs: number }[] = [];
   for (const entry of entries) {
-    if (ours.test(entry) && entry !== keep) await rm(join(cacheRoot, entry), { recursive: true, force: true });
+    if (!ours.test(entry) || entry === keep) continue;
+    const info = await stat(join(cacheRoot, entry)).catch(() => undefined);
+    if (info) builds.push({ entry, mtimeMs: info.mtimeMs });
   }
+  builds.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { entry } of builds.slice(BUILDS_KEPT - 1)) await rm(join(cacheRoot, entry), { recursive: true, force: true });
 }
 
 function runGoBuild(

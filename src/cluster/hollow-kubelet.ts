@@ -77,6 +77,11 @@ export interface HollowKubeletOptions {
   nodeStatusReportFrequencyMs?: number;
   nodeLeaseDurationSeconds?: number;
   maxPods?: number;
+  /**
+   * The simulated machine, which the Node reports as capacity and the kubelet admits pods
+   * against. Default: kubemark's fake, 1 core and 3840Mi.
+   */
+  machine?: { cpus?: number; memoryBytes?: number };
   kubeAPIQPS?: number;
   kubeAPIBurst?: number;
   /** Send the kubelet's Events to the API server, as a kubelet does. Default true. */
@@ -177,6 +182,8 @@ function kubeletArgs(options: HollowKubeletOptions, kubeconfig: string, rootDir:
   ms('node-status-report-frequency', options.nodeStatusReportFrequencyMs);
   add('node-lease-duration-seconds', options.nodeLeaseDurationSeconds);
   add('max-pods', options.maxPods);
+  add('machine-cpus', options.machine?.cpus);
+  add('machine-memory-bytes', options.machine?.memoryBytes);
   add('kube-api-qps', options.kubeAPIQPS);
   add('kube-api-burst', options.kubeAPIBurst);
   return [...args, ...(options.extraArgs ?? [])];

@@ -156,6 +156,9 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
       nodeName: REAL,
       staticPodPath: realDir,
       fileCheckFrequencyMs: 1000,
+      // kubemark's one-core machine cannot admit the corpus's CPU requests (the kubelet rejects
+      // the rest with UnexpectedAdmissionError); status, not admission, is compared here.
+      machine: { cpus: 16, memoryBytes: 64 * 2 ** 30 },
       ...(loopback ? {} : { nodeIP }),
     });
 

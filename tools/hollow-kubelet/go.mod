@@ -6,6 +6,7 @@ module kubelet-pods/tools/hollow-kubelet
 go 1.24.0
 
 require (
+	github.com/google/cadvisor v0.52.1
 	go.opentelemetry.io/otel/trace v1.35.0
 	k8s.io/apimachinery v0.34.4
 	k8s.io/apiserver v0.34.4
@@ -55,7 +56,6 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/btree v1.1.3 // indirect
-	github.com/google/cadvisor v0.52.1 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

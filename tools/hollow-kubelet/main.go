@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	cadvisorapi "github.com/google/cadvisor/info/v1"
 	"go.opentelemetry.io/otel/trace/noop"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,6 +71,8 @@ type config struct {
 	nodeStatusReportFrequency time.Duration
 	nodeLeaseDurationSeconds  int
 	maxPods                   int
+	machineCPUs               int
+	machineMemoryBytes        uint64
 	kubeAPIQPS                int
 	kubeAPIBurst              int
 
@@ -97,6 +100,8 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.nodeStatusReportFrequency, "node-status-report-frequency", 5*time.Minute, "the kubelet's nodeStatusReportFrequency")
 	flag.IntVar(&c.nodeLeaseDurationSeconds, "node-lease-duration-seconds", 40, "the kubelet's nodeLeaseDurationSeconds (the Lease is renewed every quarter of it)")
 	flag.IntVar(&c.maxPods, "max-pods", 110, "the kubelet's maxPods")
+	flag.IntVar(&c.machineCPUs, "machine-cpus", 1, "cores of the simulated machine, the Node's cpu capacity (kubemark's fake: 1)")
+	flag.Uint64Var(&c.machineMemoryBytes, "machine-memory-bytes", 4026531840, "memory of the simulated machine in bytes (kubemark's fake: 3840Mi)")
 	flag.IntVar(&c.kubeAPIQPS, "kube-api-qps", 50, "the kubelet's kubeAPIQPS")
 	flag.IntVar(&c.kubeAPIBurst, "kube-api-burst", 100, "the kubelet's kubeAPIBurst")
 	flag.BoolVar(&c.recordEvents, "record-events", true, "send the kubelet's Events to the API server")
@@ -243,7 +248,7 @@ func run() error {
 	hollow := kubemark.NewHollowKubelet(
 		flags, kc,
 		client, heartbeatClient,
-		&cadvisortest.Fake{NodeName: c.nodeName},
+		&sizedMachine{Fake: cadvisortest.Fake{NodeName: c.nodeName}, cpus: c.machineCPUs, memoryBytes: c.machineMemoryBytes},
 		runtime.ImageService,
 		runtimeService,
 		cm.NewStubContainerManager(),
@@ -353,4 +358,23 @@ func reportReady(ctx context.Context, c config, client clientset.Interface) {
 		fmt.Println(string(b))
 		return
 	}
+}
+
+// sizedMachine is kubemark's fake cAdvisor with a machine size of our choosing: its own is
+// fixed at one core, and a manifest set whose CPU requests exceed one core would have the
+// kubelet reject pods at admission, which is not what a test of mirror status looks at.
+type sizedMachine struct {
+	cadvisortest.Fake
+	cpus        int
+	memoryBytes uint64
+}
+
+func (m *sizedMachine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
+	info, err := m.Fake.MachineInfo()
+	if err != nil {
+		return nil, err
+	}
+	info.NumCores = m.cpus
+	info.MemoryCapacity = m.memoryBytes
+	return info, nil
 }

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -73,10 +73,15 @@ describe('Go tool builder', () => {
     assert.notEqual(await goSourceHash(dir), key, 'a source change is a new key');
   });
 
-  it('builds once with the tool build arguments, then uses the cache; prunes only its own older builds', async () => {
+  it('builds once with the tool build arguments, then uses the cache; prunes only its own older builds, keeping the newest few', async () => {
     const src = await moduleDir();
     const cacheRoot = await mkdtemp(join(tmpdir(), 'kp-gotool-cache-'));
-    await mkdir(join(cacheRoot, 'example-tool-0123456789abcdef'));
+    // Three older builds of this tool, oldest first: the two newest stay beside the new one.
+    for (const [i, hash] of ['0000000000000001', '0000000000000002', '0000000000000003'].entries()) {
+      await mkdir(join(cacheRoot, `example-tool-${hash}`));
+      const at = new Date(Date.parse('2026-01-01T00:00:00Z') + i * 60_000);
+      await utimes(join(cacheRoot, `example-tool-${hash}`), at, at);
+    }
     await mkdir(join(cacheRoot, 'control-plane-0123456789abcdef'));
     const go = await fakeGo();
     const tool = { ...TOOL, buildArgs: ['-ldflags=-X main.v=1'] };
@@ -91,7 +96,10 @@ describe('Go tool builder', () => {
     assert.match(lines[0]!, /^building the example tool in /);
     assert.ok(lines.some((l) => /^building… 2 of about 2 packages/.test(l)), lines.join('\n'));
     assert.match(lines.at(-1)!, /^built the example tool in \d+ s \(2 packages compiled\)$/);
-    assert.deepEqual((await readdir(cacheRoot)).sort(), ['control-plane-0123456789abcdef', `example-tool-${first.sourceHash}`]);
+    assert.deepEqual(
+      (await readdir(cacheRoot)).sort(),
+      ['control-plane-0123456789abcdef', 'example-tool-0000000000000002', 'example-tool-0000000000000003', `example-tool-${first.sourceHash}`].sort(),
+    );
 
     const second = await ensureGoTool(tool, { sourceDir: src, cacheRoot, goCommand: go.command, progress: () => {} });
     assert.deepEqual(second, { ...first, built: false });
