@@ -136,7 +136,11 @@ export function createAgent(options: AgentOptions): Agent {
     const registration = createNodeRegistration({
       nodeName: config.nodeName,
       api: apis.core,
+      internalIP: config.nodeIP,
+      maxPods: config.maxPods,
+      kubeletPort: config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+      nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       clock,
       logger,
     });
