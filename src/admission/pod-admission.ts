@@ -90,12 +90,13 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
 /**
  * A status provider that answers for rejected pods itself (`Failed`, with the rejection's
  * reason and message, as the kubelet writes a rejected pod) and asks `inner` about the others.
+ * `hostIP` is the node's address, which a rejected pod reports too (it was bound to the node).
  */
-export function withAdmission(inner: StatusProvider, admission: PodAdmission): StatusProvider {
+export function withAdmission(inner: StatusProvider, admission: PodAdmission, options: { hostIP?: string } = {}): StatusProvider {
   const wrapped: StatusProvider = {
     statusFor(pod, now) {
       const rejection = admission.rejection(pod.metadata?.uid ?? '');
-      return rejection === undefined ? inner.statusFor(pod, now) : rejectedStatus(pod, rejection);
+      return rejection === undefined ? inner.statusFor(pod, now) : rejectedStatus(pod, rejection, options.hostIP);
     },
   };
   // Only the optional parts the inner provider has: the writer behaves differently without them.
@@ -106,12 +107,13 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission): S
 }
 
 /**
- * The status of a rejected pod: Failed; no address (it never got a sandbox); PodScheduled and
+ * The status of a rejected pod: Failed; the node's address as hostIP but no pod address (it
+ * never got a sandbox); PodScheduled and
  * Initialized True, Ready and ContainersReady False with reason PodFailed; each container
  * terminated with reason ContainerStatusUnknown and exit code 137, as the kubelet reports the
  * containers of a pod it finished without running them. The start time is the rejection's.
  */
-function rejectedStatus(pod: Pod, rejection: Rejection): V1PodStatus {
+function rejectedStatus(pod: Pod, rejection: Rejection, hostIP: string | undefined): V1PodStatus {
   const at = rejection.at;
   const cond = (type: string, status: string, reason?: string): V1PodCondition =>
     reason === undefined ? { type, status, lastTransitionTime: at } : { type, status, reason, lastTransitionTime: at };
@@ -128,6 +130,7 @@ function rejectedStatus(pod: Pod, rejection: Rejection): V1PodStatus {
     phase: 'Failed',
     reason: rejection.reason,
     message: rejection.message,
+    ...(hostIP !== undefined ? { hostIP, hostIPs: [{ ip: hostIP }] } : {}),
     startTime: at,
     conditions: [
       cond('PodReadyToStartContainers', 'False'),

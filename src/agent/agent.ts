@@ -93,6 +93,7 @@ export function createAgent(options: AgentOptions): Agent {
   const statusProvider = withAdmission(
     options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
     admission,
+    { hostIP: config.nodeIP },
   );
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 

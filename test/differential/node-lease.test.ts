@@ -9,13 +9,13 @@
 // is the heartbeat.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
-import { CoordinationV1Api, type V1Lease, type V1Node } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
 
 import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
 import { defaultNodeIP } from '../../src/config/agent-config.js';
@@ -29,31 +29,39 @@ import {
   MACHINE_VALUE,
   NODE_IP,
   normaliseLease,
+  normaliseMirrorStatus,
   normaliseNode,
   parseListedDifferences,
   reconcile,
   toJson,
   type Difference,
   type NodeSide,
+  type StatusSide,
 } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
 
 const REAL = 'real-n1';
 const OURS = 'ours-n1';
+// The admission comparison runs on a second pair of nodes, both with maxPods 2.
+const REAL_FULL = 'real-n2';
+const OURS_FULL = 'ours-n2';
+const MAX_PODS = 2;
 /** Our agent's kubelet port, not the default, so that the flag is what is tested. */
 const OUR_PORT = 10260;
 const IDLE_WINDOW_MS = 25_000;
 
 let kubelet: HollowKubelet | undefined;
 let agent: AgentProcess | undefined;
+let fullKubelet: HollowKubelet | undefined;
+let fullAgent: AgentProcess | undefined;
 let recorder: EventRecorder | undefined;
 const dirs: string[] = [];
 after(async () => {
   recorder?.stop();
-  await Promise.all([kubelet?.stop(), agent?.stop()]);
+  await Promise.all([kubelet?.stop(), agent?.stop(), fullKubelet?.stop(), fullAgent?.stop()]);
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
-const cp = useControlPlane({ nodes: [REAL, OURS] });
+const cp = useControlPlane({ nodes: [REAL, OURS, REAL_FULL, OURS_FULL] });
 
 const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
 
@@ -164,5 +172,65 @@ describe('differential: Node and Lease, real kubelet vs our agent', () => {
       'node:node metadata.labels.planted: real (absent), ours "x"',
       `node:node status.nodeInfo.kubeletVersion: real ${JSON.stringify(ourNode.status?.nodeInfo?.kubeletVersion)}, ours "v0.0.0"`,
     ]);
+  });
+});
+
+const manifest = (name: string): string => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: default
+spec:
+  containers:
+  - name: main
+    image: nginx:1.27
+`;
+
+describe('differential: admission by maxPods, real kubelet vs our agent', () => {
+  it('with three manifests and maxPods 2, both run two and reject the third alike (as listed)', async (t) => {
+    const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-real-'));
+    const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-ours-'));
+    const configDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-config-'));
+    dirs.push(realDir, oursDir, configDir);
+    for (const dir of [realDir, oursDir]) for (const name of ['p1', 'p2', 'p3']) await writeFile(join(dir, `${name}.yaml`), manifest(name));
+    const configFile = join(configDir, 'kubelet-config.yaml');
+    await writeFile(configFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: ${MAX_PODS}\n`);
+    const nodeIP = defaultNodeIP(networkInterfaces());
+    const loopback = nodeIP === '127.0.0.1';
+    fullAgent = startAgentProcess({
+      nodeName: OURS_FULL,
+      kubeconfig: cp.cluster.nodeKubeconfigs[OURS_FULL]!,
+      manifestDir: oursDir,
+      extraArgs: ['--node-ip', nodeIP, '--config', configFile],
+    });
+    fullKubelet = await startHollowKubelet({
+      cluster: cp.cluster,
+      nodeName: REAL_FULL,
+      staticPodPath: realDir,
+      maxPods: MAX_PODS,
+      ...(loopback ? {} : { nodeIP }),
+    });
+
+    const phases = async (node: string): Promise<Map<string, V1Pod> | undefined> => {
+      const list = await cp.adminApi.listNamespacedPod({ namespace: 'default', fieldSelector: `spec.nodeName=${node}` });
+      const byName = new Map(list.items.map((p) => [p.metadata!.name!.slice(0, 2), p]));
+      const want = { p1: 'Running', p2: 'Running', p3: 'Failed' } as Record<string, string>;
+      return byName.size === 3 && [...byName].every(([n, p]) => p.status?.phase === want[n]) ? byName : undefined;
+    };
+    const realPods = await waitFor(() => phases(REAL_FULL), 'the real kubelet: p1 and p2 Running, p3 Failed', { timeoutMs: 60_000, intervalMs: 250 });
+    const ourPods = await waitFor(() => phases(OURS_FULL), 'our agent: p1 and p2 Running, p3 Failed', { timeoutMs: 30_000, intervalMs: 250 });
+    const nodeUID = async (name: string) => (await cp.adminApi.readNode({ name })).metadata!.uid!;
+    const realSide: StatusSide = { nodeName: REAL_FULL, nodeUID: await nodeUID(REAL_FULL), nodeIP };
+    const ourSide: StatusSide = { nodeName: OURS_FULL, nodeUID: await nodeUID(OURS_FULL), nodeIP };
+    for (const pods of [realPods, ourPods]) assert.equal(pods.get('p3')?.status?.reason, 'UnexpectedAdmissionError');
+
+    const found: Difference[] = compareArea('admission', [
+      { subject: 'p3.yaml', real: normaliseMirrorStatus(realPods.get('p3'), realSide), ours: normaliseMirrorStatus(ourPods.get('p3'), ourSide) },
+    ]);
+    for (const d of found) t.diagnostic(describeDifference(d));
+    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
+    const { unlisted, stale } = reconcile(found, listed, ['admission']);
+    assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list');
+    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
   });
 });

@@ -271,7 +271,7 @@ describe('node registration and lease (real API server)', () => {
     const rejected = settled.find((m) => m.metadata?.name === `p3-${NODE_FULL}`)!;
     assert.equal(rejected.status?.reason, 'UnexpectedAdmissionError');
     assert.match(rejected.status?.message ?? '', /^Pod was rejected: /);
-    assert.equal(rejected.status?.hostIP, undefined);
+    assert.equal(rejected.status?.podIP, undefined);
     assert.equal(rejected.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'ContainerStatusUnknown');
   });
 

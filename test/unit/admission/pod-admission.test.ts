@@ -80,14 +80,16 @@ describe('withAdmission', () => {
     const admission = createPodAdmission(() => node(1), new FakeClock(Date.parse('2026-05-01T12:00:00Z')));
     const [a, b] = [staticPod('a'), staticPod('b')];
     admission.admitNew([a, b]);
-    const provider = withAdmission(inner, admission);
+    const provider = withAdmission(inner, admission, { hostIP: '10.0.0.7' });
     assert.equal(provider.onChange, undefined, 'no onChange when the inner provider has none');
     assert.equal(provider.statusFor(a, new Date()).phase, 'Running');
     const status: V1PodStatus = provider.statusFor(b, new Date());
     assert.deepEqual(asked, ['a']);
     assert.equal(status.phase, 'Failed');
     assert.equal(status.reason, 'UnexpectedAdmissionError');
-    assert.equal(status.hostIP, undefined);
+    assert.equal(status.hostIP, '10.0.0.7', 'bound to the node: its address');
+    assert.deepEqual(status.hostIPs, [{ ip: '10.0.0.7' }]);
+    assert.equal(status.podIP, undefined, 'never got a sandbox');
     assert.deepEqual(
       status.conditions?.map((c) => [c.type, c.status, c.reason]),
       [
