@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
+import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createApiClients } from '../kube/api-clients.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
@@ -86,8 +87,14 @@ export function createAgent(options: AgentOptions): Agent {
   // The merger logs its warnings itself; they count as errors of the source they came from.
   const podConfig = createPodConfig({ logger, clock, onEvent: (event) => metrics.recordSourceError(event.source) });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
-  const statusProvider =
-    options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR });
+  // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
+  // configuration rather than the Node object admits the same way before registration.
+  const admission = createPodAdmission(() => ({ status: { allocatable: { pods: String(config.maxPods) } } }), clock);
+  const statusProvider = withAdmission(
+    options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
+    admission,
+    { hostIP: config.nodeIP },
+  );
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // Channels are registered in the kubelet's order before any source runs: registering a
@@ -136,7 +143,11 @@ export function createAgent(options: AgentOptions): Agent {
     const registration = createNodeRegistration({
       nodeName: config.nodeName,
       api: apis.core,
+      internalIP: config.nodeIP,
+      maxPods: config.maxPods,
+      kubeletPort: config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+      nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       clock,
       logger,
     });
@@ -177,6 +188,8 @@ export function createAgent(options: AgentOptions): Agent {
     sourcesReady,
     logger,
     onPodsChanged: (pods, op) => {
+      if (op === PodOperation.ADD) admission.admitNew(pods);
+      else if (op === PodOperation.REMOVE) admission.forget(pods);
       // Status-only changes (often our own status writes coming back) need no mirror work.
       if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
       // The writer also forgets (in itself and the provider) static pods that are gone.

@@ -30,10 +30,15 @@ export interface AgentConfig {
   readonly httpCheckFrequencyMs: number;
   readonly syncFrequencyMs: number;
   readonly nodeStatusUpdateFrequencyMs: number;
+  readonly nodeStatusReportFrequencyMs: number;
+  /** The Node's `pods` capacity. */
+  readonly maxPods: number;
   readonly kubeAPIQPS: number;
   readonly kubeAPIBurst: number;
   /** Where the read-only port listens. */
   readonly address: string;
+  /** The kubelet port the Node advertises (`daemonEndpoints.kubeletEndpoint.Port`). */
+  readonly port: number;
   /** 0 disables the read-only endpoints (`/pods`, `/metrics`, `/healthz`). */
   readonly readOnlyPort: number;
   readonly healthzBindAddress: string;
@@ -55,6 +60,7 @@ export interface RunFlags {
   /** Raw `--manifest-url-header` values, one per occurrence. */
   readonly manifestURLHeader?: readonly string[];
   readonly address?: string;
+  readonly port?: string;
   readonly readOnlyPort?: string;
   readonly healthzPort?: string;
   readonly nodeIP?: string;
@@ -80,7 +86,8 @@ export interface LoadAgentConfigOptions {
 export type NetworkInterfaces = Readonly<Record<string, readonly NetworkInterfaceInfo[] | undefined>>;
 
 type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
-  | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'readOnlyPort' | 'healthzBindAddress' | 'healthzPort';
+  | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'port' | 'readOnlyPort'
+  | 'healthzBindAddress' | 'healthzPort';
 
 /**
  * The kubelet's defaults for the honoured fields, except `address` and `healthzBindAddress`:

@@ -103,7 +103,19 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     key: 'nodeStatusUpdateFrequencyMs',
     field: 'nodeStatusUpdateFrequency',
     type: { kind: 'duration', allowZero: false, default: 10_000 },
-    doc: 'Node status heartbeat',
+    doc: 'how often the Node status is computed (and written if it changed)',
+  },
+  {
+    key: 'nodeStatusReportFrequencyMs',
+    field: 'nodeStatusReportFrequency',
+    type: { kind: 'duration', allowZero: false, default: 300_000 },
+    doc: 'how often the Node status is written when nothing in it changed; the Lease is the heartbeat in between',
+  },
+  {
+    key: 'maxPods',
+    field: 'maxPods',
+    type: { kind: 'number', integer: true, max: MAX_INT32, default: 110 },
+    doc: "the Node's `pods` capacity; static pods beyond it are rejected (`Failed`, `UnexpectedAdmissionError`)",
   },
   {
     key: 'kubeAPIQPS',
@@ -129,6 +141,13 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     field: 'address',
     type: { kind: 'address', default: '127.0.0.1' },
     doc: "where the read-only port listens (the kubelet's default is `0.0.0.0`)",
+  },
+  {
+    key: 'port',
+    flag: { name: 'port', key: 'port' },
+    field: 'port',
+    type: { kind: 'port', default: 10250 },
+    doc: "reported as the Node's `daemonEndpoints.kubeletEndpoint.Port`; nothing listens on it (kubelet-pods serves no kubelet API)",
   },
   {
     key: 'readOnlyPort',

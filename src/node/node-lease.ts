@@ -131,7 +131,8 @@ class NodeLeaseController implements NodeLease {
         spec: {
           holderIdentity: this.#name,
           leaseDurationSeconds: this.#durationSeconds,
-          acquireTime: now,
+          // No acquireTime: a node lease has one holder for its whole life, and the kubelet
+          // leaves the field unset.
           renewTime: now,
         },
       },
@@ -141,7 +142,6 @@ class NodeLeaseController implements NodeLease {
   #renew(base: V1Lease, owner: V1OwnerReference | undefined): Promise<V1Lease> {
     const now = new V1MicroTime(this.#clock.now().getTime());
     const spec = base.spec ?? {};
-    const held = spec.holderIdentity === this.#name;
     const metadata = { ...base.metadata };
     // Keep references others set; make sure ours points at the Node's current UID.
     const others = (metadata.ownerReferences ?? []).filter((r) => !(r.kind === 'Node' && r.name === this.#name));
@@ -157,8 +157,9 @@ class NodeLeaseController implements NodeLease {
           ...spec,
           holderIdentity: this.#name,
           leaseDurationSeconds: this.#durationSeconds,
-          // A lease taken over from another holder (or never held) is acquired now.
-          acquireTime: held && spec.acquireTime ? new V1MicroTime(new Date(spec.acquireTime).getTime()) : now,
+          // Other fields of the spec are kept; an acquireTime someone else set is re-sent in
+          // the microsecond form the API server expects.
+          ...(spec.acquireTime ? { acquireTime: new V1MicroTime(new Date(spec.acquireTime).getTime()) } : {}),
           renewTime: now,
         },
       },

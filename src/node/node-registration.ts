@@ -1,12 +1,12 @@
 import type { CoreV1Api, V1Node, V1NodeCondition } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { arch as osArch } from 'node:os';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
 import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
@@ -24,11 +24,25 @@ export interface NodeRegistrationOptions {
   internalIP?: string;
   /** Hostname address; `nodeName` by default. */
   hostname?: string;
-  /** Capacity (and allocatable): cpu "4", memory "8Gi", pods "110" by default. */
-  capacity?: { cpu?: string; memory?: string; pods?: string };
+  /** Capacity, nodeInfo: the machine's, read once (`readMachineInfo()`) by default. */
+  machine?: MachineInfo;
+  /** The `pods` capacity; 110, the kubelet's default. */
+  maxPods?: number;
+  /** `daemonEndpoints.kubeletEndpoint.Port`; 10250, the kubelet's default. */
+  kubeletPort?: number;
   kubeletVersion?: string;
-  /** How often the status is patched; 10 s like the kubelet. */
+  /** How often the status is computed (and the Node read back); 10 s like the kubelet. */
   nodeStatusUpdateFrequencyMs?: number;
+  /**
+   * How often the status is written when nothing in it changed (heartbeat times aside);
+   * 5 min like the kubelet. The Lease is the heartbeat in between.
+   */
+  nodeStatusReportFrequencyMs?: number;
+  /**
+   * In [0, 1); spreads the report times of many nodes, as the kubelet does after a change or a
+   * start. `Math.random` by default; tests pin it (0.5 means no spread).
+   */
+  random?: () => number;
   /** First retry delay after a failure; doubles up to `nodeStatusUpdateFrequencyMs`. 500 ms by default. */
   retryInitialMs?: number;
   clock?: Clock;
@@ -36,11 +50,15 @@ export interface NodeRegistrationOptions {
 }
 
 /**
- * Keeps this node's Node object registered and its status fresh, as the kubelet does for
- * its own node: create it when absent, then patch `status` (Ready, the three pressure
- * conditions, nodeInfo, addresses, capacity) every `nodeStatusUpdateFrequency`. If the Node
- * disappears it is registered again. Failures are logged and retried with backoff; the loop
- * never throws.
+ * Registers this node's Node object once per start and keeps its status true, as the kubelet
+ * does for its own node: create it (or adopt the one a previous run left), then every
+ * `nodeStatusUpdateFrequency` read it back and compute the status (Ready, the three pressure
+ * conditions, addresses, capacity, nodeInfo, the kubelet endpoint), writing it only when
+ * something other than the heartbeat times changed or `nodeStatusReportFrequency` has passed
+ * since the last write. If the Node is deleted it is not registered again (the kubelet does
+ * not either, until it restarts): `getNode` answers undefined, which holds mirror creation,
+ * until a Node of that name appears again. Failures are logged and retried with backoff; the
+ * loop never throws.
  */
 export interface NodeRegistration {
   /** Starts the loop; the first registration attempt runs at once. */
@@ -56,13 +74,15 @@ export interface NodeRegistration {
   /** Same as `getNode`, synchronously. */
   currentNode(): V1Node | undefined;
   /**
-   * Called each time the Node goes from unknown/absent to present — the first registration
-   * and every re-registration — right after the create or read returns, so mirror pods can be
-   * created without waiting for the next status update. Returns an unsubscribe function.
+   * Called each time the Node goes from unknown/absent to present — the registration, and a
+   * Node of this name found again after it was gone — right after the call that found it
+   * returns, so mirror pods can be created without waiting. Returns an unsubscribe function.
    */
   onReady(listener: (node: V1Node) => void): () => void;
-  /** Runs one register-and-update attempt now (the loop's own step); resolves true on success. */
+  /** Runs one register-or-update attempt now (the loop's own step); resolves true on success. */
   syncNow(): Promise<boolean>;
+  /** Status writes (PATCH) sent since start, successful or not; for tests and metrics. */
+  statusWrites(): number;
 }
 
 export function createNodeRegistration(options: NodeRegistrationOptions): NodeRegistration {
@@ -71,24 +91,45 @@ export function createNodeRegistration(options: NodeRegistrationOptions): NodeRe
 
 const CONDITION_TYPES = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'] as const;
 
+type NodeStatus = NonNullable<V1Node['status']>;
+
 class NodeRegistrationLoop implements NodeRegistration {
   readonly #name: string;
   readonly #api: NodeApi;
   readonly #options: NodeRegistrationOptions;
+  readonly #machine: MachineInfo;
+  readonly #reportMs: number;
+  readonly #random: () => number;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #loop: PeriodicLoop;
   readonly #listeners = new Set<(node: V1Node) => void>();
 
   #node: V1Node | undefined;
+  /** Set once the create (or adoption) went through: never registered again in this run. */
+  #registered = false;
+  /** Logged once per disappearance, not every period. */
+  #goneLogged = false;
+  /** Monotonic ms of the last successful status write; undefined before the first. */
+  #lastReport: number | undefined;
+  /** The spread added to the report period after a change or the first write. */
+  #reportDelayMs = 0;
+  #writes = 0;
 
   constructor(options: NodeRegistrationOptions) {
     validateNodeName(options.nodeName);
     const period = options.nodeStatusUpdateFrequencyMs ?? 10_000;
     if (!(period > 0)) throw kpError('KP_ERR_NODE_OPTIONS', ['nodeStatusUpdateFrequencyMs', String(period)]);
+    const report = options.nodeStatusReportFrequencyMs ?? 300_000;
+    if (!(report > 0)) throw kpError('KP_ERR_NODE_OPTIONS', ['nodeStatusReportFrequencyMs', String(report)]);
+    const maxPods = options.maxPods ?? 110;
+    if (!Number.isInteger(maxPods) || maxPods < 0) throw kpError('KP_ERR_NODE_OPTIONS', ['maxPods', String(maxPods)]);
     this.#name = options.nodeName;
     this.#api = options.api;
     this.#options = options;
+    this.#machine = options.machine ?? readMachineInfo();
+    this.#reportMs = report;
+    this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? realClock;
     this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
     this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
@@ -119,20 +160,28 @@ class NodeRegistrationLoop implements NodeRegistration {
     return this.#loop.runNow();
   }
 
+  statusWrites(): number {
+    return this.#writes;
+  }
+
   async #attempt(): Promise<boolean> {
     try {
-      if (this.#node === undefined) await this.#register();
-      await this.#updateStatus();
+      let current: V1Node | undefined;
+      if (!this.#registered) {
+        current = await this.#register();
+      } else {
+        current = await this.#read();
+        if (current === undefined) return true;
+      }
+      await this.#updateStatus(current);
       return true;
     } catch (err) {
-      // After a NotFound on the status patch the node is registered again at once on the
-      // next attempt, which the backoff schedules shortly.
       logApiFailure(this.#log, err, { code: 'KP_ERR_NODE_REGISTER', subject: this.#name, message: 'node registration or status update failed' });
       return false;
     }
   }
 
-  async #register(): Promise<void> {
+  async #register(): Promise<V1Node> {
     let node: V1Node;
     try {
       node = await this.#api.createNode({ body: this.#initialNode() });
@@ -142,25 +191,51 @@ class NodeRegistrationLoop implements NodeRegistration {
       // Registered before (a restart of the agent): adopt the existing object.
       node = await this.#api.readNode({ name: this.#name });
     }
+    this.#registered = true;
     this.#setNode(node);
+    return node;
   }
 
-  async #updateStatus(): Promise<void> {
-    const now = this.#clock.now();
-    const body = { status: this.#statusPatch(now) };
+  // The Node as the API server has it now: the status is compared with it, so a change made by
+  // someone else (the node lifecycle controller marking it Unknown) is put right at once.
+  async #read(): Promise<V1Node | undefined> {
+    try {
+      const node = await this.#api.readNode({ name: this.#name });
+      this.#goneLogged = false;
+      this.#setNode(node);
+      return node;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      if (!this.#goneLogged) {
+        // Registration happens once per start, as in the kubelet: mirror creation waits until
+        // the agent is restarted or a Node of this name is created again.
+        this.#log.warn({}, 'node object is gone; it is not registered again until the agent restarts');
+        this.#goneLogged = true;
+      }
+      this.#node = undefined;
+      return undefined;
+    }
+  }
+
+  async #updateStatus(current: V1Node): Promise<void> {
+    const nowMs = this.#clock.monotonic();
+    const desired = this.#status(this.#clock.now(), current.status);
+    const changed = statusChanged(current.status ?? {}, desired);
+    const due = this.#lastReport === undefined || nowMs - this.#lastReport >= this.#reportMs + this.#reportDelayMs;
+    if (!changed && !due) return;
+    // As the kubelet: a write caused by a change (or the first one) starts a spread-out
+    // period; a write that was merely due keeps the plain period from then on.
+    this.#reportDelayMs = changed || this.#lastReport === undefined ? Math.round(this.#reportMs * (this.#random() - 0.5)) : 0;
+    this.#writes++;
     try {
       const node = await this.#api.patchNodeStatus(
-        { name: this.#name, body },
+        { name: this.#name, body: { status: desired } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
+      this.#lastReport = nowMs;
       this.#setNode(node);
     } catch (err) {
-      if (isNotFound(err)) {
-        // Deleted behind our back: forget it so the next attempt creates it again, and let
-        // mirror creation stop until then.
-        this.#log.warn({}, 'node object is gone; registering it again');
-        this.#node = undefined;
-      }
+      if (isNotFound(err)) this.#node = undefined;
       throw err;
     }
   }
@@ -179,6 +254,7 @@ class NodeRegistrationLoop implements NodeRegistration {
   }
 
   #initialNode(): V1Node {
+    const arch = this.#machine.architecture;
     return {
       apiVersion: 'v1',
       kind: 'Node',
@@ -188,34 +264,43 @@ class NodeRegistrationLoop implements NodeRegistration {
           ...this.#options.labels,
           'kubernetes.io/hostname': this.#options.hostname ?? this.#name,
           'kubernetes.io/os': 'linux',
-          'kubernetes.io/arch': goArch(osArch()),
+          'kubernetes.io/arch': arch,
+          // The deprecated twins, which the kubelet still sets.
+          'beta.kubernetes.io/os': 'linux',
+          'beta.kubernetes.io/arch': arch,
         },
       },
       spec: {},
-      status: {
-        capacity: this.#resources(),
-        allocatable: this.#resources(),
-        addresses: this.#addresses(),
-        nodeInfo: this.#nodeInfo(),
-      },
+      // The conditions come with the first status write, right after the create.
+      status: (({ conditions: _conditions, ...rest }) => rest)(this.#status(this.#clock.now(), undefined)),
     };
   }
 
-  #statusPatch(now: Date) {
-    const previous = new Map((this.#node?.status?.conditions ?? []).map((c) => [c.type, c]));
-    const conditions = CONDITION_TYPES.map((type) => condition(type, previous.get(type), now));
+  /** The status this node reports now, keeping the transition times of `previous`. */
+  #status(now: Date, previous: NodeStatus | undefined) {
+    const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
     return {
-      conditions,
+      conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now)),
       addresses: this.#addresses(),
       capacity: this.#resources(),
       allocatable: this.#resources(),
+      daemonEndpoints: { kubeletEndpoint: { Port: this.#options.kubeletPort ?? 10250 } },
       nodeInfo: this.#nodeInfo(),
     };
   }
 
+  // No reservations are configurable, so allocatable equals capacity, as on a kubelet
+  // without systemReserved/kubeReserved.
   #resources(): Record<string, string> {
-    const c = this.#options.capacity ?? {};
-    return { cpu: c.cpu ?? '4', memory: c.memory ?? '8Gi', pods: c.pods ?? '110' };
+    const m = this.#machine;
+    const resources: Record<string, string> = {
+      cpu: String(m.cpus),
+      'ephemeral-storage': binaryQuantity(m.ephemeralStorageBytes),
+      memory: binaryQuantity(m.memoryBytes),
+      pods: String(this.#options.maxPods ?? 110),
+    };
+    for (const [size, bytes] of m.hugePages) resources[hugePageResource(size)] = binaryQuantity(bytes);
+    return resources;
   }
 
   #addresses() {
@@ -226,27 +311,96 @@ class NodeRegistrationLoop implements NodeRegistration {
   }
 
   #nodeInfo() {
-    const version = this.#options.kubeletVersion ?? DEFAULT_KUBELET_VERSION;
+    const m = this.#machine;
     return {
-      architecture: goArch(osArch()),
+      architecture: m.architecture,
       operatingSystem: 'linux',
-      kubeletVersion: version,
+      kubeletVersion: this.#options.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
       kubeProxyVersion: '',
-      bootID: '',
-      machineID: '',
-      systemUUID: '',
-      kernelVersion: '',
-      osImage: 'kubelet-pods',
+      bootID: m.bootID,
+      machineID: m.machineID,
+      systemUUID: m.systemUUID,
+      kernelVersion: m.kernelVersion,
+      osImage: m.osImage,
       containerRuntimeVersion: 'kubelet-pods://simulated',
     };
   }
+}
+
+/**
+ * Whether writing `desired` would change the Node's status `current`, heartbeat times aside:
+ * the fields we set are compared with what the server holds; fields we do not set (written by
+ * others) are left out, since a merge patch leaves them alone.
+ */
+export function statusChanged(current: NodeStatus, desired: Record<string, unknown>): boolean {
+  for (const [key, value] of Object.entries(desired)) {
+    const have = (current as Record<string, unknown>)[key];
+    if (key === 'conditions') {
+      if (conditionsChanged((have ?? []) as V1NodeCondition[], value as V1NodeCondition[])) return true;
+    } else if (key === 'capacity' || key === 'allocatable') {
+      if (resourcesChanged((have ?? {}) as Record<string, string>, value as Record<string, string>)) return true;
+    } else if (canonical(have) !== canonical(value)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function conditionsChanged(have: readonly V1NodeCondition[], want: readonly V1NodeCondition[]): boolean {
+  if (have.length !== want.length) return true;
+  const key = (c: V1NodeCondition) =>
+    canonical({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: timeText(c.lastTransitionTime) });
+  const a = have.map(key).sort();
+  const b = want.map(key).sort();
+  return a.some((k, i) => k !== b[i]);
+}
+
+function resourcesChanged(have: Record<string, string>, want: Record<string, string>): boolean {
+  const names = new Set([...Object.keys(have), ...Object.keys(want)]);
+  for (const name of names) {
+    const a = have[name];
+    const b = want[name];
+    if (a === undefined || b === undefined) return true;
+    // The server may spell a quantity its own way ("1024Mi" back as "1Gi").
+    if (quantityValue(String(a)) !== quantityValue(String(b))) return true;
+  }
+  return false;
+}
+
+const QUANTITY_SUFFIX: Record<string, number> = {
+  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A quantity's value as a number (precise enough to tell two capacities apart), NaN if unreadable. */
+export function quantityValue(text: string): number {
+  const m = /^([+-]?[0-9.]+)(?:([eE][+-]?\d+)|([a-zA-Z]*))$/.exec(text.trim());
+  if (!m) return Number.NaN;
+  if (m[2] !== undefined) return Number(`${m[1]}${m[2]}`);
+  const factor = QUANTITY_SUFFIX[m[3] ?? ''];
+  return factor === undefined ? Number.NaN : Number(m[1]) * factor;
+}
+
+function timeText(t: unknown): string {
+  if (t === undefined || t === null) return '';
+  const d = t instanceof Date ? t : new Date(String(t));
+  return Number.isNaN(d.getTime()) ? String(t) : toRFC3339(d);
+}
+
+// JSON with sorted keys, so that key order (ours vs the server's) does not count as a change.
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  ) ?? 'undefined';
 }
 
 const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string; reason: string; message: string }> = {
   MemoryPressure: { status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
   DiskPressure: { status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
   PIDPressure: { status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
-  Ready: { status: 'True', reason: 'KubeletReady', message: 'kubelet-pods is posting ready status' },
+  Ready: { status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
 };
 
 // The heartbeat moves every update; the transition time only when the status flips.
@@ -272,12 +426,6 @@ export function nodeAllowsMirrorPods<N extends Pick<V1Node, 'metadata'>>(node: N
 /** Seconds precision, as `metav1.Time` stores it. */
 export function toRFC3339(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/** Node.js architecture names → the GOARCH names Kubernetes uses in labels and nodeInfo. */
-function goArch(nodeArch: string): string {
-  const map: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x' };
-  return map[nodeArch] ?? nodeArch;
 }
 
 export function validateNodeName(name: string): void {

@@ -287,3 +287,70 @@ export function normaliseStaticPod(pod: unknown): Json {
   for (const k of ['apiVersion', 'kind']) if (p[k] !== undefined) out[k] = p[k]!;
   return out;
 }
+
+// --- areas `node` and `lease` ---------------------------------------------------------------
+
+/** A side of the Node comparison: its node, its node IP and the kubelet port it was given. */
+export interface NodeSide extends StatusSide {
+  kubeletPort: number;
+}
+
+export const KUBELET_PORT = '<kubelet-port>';
+/** A value that describes the machine (or, on the real side, kubemark's fakes). */
+export const MACHINE_VALUE = '<machine>';
+
+/** Capacity entries and nodeInfo fields that come from the machine, or on the real side from the fakes. */
+const MACHINE_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
+const MACHINE_NODE_INFO = ['kernelVersion', 'osImage', 'containerRuntimeVersion', 'bootID', 'machineID', 'systemUUID'];
+
+function dropServerFields(metadata: Json | undefined): void {
+  if (!isObject(metadata)) return;
+  for (const k of ['resourceVersion', 'creationTimestamp', 'managedFields', 'uid', 'generation']) delete metadata[k];
+}
+
+/**
+ * A Node as it can be compared across two nodes:
+ * - gone: uid, resourceVersion, creationTimestamp, managedFields;
+ * - every RFC 3339 time (condition heartbeat and transition times) becomes `<timestamp>`;
+ * - the InternalIP address equal to the side's node IP becomes `<node-ip>`, and the kubelet
+ *   endpoint port equal to the side's port `<kubelet-port>` (each side is given its own);
+ * - the values that describe the machine become `<machine>` when present (non-empty): the
+ *   `cpu`, `memory` and `ephemeral-storage` capacity and allocatable, and `nodeInfo`'s
+ *   kernelVersion, osImage, containerRuntimeVersion, bootID, machineID and systemUUID. On the
+ *   real side these are kubemark's fakes (docs/hollow-kubelet.md), on ours the machine's, so
+ *   the values cannot agree; whether each is reported at all is still compared;
+ * - the node name inside strings and its UID become placeholders.
+ */
+export function normaliseNode(node: unknown, side: NodeSide): Json {
+  const n = toJson(node);
+  if (!isObject(n)) return null;
+  dropServerFields(n['metadata']);
+  const status = n['status'];
+  if (isObject(status)) {
+    if (Array.isArray(status['addresses'])) {
+      status['addresses'] = status['addresses'].map((a) => (isObject(a) && a['type'] === 'InternalIP' && a['address'] === side.nodeIP ? { ...a, address: NODE_IP } : a));
+    }
+    const endpoint = isObject(status['daemonEndpoints']) ? status['daemonEndpoints']['kubeletEndpoint'] : undefined;
+    if (isObject(endpoint) && endpoint['Port'] === side.kubeletPort) endpoint['Port'] = KUBELET_PORT;
+    for (const list of ['capacity', 'allocatable']) {
+      const resources = status[list];
+      if (!isObject(resources)) continue;
+      for (const r of MACHINE_RESOURCES) if (resources[r] !== undefined && resources[r] !== '0') resources[r] = MACHINE_VALUE;
+    }
+    const info = status['nodeInfo'];
+    if (isObject(info)) for (const f of MACHINE_NODE_INFO) if (typeof info[f] === 'string' && info[f] !== '') info[f] = MACHINE_VALUE;
+  }
+  return replaceNodeIdentity(replaceTimes(n), side);
+}
+
+/**
+ * A node's Lease as it can be compared across two nodes: server fields gone, renewTime (and an
+ * acquireTime, if any) `<timestamp>`, the node name and the Node's UID (the owner reference)
+ * placeholders.
+ */
+export function normaliseLease(lease: unknown, side: Side): Json {
+  const l = toJson(lease);
+  if (!isObject(l)) return null;
+  dropServerFields(l['metadata']);
+  return replaceNodeIdentity(replaceTimes(l), side);
+}

@@ -112,10 +112,10 @@ describe('loadAgentConfig', () => {
     assert.equal(config.readOnlyPort, 10255);
     assert.equal(config.healthzPort, 10248);
     assert.equal(config.healthzBindAddress, '127.0.0.1');
-    for (const f of ['port', 'authentication', 'authorization', 'cgroupDriver', 'evictionHard', 'maxPods', 'streamingConnectionIdleTimeout']) {
+    for (const f of ['authentication', 'authorization', 'cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
       assert.ok(ignoredFields.includes(f), `${f} should be listed as ignored`);
     }
-    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'readOnlyPort', 'healthzPort']) {
+    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort']) {
       assert.ok(!ignoredFields.includes(f), `${f} is honoured, not ignored`);
     }
     assert.deepEqual([...ignoredFields], [...ignoredFields].sort());

@@ -82,8 +82,8 @@ describe('the configuration table', () => {
   });
 
   it('the honoured file fields are the table\'s, plus apiVersion and kind', () => {
-    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', maxPods: 110, authentication: {} };
+    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', evictionHard: {}, authentication: {} };
     for (const f of CONFIG_FIELDS) if (f.field !== undefined) file[f.field] = 'x';
-    assert.deepEqual(ignoredFieldsOf(file), ['authentication', 'maxPods']);
+    assert.deepEqual(ignoredFieldsOf(file), ['authentication', 'evictionHard']);
   });
 });

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException, type ConfigurationOptions, type V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
-import { createNodeRegistration, type NodeApi } from '../../../src/node/node-registration.js';
+import type { MachineInfo } from '../../../src/node/machine-info.js';
+import { createNodeRegistration, quantityValue, statusChanged, type NodeApi } from '../../../src/node/node-registration.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 const apiError = (code: number, reason: string) => new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});
@@ -50,6 +51,19 @@ class FakeNodeApi implements NodeApi {
   }
 }
 
+const MACHINE: MachineInfo = {
+  cpus: 2,
+  memoryBytes: 8 * 2 ** 30 + 4096,
+  ephemeralStorageBytes: 100 * 2 ** 30,
+  hugePages: new Map([[2 * 2 ** 20, 0], [2 ** 30, 2 * 2 ** 30]]),
+  kernelVersion: '6.1.0-test',
+  osImage: 'Debian GNU/Linux 12 (bookworm)',
+  architecture: 'amd64',
+  machineID: 'machine-1',
+  systemUUID: '',
+  bootID: 'boot-1',
+};
+
 function setup(api = new FakeNodeApi()) {
   const clock = new FakeClock(Date.parse('2026-05-01T12:00:00.250Z'));
   const reg = createNodeRegistration({
@@ -57,17 +71,22 @@ function setup(api = new FakeNodeApi()) {
     api,
     clock,
     internalIP: '10.0.0.7',
-    capacity: { cpu: '2' },
+    machine: MACHINE,
+    maxPods: 42,
+    kubeletPort: 10251,
     nodeStatusUpdateFrequencyMs: 10_000,
+    nodeStatusReportFrequencyMs: 300_000,
+    random: () => 0.5,
     retryInitialMs: 100,
   });
   return { api, clock, reg };
 }
 
 const conditions = (node: V1Node | undefined) => Object.fromEntries((node?.status?.conditions ?? []).map((c) => [c.type, c]));
+const patches = (api: FakeNodeApi) => api.calls.filter((c) => c === 'patch').length;
 
 describe('createNodeRegistration', () => {
-  it('creates the Node with labels, addresses and capacity, then reports Ready', async () => {
+  it('creates the Node with labels, addresses, capacity and nodeInfo, then reports Ready', async () => {
     const { api, clock, reg } = setup();
     const ready: V1Node[] = [];
     reg.onReady((n) => ready.push(n));
@@ -75,23 +94,41 @@ describe('createNodeRegistration', () => {
     reg.start();
     await clock.advance(0);
     assert.deepEqual(api.calls, ['create', 'patch']);
+    assert.equal(reg.statusWrites(), 1);
     assert.equal(ready.length, 1, 'ready fired once the Node existed');
     assert.equal(ready[0]?.metadata?.uid, 'uid-1');
-    const labels = api.node?.metadata?.labels ?? {};
-    assert.equal(labels['kubernetes.io/hostname'], 'node-a');
-    assert.equal(labels['kubernetes.io/os'], 'linux');
-    assert.ok(labels['kubernetes.io/arch']);
-    assert.equal(labels['node.kubernetes.io/instance-type'], undefined);
+    assert.deepEqual(api.node?.metadata?.labels, {
+      'kubernetes.io/hostname': 'node-a',
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+      'beta.kubernetes.io/os': 'linux',
+      'beta.kubernetes.io/arch': 'amd64',
+    });
     assert.deepEqual(api.node?.status?.addresses, [
       { type: 'InternalIP', address: '10.0.0.7' },
       { type: 'Hostname', address: 'node-a' },
     ]);
-    assert.deepEqual(api.node?.status?.capacity, { cpu: '2', memory: '8Gi', pods: '110' });
-    assert.deepEqual(api.node?.status?.allocatable, { cpu: '2', memory: '8Gi', pods: '110' });
-    assert.equal(api.node?.status?.nodeInfo?.kubeletVersion, 'v1.34.0-kubelet-pods');
+    const resources = { cpu: '2', 'ephemeral-storage': '100Gi', memory: '8388612Ki', pods: '42', 'hugepages-2Mi': '0', 'hugepages-1Gi': '2Gi' };
+    assert.deepEqual(api.node?.status?.capacity, resources);
+    assert.deepEqual(api.node?.status?.allocatable, resources);
+    assert.deepEqual(api.node?.status?.daemonEndpoints, { kubeletEndpoint: { Port: 10251 } });
+    assert.deepEqual(api.node?.status?.nodeInfo, {
+      architecture: 'amd64',
+      operatingSystem: 'linux',
+      kubeletVersion: 'v1.34.0-kubelet-pods',
+      kubeProxyVersion: '',
+      bootID: 'boot-1',
+      machineID: 'machine-1',
+      systemUUID: '',
+      kernelVersion: '6.1.0-test',
+      osImage: 'Debian GNU/Linux 12 (bookworm)',
+      containerRuntimeVersion: 'kubelet-pods://simulated',
+    });
+    assert.equal(api.node?.status?.images, undefined, 'no images: the simulated runtime pulls none');
     const c = conditions(api.node);
     assert.equal(c.Ready?.status, 'True');
     assert.equal(c.Ready?.reason, 'KubeletReady');
+    assert.equal(c.Ready?.message, 'kubelet is posting ready status');
     assert.equal(c.MemoryPressure?.status, 'False');
     assert.equal(c.DiskPressure?.status, 'False');
     assert.equal(c.PIDPressure?.status, 'False');
@@ -101,21 +138,87 @@ describe('createNodeRegistration', () => {
     await reg.stop();
   });
 
-  it('moves the heartbeat every period but keeps the transition time', async () => {
+  it('reads the Node every period but writes nothing while the status is unchanged', async () => {
     const { api, clock, reg } = setup();
     reg.start();
     await clock.advance(0);
-    await clock.advance(10_000);
-    assert.deepEqual(api.calls, ['create', 'patch', 'patch']);
-    const c = conditions(api.node);
-    assert.equal(String(c.Ready?.lastHeartbeatTime), '2026-05-01T12:00:10Z');
-    assert.equal(String(c.Ready?.lastTransitionTime), '2026-05-01T12:00:00Z');
-    assert.equal(conditions(await reg.getNode()).Ready?.lastHeartbeatTime, c.Ready?.lastHeartbeatTime, 'cache refreshed');
+    for (let i = 0; i < 29; i++) await clock.advance(10_000);
+    assert.equal(patches(api), 1, 'only the first status write in 290 s');
+    assert.equal(api.calls.filter((c) => c === 'read').length, 29);
+    assert.equal(reg.statusWrites(), 1);
     await reg.stop();
     assert.equal(clock.pendingTimers, 0);
   });
 
-  it('adopts an existing Node (AlreadyExists) instead of failing', async () => {
+  it('writes again once nodeStatusReportFrequency has passed, moving the heartbeat only', async () => {
+    const { api, clock, reg } = setup();
+    reg.start();
+    await clock.advance(0);
+    for (let i = 0; i < 30; i++) await clock.advance(10_000);
+    assert.equal(patches(api), 2, 'the report write at 300 s');
+    const c = conditions(api.node);
+    assert.equal(String(c.Ready?.lastHeartbeatTime), '2026-05-01T12:05:00Z');
+    assert.equal(String(c.Ready?.lastTransitionTime), '2026-05-01T12:00:00Z');
+    for (let i = 0; i < 29; i++) await clock.advance(10_000);
+    assert.equal(patches(api), 2);
+    await clock.advance(10_000);
+    assert.equal(patches(api), 3, 'and every 300 s after that');
+    await reg.stop();
+  });
+
+  it('spreads the report period after a start by up to half of it either way', async () => {
+    const api = new FakeNodeApi();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const reg = createNodeRegistration({ nodeName: 'node-a', api, clock, machine: MACHINE, random: () => 0.1 });
+    reg.start();
+    await clock.advance(0);
+    // 0.1 → 300 s × (0.1 − 0.5) = −120 s: the next report is due after 180 s.
+    for (let i = 0; i < 17; i++) await clock.advance(10_000);
+    assert.equal(patches(api), 1);
+    await clock.advance(10_000);
+    assert.equal(patches(api), 2);
+    // A write that was merely due sets no new spread: the next one comes 300 s later.
+    for (let i = 0; i < 29; i++) await clock.advance(10_000);
+    assert.equal(patches(api), 2);
+    await clock.advance(10_000);
+    assert.equal(patches(api), 3);
+    await reg.stop();
+  });
+
+  it('writes at once when the status on the server differs (a condition, the capacity)', async () => {
+    const { api, clock, reg } = setup();
+    reg.start();
+    await clock.advance(0);
+    await clock.advance(10_000);
+    assert.equal(patches(api), 1);
+    // The node lifecycle controller marks the node Unknown.
+    const status = api.node!.status!;
+    status.conditions = status.conditions!.map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown' } : c));
+    await clock.advance(10_000);
+    assert.equal(patches(api), 2);
+    assert.equal(conditions(api.node).Ready?.status, 'True');
+    assert.equal(String(conditions(api.node).Ready?.lastTransitionTime), '2026-05-01T12:00:20Z', 'a new transition');
+    api.node!.status!.capacity = { ...api.node!.status!.capacity, pods: '7' };
+    await clock.advance(10_000);
+    assert.equal(patches(api), 3);
+    assert.equal(api.node?.status?.capacity?.['pods'], '42');
+    await clock.advance(10_000);
+    assert.equal(patches(api), 3, 'settled again');
+    await reg.stop();
+  });
+
+  it('does not count a quantity spelled another way, or fields others set, as a change', () => {
+    const desired = { capacity: { memory: '1Gi', cpu: '2' }, nodeInfo: { a: '1', b: '2' } };
+    assert.equal(statusChanged({ capacity: { memory: '1024Mi', cpu: '2000m' }, nodeInfo: { b: '2', a: '1' } as never, volumesInUse: ['x'] }, desired), false);
+    assert.equal(statusChanged({ capacity: { memory: '1Gi' }, nodeInfo: { a: '1', b: '2' } as never }, desired), true, 'a resource missing');
+    assert.equal(statusChanged({ capacity: { memory: '1Gi', cpu: '2' }, nodeInfo: { a: '1', b: '3' } as never }, desired), true);
+    assert.equal(quantityValue('1.5k'), 1500);
+    assert.equal(quantityValue('100m'), 0.1);
+    assert.equal(quantityValue('2Ki'), 2048);
+    assert.ok(Number.isNaN(quantityValue('two')));
+  });
+
+  it('adopts an existing Node (AlreadyExists) instead of failing, and writes its status', async () => {
     const api = new FakeNodeApi();
     api.node = { metadata: { name: 'node-a', uid: 'existing' }, status: {} };
     const { reg } = setup(api);
@@ -124,19 +227,25 @@ describe('createNodeRegistration', () => {
     assert.equal((await reg.getNode())?.metadata?.uid, 'existing');
   });
 
-  it('registers again when the Node disappears, and fires ready again', async () => {
+  it('does not register again when the Node is deleted, and takes back one created by someone else', async () => {
     const { api, clock, reg } = setup();
     const ready: string[] = [];
     reg.onReady((n) => ready.push(n.metadata?.uid ?? ''));
     reg.start();
     await clock.advance(0);
-    api.node = undefined; // deleted by someone
+    api.node = undefined; // kubectl delete node
     await clock.advance(10_000);
     assert.equal(await reg.getNode(), undefined, 'no Node known after the NotFound');
-    await clock.advance(100); // first retry
-    assert.deepEqual(api.calls, ['create', 'patch', 'patch', 'create', 'patch']);
-    assert.deepEqual(ready, ['uid-1', 'uid-2']);
-    assert.equal((await reg.getNode())?.metadata?.uid, 'uid-2');
+    for (let i = 0; i < 10; i++) await clock.advance(10_000);
+    assert.equal(api.calls.filter((c) => c === 'create').length, 1, 'registered once per start');
+    assert.equal(await reg.getNode(), undefined);
+    assert.deepEqual(ready, ['uid-1']);
+    // Someone registers a Node of that name again (or the agent's earlier run did).
+    api.node = { metadata: { name: 'node-a', uid: 'by-admin' }, status: {} };
+    await clock.advance(10_000);
+    assert.deepEqual(ready, ['uid-1', 'by-admin']);
+    assert.equal((await reg.getNode())?.metadata?.uid, 'by-admin');
+    assert.equal(conditions(api.node).Ready?.status, 'True', 'its status is written at once');
     await reg.stop();
   });
 
@@ -154,6 +263,20 @@ describe('createNodeRegistration', () => {
     await clock.advance(400);
     assert.deepEqual(api.calls, ['create', 'create', 'create', 'create', 'patch']);
     assert.ok(await reg.getNode());
+    await reg.stop();
+  });
+
+  it('retries a failed status write at the next attempt, not after the report period', async () => {
+    const { api, clock, reg } = setup();
+    reg.start();
+    await clock.advance(0);
+    api.node!.status!.conditions = [];
+    api.failures = [apiError(500, 'InternalError')];
+    await clock.advance(10_000); // the read fails
+    api.failures = [];
+    await clock.advance(100);
+    assert.deepEqual(api.calls.slice(-2), ['read', 'patch']);
+    assert.equal(conditions(api.node).Ready?.status, 'True');
     await reg.stop();
   });
 
@@ -182,6 +305,14 @@ describe('createNodeRegistration', () => {
     assert.throws(
       () => createNodeRegistration({ nodeName: 'a', api, nodeStatusUpdateFrequencyMs: 0 }),
       (e: unknown) => hasErrorCode(e, 'KP_ERR_NODE_OPTIONS') && e.message.includes('nodeStatusUpdateFrequencyMs'),
+    );
+    assert.throws(
+      () => createNodeRegistration({ nodeName: 'a', api, machine: MACHINE, nodeStatusReportFrequencyMs: 0 }),
+      (e: unknown) => hasErrorCode(e, 'KP_ERR_NODE_OPTIONS') && e.message.includes('nodeStatusReportFrequencyMs'),
+    );
+    assert.throws(
+      () => createNodeRegistration({ nodeName: 'a', api, machine: MACHINE, maxPods: 1.5 }),
+      (e: unknown) => hasErrorCode(e, 'KP_ERR_NODE_OPTIONS') && e.message.includes('maxPods'),
     );
   });
 });

@@ -1,0 +1,144 @@
+import type { V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import { isCriticalPod, isMirrorPod } from '../pod/classify.js';
+import type { Pod } from '../pod/types.js';
+import type { StatusProvider } from '../status/status-provider.js';
+import { realClock, type Clock } from '../time/clock.js';
+
+/**
+ * Pod admission, the part of it that depends on the node's size: the `pods` allocatable (the
+ * kubelet's `maxPods`). A pod is admitted while fewer pods than that are active on the node;
+ * the others are rejected for good (a rejected pod is never admitted later, as in the kubelet:
+ * only a new pod, e.g. an edited manifest, is considered again). A rejected pod stays in the
+ * pod manager and still gets its mirror; its status is `Failed`.
+ *
+ * What the kubelet does that this leaves out: CPU, memory and extended-resource fit (no
+ * simulated pod uses node resources), and the preemption of non-critical pods to make room for
+ * a critical one (static pods are critical; the only other pods are the API server's, which
+ * kubelet-pods does not run).
+ */
+export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
+
+/** The node's allocatable, as much of it as admission reads. */
+export interface AdmissionNode {
+  readonly status?: { readonly allocatable?: Readonly<Record<string, string>> };
+}
+
+/** Whether `pod` fits beside `activePods` (pods already admitted and not finished) on `node`. */
+export function admitPod(pod: Pod, activePods: readonly Pod[], node: AdmissionNode): AdmitResult {
+  const allocatable = Number(node.status?.allocatable?.['pods'] ?? Number.POSITIVE_INFINITY);
+  if (!(activePods.length + 1 > allocatable)) return { admit: true };
+  // For a critical pod (every static pod is one) the kubelet first looks for pods to evict and,
+  // finding none that would free a pod slot, reports the failed attempt under this reason; any
+  // other pod gets the plain out-of-resource reason.
+  if (isCriticalPod(pod)) {
+    return {
+      admit: false,
+      reason: 'UnexpectedAdmissionError',
+      message: `Pod was rejected: no pod could be evicted to make room for this critical pod (pods allocatable ${allocatable}, in use ${activePods.length})`,
+    };
+  }
+  return {
+    admit: false,
+    reason: 'OutOfpods',
+    message: `Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: ${activePods.length}, capacity: ${allocatable}`,
+  };
+}
+
+export interface PodAdmission {
+  /**
+   * Decides each new pod of an ADD, in order; pods seen before keep their decision. Mirror
+   * pods are not admitted (they do not run).
+   */
+  admitNew(pods: readonly Pod[]): void;
+  /** Forgets removed pods, freeing their slots for pods added later. */
+  forget(pods: readonly Pod[]): void;
+  /** The rejection of a pod, by UID, if it was rejected. */
+  rejection(uid: string): Rejection | undefined;
+}
+
+export interface Rejection {
+  readonly reason: string;
+  readonly message: string;
+  /** When it was rejected, in whole seconds. */
+  readonly at: Date;
+}
+
+export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = realClock): PodAdmission {
+  const admitted = new Map<string, Pod>();
+  const rejected = new Map<string, Rejection>();
+  return {
+    admitNew(pods) {
+      for (const pod of pods) {
+        const uid = pod.metadata?.uid ?? '';
+        if (isMirrorPod(pod) || admitted.has(uid) || rejected.has(uid)) continue;
+        const result = admitPod(pod, [...admitted.values()], getNode());
+        if (result.admit) admitted.set(uid, pod);
+        else rejected.set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
+      }
+    },
+    forget(pods) {
+      for (const pod of pods) {
+        const uid = pod.metadata?.uid ?? '';
+        admitted.delete(uid);
+        rejected.delete(uid);
+      }
+    },
+    rejection: (uid) => rejected.get(uid),
+  };
+}
+
+/**
+ * A status provider that answers for rejected pods itself (`Failed`, with the rejection's
+ * reason and message, as the kubelet writes a rejected pod) and asks `inner` about the others.
+ * `hostIP` is the node's address, which a rejected pod reports too (it was bound to the node).
+ */
+export function withAdmission(inner: StatusProvider, admission: PodAdmission, options: { hostIP?: string } = {}): StatusProvider {
+  const wrapped: StatusProvider = {
+    statusFor(pod, now) {
+      const rejection = admission.rejection(pod.metadata?.uid ?? '');
+      return rejection === undefined ? inner.statusFor(pod, now) : rejectedStatus(pod, rejection, options.hostIP);
+    },
+  };
+  // Only the optional parts the inner provider has: the writer behaves differently without them.
+  if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
+  if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
+  if (inner.stop) wrapped.stop = () => inner.stop!();
+  return wrapped;
+}
+
+/**
+ * The status of a rejected pod: Failed; the node's address as hostIP but no pod address (it
+ * never got a sandbox); PodScheduled and
+ * Initialized True, Ready and ContainersReady False with reason PodFailed; each container
+ * terminated with reason ContainerStatusUnknown and exit code 137, as the kubelet reports the
+ * containers of a pod it finished without running them. The start time is the rejection's.
+ */
+function rejectedStatus(pod: Pod, rejection: Rejection, hostIP: string | undefined): V1PodStatus {
+  const at = rejection.at;
+  const cond = (type: string, status: string, reason?: string): V1PodCondition =>
+    reason === undefined ? { type, status, lastTransitionTime: at } : { type, status, reason, lastTransitionTime: at };
+  const terminated = (name: string, image: string | undefined): V1ContainerStatus => ({
+    name,
+    image: image ?? '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    lastState: {},
+    state: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container never ran: its pod was rejected at admission' } },
+  });
+  return {
+    phase: 'Failed',
+    reason: rejection.reason,
+    message: rejection.message,
+    ...(hostIP !== undefined ? { hostIP, hostIPs: [{ ip: hostIP }] } : {}),
+    startTime: at,
+    conditions: [
+      cond('PodReadyToStartContainers', 'False'),
+      cond('Initialized', 'True'),
+      cond('Ready', 'False', 'PodFailed'),
+      cond('ContainersReady', 'False', 'PodFailed'),
+      cond('PodScheduled', 'True'),
+    ],
+    containerStatuses: (pod.spec?.containers ?? []).map((c) => terminated(c.name, c.image)),
+  };
+}

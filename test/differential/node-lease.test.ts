@@ -1,0 +1,236 @@
+// Differential test of the NODE and its LEASE: the real kubelet (the hollow kubelet, node
+// real-…) and our agent (node ours-…) register on one control plane, told the same node IP and
+// no static pods; their Node and Lease objects are compared after normalising what must differ
+// between two nodes (compare.ts: names, UIDs, times, the kubelet port each was given, and the
+// values that describe the machine, which are kubemark's fakes on the real side). Every
+// difference left must be listed in docs/kubelet-differences.md (areas `node` and `lease`).
+// Then both sit idle for 25 s, and neither may write its Node more than once in that window:
+// the status goes out when it changes or every nodeStatusReportFrequency (5 min), the Lease
+// is the heartbeat.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { CoordinationV1Api, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
+
+import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { defaultNodeIP } from '../../src/config/agent-config.js';
+import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
+import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  compareArea,
+  describeDifference,
+  KUBELET_PORT,
+  MACHINE_VALUE,
+  NODE_IP,
+  normaliseLease,
+  normaliseMirrorStatus,
+  normaliseNode,
+  parseListedDifferences,
+  reconcile,
+  toJson,
+  type Difference,
+  type NodeSide,
+  type StatusSide,
+} from './compare.js';
+import { EventRecorder } from './event-recorder.js';
+
+const REAL = 'real-n1';
+const OURS = 'ours-n1';
+// The admission comparison runs on a second pair of nodes, both with maxPods 2.
+const REAL_FULL = 'real-n2';
+const OURS_FULL = 'ours-n2';
+const MAX_PODS = 2;
+/** Our agent's kubelet port, not the default, so that the flag is what is tested. */
+const OUR_PORT = 10260;
+const IDLE_WINDOW_MS = 25_000;
+
+let kubelet: HollowKubelet | undefined;
+let agent: AgentProcess | undefined;
+let fullKubelet: HollowKubelet | undefined;
+let fullAgent: AgentProcess | undefined;
+let recorder: EventRecorder | undefined;
+const dirs: string[] = [];
+after(async () => {
+  recorder?.stop();
+  await Promise.all([kubelet?.stop(), agent?.stop(), fullKubelet?.stop(), fullAgent?.stop()]);
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+const cp = useControlPlane({ nodes: [REAL, OURS, REAL_FULL, OURS_FULL] });
+
+const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
+
+const isReady = (n: V1Node | undefined): boolean => n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+describe('differential: Node and Lease, real kubelet vs our agent', () => {
+  let real: NodeSide;
+  let ours: NodeSide;
+  let realNode: V1Node;
+  let ourNode: V1Node;
+  let realLease: V1Lease;
+  let ourLease: V1Lease;
+  let leases: CoordinationV1Api;
+
+  before(async () => {
+    recorder = await EventRecorder.start(cp.cluster.adminKubeconfig, [REAL, OURS]);
+    leases = kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(CoordinationV1Api);
+    const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-node-real-'));
+    const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-node-ours-'));
+    dirs.push(realDir, oursDir);
+    // As in the status test: the kubelet refuses a loopback --node-ip.
+    const nodeIP = defaultNodeIP(networkInterfaces());
+    const loopback = nodeIP === '127.0.0.1';
+    agent = startAgentProcess({
+      nodeName: OURS,
+      kubeconfig: cp.cluster.nodeKubeconfigs[OURS]!,
+      manifestDir: oursDir,
+      extraArgs: ['--node-ip', nodeIP, '--port', String(OUR_PORT)],
+    });
+    kubelet = await startHollowKubelet({ cluster: cp.cluster, nodeName: REAL, staticPodPath: realDir, ...(loopback ? {} : { nodeIP }) });
+
+    const readLease = (name: string) => leases.readNamespacedLease({ name, namespace: 'kube-node-lease' }).catch(() => undefined);
+    const settled = async (name: string): Promise<{ node: V1Node; lease: V1Lease } | undefined> => {
+      const node = await cp.adminApi.readNode({ name }).catch(() => undefined);
+      const lease = await readLease(name);
+      return node !== undefined && isReady(node) && lease?.metadata?.ownerReferences?.length ? { node, lease } : undefined;
+    };
+    const r = await waitFor(() => settled(REAL), 'the real Node Ready and its Lease owned by it', { timeoutMs: 60_000, intervalMs: 250 });
+    const o = await waitFor(() => settled(OURS), 'our Node Ready and its Lease owned by it', { timeoutMs: 30_000, intervalMs: 250 });
+    [realNode, realLease, ourNode, ourLease] = [r.node, r.lease, o.node, o.lease];
+    const realNodeIP = realNode.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '';
+    real = { nodeName: REAL, nodeUID: realNode.metadata!.uid!, nodeIP: realNodeIP, kubeletPort: kubelet.ports.kubelet };
+    ours = { nodeName: OURS, nodeUID: ourNode.metadata!.uid!, nodeIP, kubeletPort: OUR_PORT };
+    if (!loopback) assert.equal(realNodeIP, nodeIP, 'the real kubelet took --node-ip');
+  });
+
+  it('the normaliser removes what must differ and keeps the rest', () => {
+    for (const [side, node] of [
+      [real, realNode],
+      [ours, ourNode],
+    ] as const) {
+      const text = JSON.stringify(normaliseNode(node, side));
+      assert.ok(!text.includes(side.nodeName), 'no node name left');
+      assert.ok(!text.includes(side.nodeUID), 'no node UID left');
+      assert.ok(!/\d{4}-\d\d-\d\dT/.test(text), 'no time left');
+      assert.ok(text.includes(`"address":"${NODE_IP}"`), 'the InternalIP is the node IP');
+      assert.ok(text.includes(`"Port":"${KUBELET_PORT}"`), 'the kubelet endpoint is the configured port');
+      assert.ok(text.includes(`"cpu":"${MACHINE_VALUE}"`));
+    }
+  });
+
+  it('the Node and the Lease differ exactly as docs/kubelet-differences.md lists', async (t) => {
+    // Read again: both sides' objects as they are now, after the first writes settled.
+    const [rn, on] = await Promise.all([cp.adminApi.readNode({ name: REAL }), cp.adminApi.readNode({ name: OURS })]);
+    const read = (name: string) => leases.readNamespacedLease({ name, namespace: 'kube-node-lease' });
+    const [rl, ol] = await Promise.all([read(REAL), read(OURS)]);
+    const found: Difference[] = [
+      ...compareArea('node', [{ subject: 'node', real: normaliseNode(rn, real), ours: normaliseNode(on, ours) }]),
+      ...compareArea('lease', [{ subject: 'lease', real: normaliseLease(rl, real), ours: normaliseLease(ol, ours) }]),
+    ];
+    for (const d of found) t.diagnostic(describeDifference(d));
+    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
+    const { unlisted, stale } = reconcile(found, listed, ['node', 'lease']);
+    assert.deepEqual(
+      unlisted.map(describeDifference),
+      [],
+      'differences from the real kubelet that docs/kubelet-differences.md does not list (fix them or list them with their reason)',
+    );
+    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
+    assert.equal(rl.spec?.acquireTime, undefined, "the kubelet's Lease has no acquireTime");
+    assert.equal(realLease.spec?.holderIdentity, REAL);
+    assert.equal(ourLease.spec?.holderIdentity, OURS);
+  });
+
+  it('while idle, neither side writes its Node more than once in 25 s; both renew their Lease', async (t) => {
+    const from = performance.now();
+    const writes = (name: string, kind: 'node' | 'lease') =>
+      recorder!.about(kind, name).filter((r) => r.type === 'MODIFIED' && r.t >= from && r.t <= from + IDLE_WINDOW_MS).length;
+    // The window is the measurement: it ends when its time is up, not on an event.
+    await waitFor(() => performance.now() - from >= IDLE_WINDOW_MS, `an idle window of ${IDLE_WINDOW_MS / 1000} s`, {
+      timeoutMs: IDLE_WINDOW_MS + 5000,
+      intervalMs: 500,
+    });
+    const counts = { real: writes(REAL, 'node'), ours: writes(OURS, 'node'), realLease: writes(REAL, 'lease'), oursLease: writes(OURS, 'lease') };
+    t.diagnostic(`Node writes in ${IDLE_WINDOW_MS / 1000} s: real ${counts.real}, ours ${counts.ours}; Lease renewals: real ${counts.realLease}, ours ${counts.oursLease}`);
+    assert.ok(counts.real <= 1, `real kubelet: ${counts.real} Node writes`);
+    assert.ok(counts.ours <= 1, `our agent: ${counts.ours} Node writes`);
+    // The Lease is renewed every 10 s on both sides: two or three renewals in 25 s.
+    assert.ok(counts.realLease >= 2 && counts.oursLease >= 2, JSON.stringify(counts));
+  });
+
+  it('the comparison sees a difference when there is one', () => {
+    const changed = toJson(ourNode) as { metadata: { labels: Record<string, string> }; status: { nodeInfo: { kubeletVersion: string } } };
+    changed.metadata.labels['planted'] = 'x';
+    changed.status.nodeInfo.kubeletVersion = 'v0.0.0';
+    const found = compareArea('node', [{ subject: 'node', real: normaliseNode(ourNode, ours), ours: normaliseNode(changed, ours) }]);
+    assert.deepEqual(found.map((d) => describeDifference(d)), [
+      'node:node metadata.labels.planted: real (absent), ours "x"',
+      `node:node status.nodeInfo.kubeletVersion: real ${JSON.stringify(ourNode.status?.nodeInfo?.kubeletVersion)}, ours "v0.0.0"`,
+    ]);
+  });
+});
+
+const manifest = (name: string): string => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: default
+spec:
+  containers:
+  - name: main
+    image: nginx:1.27
+`;
+
+describe('differential: admission by maxPods, real kubelet vs our agent', () => {
+  it('with three manifests and maxPods 2, both run two and reject the third alike (as listed)', async (t) => {
+    const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-real-'));
+    const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-ours-'));
+    const configDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-config-'));
+    dirs.push(realDir, oursDir, configDir);
+    for (const dir of [realDir, oursDir]) for (const name of ['p1', 'p2', 'p3']) await writeFile(join(dir, `${name}.yaml`), manifest(name));
+    const configFile = join(configDir, 'kubelet-config.yaml');
+    await writeFile(configFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: ${MAX_PODS}\n`);
+    const nodeIP = defaultNodeIP(networkInterfaces());
+    const loopback = nodeIP === '127.0.0.1';
+    fullAgent = startAgentProcess({
+      nodeName: OURS_FULL,
+      kubeconfig: cp.cluster.nodeKubeconfigs[OURS_FULL]!,
+      manifestDir: oursDir,
+      extraArgs: ['--node-ip', nodeIP, '--config', configFile],
+    });
+    fullKubelet = await startHollowKubelet({
+      cluster: cp.cluster,
+      nodeName: REAL_FULL,
+      staticPodPath: realDir,
+      maxPods: MAX_PODS,
+      ...(loopback ? {} : { nodeIP }),
+    });
+
+    const phases = async (node: string): Promise<Map<string, V1Pod> | undefined> => {
+      const list = await cp.adminApi.listNamespacedPod({ namespace: 'default', fieldSelector: `spec.nodeName=${node}` });
+      const byName = new Map(list.items.map((p) => [p.metadata!.name!.slice(0, 2), p]));
+      const want = { p1: 'Running', p2: 'Running', p3: 'Failed' } as Record<string, string>;
+      return byName.size === 3 && [...byName].every(([n, p]) => p.status?.phase === want[n]) ? byName : undefined;
+    };
+    const realPods = await waitFor(() => phases(REAL_FULL), 'the real kubelet: p1 and p2 Running, p3 Failed', { timeoutMs: 60_000, intervalMs: 250 });
+    const ourPods = await waitFor(() => phases(OURS_FULL), 'our agent: p1 and p2 Running, p3 Failed', { timeoutMs: 30_000, intervalMs: 250 });
+    const nodeUID = async (name: string) => (await cp.adminApi.readNode({ name })).metadata!.uid!;
+    const realSide: StatusSide = { nodeName: REAL_FULL, nodeUID: await nodeUID(REAL_FULL), nodeIP };
+    const ourSide: StatusSide = { nodeName: OURS_FULL, nodeUID: await nodeUID(OURS_FULL), nodeIP };
+    for (const pods of [realPods, ourPods]) assert.equal(pods.get('p3')?.status?.reason, 'UnexpectedAdmissionError');
+
+    const found: Difference[] = compareArea('admission', [
+      { subject: 'p3.yaml', real: normaliseMirrorStatus(realPods.get('p3'), realSide), ours: normaliseMirrorStatus(ourPods.get('p3'), ourSide) },
+    ]);
+    for (const d of found) t.diagnostic(describeDifference(d));
+    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
+    const { unlisted, stale } = reconcile(found, listed, ['admission']);
+    assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list');
+    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
+  });
+});
