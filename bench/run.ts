@@ -8,8 +8,11 @@
 //
 // Then the agent benchmarks (bench/agent/*.bench.ts) on a real local control plane: reaction
 // latency, bulk throughput against a client-node ceiling with the QPS check, and memory/CPU;
-// they write bench/results/agent-*[-quick].{json,md}. --pod-manager-only / --agent-only pick one;
-// --agent=bulk (or latency, resources, comma-separated) runs only those agent benchmarks.
+// then the real kubelet (tools/hollow-kubelet) and our agent side by side on a control plane of
+// their own (memory, idle CPU and writes, bursts of 1, 100 and 1,000 manifests; quick mode: up
+// to 100, about 2.5 minutes). They write bench/results/agent-*[-quick].{json,md}.
+// --pod-manager-only / --agent-only pick one; --agent=bulk (or latency, resources, side-by-side,
+// comma-separated) runs only those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -28,7 +31,7 @@ const resultsDir = join(repoRoot, 'bench', 'results');
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const tsOnly = process.argv.includes('--ts-only');
 
-/** `--agent=bulk,latency` runs only those agent benchmarks (all three by default). */
+/** `--agent=bulk,latency` runs only those agent benchmarks (all of them by default). */
 function agentBenchFilter(): AgentBenchName[] {
   const arg = process.argv.find((a) => a.startsWith('--agent='));
   if (!arg) return [...AGENT_BENCHES];

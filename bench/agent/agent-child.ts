@@ -1,24 +1,48 @@
 // A process that holds only the agent (and this thin IPC shim), so that its RSS, heap and CPU
 // are the agent's. Forked by AgentChild (bench/agent/common.ts) with the options as argv[2].
 import { createWriteStream } from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { createAgent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
 import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
-import type { AgentChildOptions } from './common.js';
+import type { AgentChildOptions, RequestLogEntry } from './common.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
 
 const requestTimes: number[] = [];
+/** Every request sent (watches included), by method and response status, as client-go's rest_client_requests_total. */
+const requestCounts: Record<string, Record<string, number>> = {};
+const countRequest = (method: string, code: string): void => {
+  const byCode = (requestCounts[method] ??= {});
+  byCode[code] = (byCode[code] ?? 0) + 1;
+};
+/** With recordRequestLog: every request with its start and end (ms since the time origin), for analysis. */
+const requestLog: RequestLogEntry[] = [];
 if (options.recordRequests) {
   // client-node sends through node-fetch, which calls https.request for every request; watches
-  // (the API source) are long-lived and not what kubeAPIQPS limits, so they are left out.
-  const original = https.request.bind(https) as (...args: unknown[]) => unknown;
+  // (the API source) are long-lived and not what kubeAPIQPS limits, so they are left out of
+  // the request times (the counts keep them, as the kubelet's client metrics do).
+  const original = https.request.bind(https) as (...args: unknown[]) => ClientRequest;
   (https as unknown as { request: unknown }).request = (...args: unknown[]) => {
     const first = args[0] as { path?: string } | string | URL;
     const path = typeof first === 'string' ? first : first instanceof URL ? first.search : (first.path ?? '');
     if (!/[?&]watch=(true|1)/.test(path)) requestTimes.push(performance.timeOrigin + performance.now());
-    return original(...args);
+    const req = original(...args);
+    const start = performance.timeOrigin + performance.now();
+    let counted = false;
+    req.once('response', (res) => {
+      counted = true;
+      countRequest(req.method, String(res.statusCode));
+      if (options.recordRequestLog) {
+        requestLog.push({ start, end: performance.timeOrigin + performance.now(), method: req.method, path: req.path, code: res.statusCode ?? 0 });
+      }
+    });
+    req.once('error', () => {
+      if (!counted) countRequest(req.method, '<error>');
+      counted = true;
+    });
+    return req;
   };
 }
 
@@ -44,6 +68,8 @@ const ops: Record<string, () => Promise<unknown> | unknown> = {
   },
   cpu: () => process.cpuUsage(),
   requests: () => requestTimes.splice(0, requestTimes.length),
+  requestCounts: () => requestCounts,
+  requestLog: () => requestLog.splice(0, requestLog.length),
   idle: () => agent.mirrorsIdle(),
   stop: async () => {
     await agent.stop();

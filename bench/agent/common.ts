@@ -238,9 +238,26 @@ export interface AgentChildOptions {
   logFile?: string;
   logLevel?: string;
   housekeepingIntervalMs?: number;
-  /** Record the time of every non-watch HTTPS request the agent sends (QPS adherence). */
+  /**
+   * Record the time of every non-watch HTTPS request the agent sends (QPS adherence), and count
+   * every request by method and response status (requestCounts()).
+   */
   recordRequests?: boolean;
+  /** With recordRequests: also log every request's method, path and times (requestLog()). */
+  recordRequestLog?: boolean;
 }
+
+/** One request the agent child sent; times are ms since the time origin (Date.now() scale). */
+export interface RequestLogEntry {
+  start: number;
+  end: number;
+  method: string;
+  path: string;
+  code: number;
+}
+
+/** Requests sent so far, by method then response status ('<error>' for no response). */
+export type RequestCounts = Record<string, Record<string, number>>;
 
 export interface MemorySample {
   rss: number;
@@ -303,6 +320,14 @@ export class AgentChild {
   /** performance.timeOrigin-based ms of each recorded request since the last call. */
   requests(): Promise<number[]> {
     return this.call<number[]>('requests');
+  }
+  /** Cumulative counts since the start (watches included), with recordRequests. */
+  requestCounts(): Promise<RequestCounts> {
+    return this.call<RequestCounts>('requestCounts');
+  }
+  /** Every request logged since the last call, with recordRequestLog. */
+  requestLog(): Promise<RequestLogEntry[]> {
+    return this.call<RequestLogEntry[]>('requestLog');
   }
   idle(): Promise<void> {
     return this.call('idle') as Promise<void>;

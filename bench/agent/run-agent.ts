@@ -1,5 +1,7 @@
 // The agent benchmarks on one real local control plane: latency, bulk (with its ceiling and the
 // QPS check) and resources. Writes bench/results/agent-{latency,bulk,resources}[-quick].{json,md}.
+// Then the real kubelet and our agent side by side, on a control plane of their own:
+// bench/results/agent-side-by-side[-quick].{json,md}.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +9,16 @@ import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { BULK_NODES, runBulkBench, type BulkResult } from './bulk.bench.js';
 import { LATENCY_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
 import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';
+import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-cost.js';
+import {
+  burstDetailTable,
+  idleDetailTable,
+  runSideBySideBench,
+  sideBySideCustomised,
+  sideBySideNodes,
+  sideBySideSizes,
+  sideBySideTable,
+} from './side-by-side.bench.js';
 
 export interface AgentBenchSizes {
   latencySamples: number;
@@ -68,41 +80,90 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
   const sizes = agentBenchSizes(quick);
   const suffix = quick ? '-quick' : '';
-  const nodes = [LATENCY_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
-  console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
-  const cluster = await startLocalCluster({ nodes });
   mkdirSync(resultsDir, { recursive: true });
-  const write = (name: string, title: string, note: string, data: unknown, table: string): void => {
+  const write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes: unknown = sizes): void => {
     const date = new Date().toISOString();
     const m = machine();
-    writeFileSync(join(resultsDir, `${name}${suffix}.json`), `${JSON.stringify({ benchmark: name, date, quick, sizes, machine: m, loadAverage: loadavg(), result: data }, null, 2)}\n`);
+    writeFileSync(join(resultsDir, `${name}${suffix}.json`), `${JSON.stringify({ benchmark: name, date, quick, sizes: benchSizes, machine: m, loadAverage: loadavg(), result: data }, null, 2)}\n`);
     const header = `# ${title}${quick ? ' (quick mode)' : ''}\n\n${date} · node ${process.version} · ${String(m.cpu)} × ${String(m.cores)} · load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} after the run\n\n${note}\n\n`;
     writeFileSync(join(resultsDir, `${name}${suffix}.md`), `${header}${table}\n`);
     console.log(`\n${title}\n${table}`);
   };
+  if (only.some((b) => b !== 'side-by-side')) {
+    const nodes = [LATENCY_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
+    console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
+    const cluster = await startLocalCluster({ nodes });
+    try {
+      if (only.includes('latency')) {
+        console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
+        const latency = await runLatencyBench(cluster, sizes.latencySamples);
+        write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts). Goal: p99 < 100 ms.', latency, latencyTable(latency));
+      }
+      if (only.includes('bulk')) {
+        console.error(`agent bulk: ${sizes.bulkPods} pods…`);
+        const bulk = await runBulkBench(cluster, sizes.bulkPods);
+        write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling, both measured twice in the same run, alternating, the better run of each (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
+      }
+      if (only.includes('resources')) {
+        console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
+        const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
+        write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods; CPU over two consecutive windows after that, the second being the steady state.', resources, resourcesTable(resources));
+      }
+    } finally {
+      await cluster.dispose();
+    }
+  }
+  if (only.includes('side-by-side')) await runSideBySide(quick, write);
+}
+
+type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;
+
+async function runSideBySide(quick: boolean, write: Write): Promise<void> {
+  const started = performance.now();
+  const sizes = sideBySideSizes(quick);
+  const loadBefore = loadavg();
+  console.error('side by side: the import cost of each dependency…');
+  // Quick mode: the whole agent and client-node only.
+  const imports = measureImportCosts(quick ? IMPORT_TARGETS.slice(0, 2) : IMPORT_TARGETS);
+  const nodes = sideBySideNodes(sizes);
+  console.error(`starting a local control plane for the side-by-side benchmark (${nodes.length} node identities)…`);
+  const cluster = await startLocalCluster({ nodes });
+  let result;
   try {
-    if (only.includes('latency')) {
-      console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
-      const latency = await runLatencyBench(cluster, sizes.latencySamples);
-      write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts). Goal: p99 < 100 ms.', latency, latencyTable(latency));
-    }
-    if (only.includes('bulk')) {
-      console.error(`agent bulk: ${sizes.bulkPods} pods…`);
-      const bulk = await runBulkBench(cluster, sizes.bulkPods);
-      write('agent-bulk', 'Agent bulk throughput', 'Pods per second, higher is better; ratio = agent ÷ ceiling, both measured twice in the same run, alternating, the better run of each (bench/agent/bulk.bench.ts). Goal: ≥ 0.8 with QPS off, exact bucket adherence with QPS on.', bulk, bulkTable(bulk));
-    }
-    if (only.includes('resources')) {
-      console.error(`agent resources: ${sizes.resourceSizes.join(', ')} pods…`);
-      const resources = await runResourcesBench(cluster, sizes.resourceSizes, sizes.idleWindowMs);
-      write('agent-resources', 'Agent memory and CPU', 'Process holding only the agent (bench/agent/agent-child.ts), after a full GC once all mirrors are Running; bytes/pod against the same process with 0 static pods; CPU over two consecutive windows after that, the second being the steady state.', resources, resourcesTable(resources));
-    }
+    result = await runSideBySideBench(cluster, sizes);
   } finally {
     await cluster.dispose();
   }
+  const runtimeMs = Math.round(performance.now() - started);
+  const data = { ...result, imports, runtimeMs, loadAverageBefore: loadBefore };
+  const table = [
+    sideBySideTable(result),
+    '',
+    '## Idle, in detail',
+    '',
+    idleDetailTable(result),
+    '',
+    '## Every burst run',
+    '',
+    burstDetailTable(result),
+    '',
+    '## What our RSS with no pods holds',
+    '',
+    importCostTable(imports),
+  ].join('\n');
+  const note =
+    `The real kubelet (tools/hollow-kubelet: v1.34.4 with kubemark's fake runtime) and our agent (bench/agent/agent-child.ts), each on its own node of one local control plane, one after the other, with kubeAPIQPS ${result.qps} / kubeAPIBurst ${result.burst} and maxPods ${result.maxPods} on both (bench/agent/side-by-side.bench.ts). ` +
+    `RSS: VmRSS, mean of 1 s samples over the idle window; CPU: utime + stime from /proc over the window; writes: every POST/PUT/PATCH/DELETE each one sent, from its own request counters. ` +
+    `Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run; the run took ${(runtimeMs / 1000).toFixed(0)} s.`;
+  if (sideBySideCustomised()) {
+    console.log(`\nSide by side (BENCH_SBS_* set: results not written)\n${table}`);
+    return;
+  }
+  write('agent-side-by-side', 'The real kubelet and our agent, side by side', note, data, table, sizes);
 }

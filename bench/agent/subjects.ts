@@ -1,0 +1,204 @@
+// The two agents the side-by-side benchmark compares, behind one interface: the real kubelet
+// (tools/hollow-kubelet: v1.34.4 with kubemark's fake runtime, started with startHollowKubelet)
+// and ours (bench/agent/agent-child.ts). Both run as their own process, so RSS and CPU are read
+// the same way for both, from /proc/<pid>; both count every request they send, by method and
+// response status (the kubelet's client-go rest_client_requests_total on its read-only port, our
+// child's wrapper around https.request).
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { startHollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { AgentChild, writeConfigFile, type RequestCounts } from './common.js';
+
+export type SubjectKind = 'kubelet' | 'ours';
+export const SUBJECT_KINDS: readonly SubjectKind[] = ['kubelet', 'ours'];
+
+export interface Subject {
+  readonly kind: SubjectKind;
+  readonly node: string;
+  /** The process whose RSS and CPU are read. */
+  readonly pid: number;
+  /** Every request sent since the process started, by method then status code. */
+  requestCounts(): Promise<RequestCounts>;
+  /** Our agent child (request log, idle), absent for the kubelet. */
+  readonly agent?: AgentChild;
+  /** The kubelet's log so far (for a failed run); '' for ours. */
+  logs(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface SubjectOptions {
+  cluster: LocalCluster;
+  kind: SubjectKind;
+  node: string;
+  manifestDir: string;
+  /** A directory of this run (our configuration file goes there). */
+  workDir: string;
+  /** kubeAPIQPS / kubeAPIBurst, the same on both. */
+  qps: number;
+  burst: number;
+  /** maxPods, the same on both (the kubelet's 110 would reject the 1,000-pod cells). */
+  maxPods: number;
+  /** Ours only: log every request (method, path, times) for analysis. */
+  recordRequestLog?: boolean;
+}
+
+export async function startSubject(o: SubjectOptions): Promise<Subject> {
+  return o.kind === 'kubelet' ? startKubelet(o) : startOurs(o);
+}
+
+async function startKubelet(o: SubjectOptions): Promise<Subject> {
+  const kubelet = await startHollowKubelet({
+    cluster: o.cluster,
+    nodeName: o.node,
+    staticPodPath: o.manifestDir,
+    kubeAPIQPS: o.qps,
+    kubeAPIBurst: o.burst,
+    maxPods: o.maxPods,
+  });
+  let pid: number;
+  try {
+    pid = childPidWithArg(`--node-name=${o.node}`);
+  } catch (err) {
+    await kubelet.stop();
+    throw err;
+  }
+  return {
+    kind: 'kubelet',
+    node: o.node,
+    pid,
+    requestCounts: async () => parseRestClientRequests(await (await fetch(`http://127.0.0.1:${kubelet.ports.readOnly}/metrics`)).text()),
+    logs: () => kubelet.logs(),
+    stop: () => kubelet.stop(),
+  };
+}
+
+async function startOurs(o: SubjectOptions): Promise<Subject> {
+  // maxPods is ignored (and reported as such) by an agent that does not honour it yet.
+  const configFile = await writeConfigFile(o.workDir, { kubeAPIQPS: o.qps, kubeAPIBurst: o.burst, maxPods: o.maxPods });
+  const agent = await AgentChild.start({
+    kubeconfig: o.cluster.nodeKubeconfigs[o.node]!,
+    node: o.node,
+    manifestDir: o.manifestDir,
+    configFile,
+    recordRequests: true,
+    ...(o.recordRequestLog ? { recordRequestLog: true } : {}),
+    ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}),
+  });
+  return {
+    kind: 'ours',
+    node: o.node,
+    pid: agent.child.pid!,
+    agent,
+    requestCounts: () => agent.requestCounts(),
+    logs: () => Promise.resolve(''),
+    stop: () => agent.stop(),
+  };
+}
+
+/** client-go's `rest_client_requests_total{code,host,method}` summed over hosts. */
+export function parseRestClientRequests(metrics: string): RequestCounts {
+  const counts: RequestCounts = {};
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith('rest_client_requests_total{')) continue;
+    const labels = line.slice(line.indexOf('{') + 1, line.lastIndexOf('}'));
+    const code = /(?:^|,)code="([^"]*)"/.exec(labels)?.[1] ?? '';
+    const method = /(?:^|,)method="([^"]*)"/.exec(labels)?.[1] ?? '';
+    const value = Number(line.slice(line.lastIndexOf('}') + 1).trim());
+    const byCode = (counts[method] ??= {});
+    byCode[code] = (byCode[code] ?? 0) + value;
+  }
+  return counts;
+}
+
+export const WRITE_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** after − before, method by method and code by code (zeros left out). */
+export function countsDelta(after: RequestCounts, before: RequestCounts): RequestCounts {
+  const out: RequestCounts = {};
+  for (const [method, byCode] of Object.entries(after)) {
+    for (const [code, n] of Object.entries(byCode)) {
+      const d = n - (before[method]?.[code] ?? 0);
+      if (d !== 0) (out[method] ??= {})[code] = d;
+    }
+  }
+  return out;
+}
+
+/** Requests with a write method (POST, PUT, PATCH, DELETE), whatever their answer. */
+export function writeCount(counts: RequestCounts): number {
+  let n = 0;
+  for (const m of WRITE_METHODS) for (const v of Object.values(counts[m] ?? {})) n += v;
+  return n;
+}
+
+export function requestCount(counts: RequestCounts, method: string, code?: string): number {
+  const byCode = counts[method] ?? {};
+  return code === undefined ? Object.values(byCode).reduce((a, b) => a + b, 0) : (byCode[code] ?? 0);
+}
+
+// ---- /proc readings, the same for both processes ----
+
+let clockTicks: number | undefined;
+/** USER_HZ, the unit of utime and stime in /proc/<pid>/stat. */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces). */
+function statFields(pid: number): string[] {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return text.slice(text.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU time (user + system, every thread) the process has used, in ms. */
+export function procCpuMs(pid: number): number {
+  const f = statFields(pid);
+  // After the command: state is field 3 of the file, so utime (14) and stime (15) are at 11, 12.
+  return ((Number(f[11]) + Number(f[12])) / ticksPerSecond()) * 1000;
+}
+
+export interface ProcRss {
+  /** VmRSS, bytes. */
+  rss: number;
+  /** RssAnon: private memory (heaps, stacks). */
+  anon: number;
+  /** RssFile: pages of mapped files, mostly the program's own code, shared and reclaimable. */
+  file: number;
+}
+
+/** VmRSS of the process and its anonymous and file-backed parts, in bytes. */
+export function procRss(pid: number): ProcRss {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status);
+    if (!m) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(m[1]) * 1024;
+  };
+  return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') };
+}
+
+/** The child of this process whose command line holds `arg` exactly. */
+export function childPidWithArg(arg: string): number {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(statFields(Number(entry))[1]) !== process.pid) continue;
+      const argv = readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0');
+      if (argv.includes(arg)) found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  if (found.length !== 1) throw new Error(`expected one child process with ${arg}, found ${found.length}`);
+  return found[0]!;
+}
