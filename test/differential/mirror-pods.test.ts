@@ -18,6 +18,7 @@ import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
+import { assertListedDifferences, readCorpus, type CorpusEntry } from './corpus.js';
 import {
   compareArea,
   describeDifference,
@@ -44,32 +45,10 @@ const cp = useControlPlane({ nodes: [REAL, OURS] });
 
 // Sources, not build output: the corpus and the list are read where they are edited.
 const CORPUS = fileURLToPath(new URL('../../../test/differential/corpus/', import.meta.url));
-const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
 /** Namespaces the corpus uses besides default and kube-system. */
 const CORPUS_NAMESPACES = ['diff-corpus'];
 
-interface CorpusEntry {
-  /** The manifest file, or the files (joined by `+`) that define the same pod. */
-  subject: string;
-  namespace: string;
-  name: string;
-}
 
-// Every file that is not hidden, as both agents read the directory; files that define the
-// same pod are one subject (only one of them can have a mirror).
-async function readCorpus(): Promise<CorpusEntry[]> {
-  const files = (await readdir(CORPUS)).filter((f) => !f.startsWith('.')).sort();
-  const byPod = new Map<string, { namespace: string; name: string; files: string[] }>();
-  for (const file of files) {
-    const manifest = parse(await readFile(join(CORPUS, file), 'utf8')) as { metadata?: { name?: string; namespace?: string } };
-    const namespace = manifest.metadata?.namespace ?? 'default';
-    const name = manifest.metadata!.name!;
-    const entry = byPod.get(`${namespace}/${name}`) ?? { namespace, name, files: [] };
-    entry.files.push(file);
-    byPod.set(`${namespace}/${name}`, entry);
-  }
-  return [...byPod.values()].map((e) => ({ subject: e.files.join('+'), namespace: e.namespace, name: e.name }));
-}
 
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -81,15 +60,6 @@ async function mirrorsOf(node: string): Promise<Map<string, V1Pod>> {
 
 // DIFFERENTIAL_DUMP=<dir> writes each normalised pair to <dir>/<area>/<subject>.{real,ours}.json
 // for a look with diff(1).
-async function dumpPairs(area: string, pairs: ReadonlyArray<{ subject: string; real: Json | undefined; ours: Json | undefined }>): Promise<void> {
-  const root = process.env['DIFFERENTIAL_DUMP'];
-  if (root === undefined || root === '') return;
-  await mkdir(join(root, area), { recursive: true });
-  for (const { subject, real, ours } of pairs) {
-    await writeFile(join(root, area, `${subject}.real.json`), `${JSON.stringify(real ?? null, null, 2)}\n`);
-    await writeFile(join(root, area, `${subject}.ours.json`), `${JSON.stringify(ours ?? null, null, 2)}\n`);
-  }
-}
 
 
 describe('differential: real kubelet vs our agent', () => {
@@ -100,7 +70,7 @@ describe('differential: real kubelet vs our agent', () => {
   let ourMirrors: Map<string, V1Pod>;
 
   before(async () => {
-    corpus = await readCorpus();
+    corpus = await readCorpus([CORPUS]);
     for (const name of CORPUS_NAMESPACES) await cp.adminApi.createNamespace({ body: { metadata: { name } } });
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-ours-'));
@@ -154,18 +124,7 @@ describe('differential: real kubelet vs our agent', () => {
       };
       return { subject: c.subject, real: pick(realMirrors, real), ours: pick(ourMirrors, ours) };
     });
-    await dumpPairs('mirror', pairs);
-    const found: Difference[] = compareArea('mirror', pairs);
-    for (const d of found) t.diagnostic(describeDifference(d));
-
-    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
-    const { unlisted, stale } = reconcile(found, listed, ['mirror']);
-    assert.deepEqual(
-      unlisted.map(describeDifference),
-      [],
-      'differences from the real kubelet that docs/kubelet-differences.md does not list (fix them or list them with their reason)',
-    );
-    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
+    await assertListedDifferences(t, 'mirror', pairs);
   });
 
   it('the comparison sees a difference when there is one', () => {

@@ -21,6 +21,7 @@ import { parseCidr, parseIP } from '../../src/status/pod-addresses.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
+import { assertListedDifferences, readCorpus, type CorpusEntry } from './corpus.js';
 import {
   compareArea,
   describeDifference,
@@ -51,33 +52,9 @@ const cp = useControlPlane({ nodes: [REAL, OURS] });
 // Sources, not build output: the corpus and the list are read where they are edited. The
 // status test adds a few manifests of its own (corpus-status/) to the shared corpus.
 const CORPORA = ['corpus', 'corpus-status'].map((dir) => fileURLToPath(new URL(`../../../test/differential/${dir}/`, import.meta.url)));
-const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
 const CORPUS_NAMESPACES = ['diff-corpus'];
 
-interface CorpusEntry {
-  /** The manifest file, or the files (joined by `+`) that define the same pod. */
-  subject: string;
-  namespace: string;
-  name: string;
-}
 
-// Every file that is not hidden, as both agents read the directory; files that define the
-// same pod are one subject.
-async function readCorpus(): Promise<CorpusEntry[]> {
-  const files: Array<{ dir: string; file: string }> = [];
-  for (const dir of CORPORA) for (const file of await readdir(dir)) if (!file.startsWith('.')) files.push({ dir, file });
-  files.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  const byPod = new Map<string, { namespace: string; name: string; files: string[] }>();
-  for (const { dir, file } of files) {
-    const manifest = parse(await readFile(join(dir, file), 'utf8')) as { metadata?: { name?: string; namespace?: string } };
-    const namespace = manifest.metadata?.namespace ?? 'default';
-    const name = manifest.metadata!.name!;
-    const entry = byPod.get(`${namespace}/${name}`) ?? { namespace, name, files: [] };
-    entry.files.push(file);
-    byPod.set(`${namespace}/${name}`, entry);
-  }
-  return [...byPod.values()].map((e) => ({ subject: e.files.join('+'), namespace: e.namespace, name: e.name }));
-}
 
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -106,16 +83,6 @@ function settled(pod: V1Pod, side: 'real' | 'ours'): boolean {
   return hasRegularInit(pod) && (status?.initContainerStatuses ?? []).some((c) => c.state?.running !== undefined && c.containerID !== undefined);
 }
 
-// DIFFERENTIAL_DUMP=<dir> writes each normalised pair to <dir>/<area>/<subject>.{real,ours}.json.
-async function dumpPairs(area: string, pairs: ReadonlyArray<{ subject: string; real: Json | undefined; ours: Json | undefined }>): Promise<void> {
-  const root = process.env['DIFFERENTIAL_DUMP'];
-  if (root === undefined || root === '') return;
-  await mkdir(join(root, area), { recursive: true });
-  for (const { subject, real, ours } of pairs) {
-    await writeFile(join(root, area, `${subject}.real.json`), `${JSON.stringify(real ?? null, null, 2)}\n`);
-    await writeFile(join(root, area, `${subject}.ours.json`), `${JSON.stringify(ours ?? null, null, 2)}\n`);
-  }
-}
 
 function inCidr(cidr: string, ip: string): boolean {
   const net = parseCidr(cidr)!;
@@ -131,7 +98,7 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
   let ourMirrors: Map<string, V1Pod>;
 
   before(async () => {
-    corpus = await readCorpus();
+    corpus = await readCorpus(CORPORA);
     for (const name of CORPUS_NAMESPACES) await cp.adminApi.createNamespace({ body: { metadata: { name } } });
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-status-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-status-ours-'));
@@ -249,18 +216,7 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
       };
       return { subject: c.subject, real: pick(realMirrors, real), ours: pick(ourMirrors, ours) };
     });
-    await dumpPairs('status', pairs);
-    const found: Difference[] = compareArea('status', pairs);
-    for (const d of found) t.diagnostic(describeDifference(d));
-
-    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
-    const { unlisted, stale } = reconcile(found, listed, ['status']);
-    assert.deepEqual(
-      unlisted.map(describeDifference),
-      [],
-      'differences from the real kubelet that docs/kubelet-differences.md does not list (fix them or list them with their reason)',
-    );
-    assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
+    await assertListedDifferences(t, 'status', pairs);
   });
 
   it('the comparison sees a difference when there is one', () => {
