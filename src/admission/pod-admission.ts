@@ -23,8 +23,12 @@ export interface AdmissionNode {
   readonly status?: { readonly allocatable?: Readonly<Record<string, string>> };
 }
 
-/** Whether `pod` fits beside `activePods` (pods already admitted and not finished) on `node`. */
-export function admitPod(pod: Pod, activePods: readonly Pod[], node: AdmissionNode): AdmitResult {
+/**
+ * Whether `pod` fits beside `activePods` (pods already admitted and not finished) on `node`.
+ * Only their number matters here, so a caller holding them in a map passes `{ length: size }`
+ * instead of copying them into an array for every pod of a burst.
+ */
+export function admitPod(pod: Pod, activePods: { readonly length: number }, node: AdmissionNode): AdmitResult {
   const allocatable = Number(node.status?.allocatable?.['pods'] ?? Number.POSITIVE_INFINITY);
   if (!(activePods.length + 1 > allocatable)) return { admit: true };
   // For a critical pod (every static pod is one) the kubelet first looks for pods to evict and,
@@ -71,7 +75,7 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
       for (const pod of pods) {
         const uid = pod.metadata?.uid ?? '';
         if (isMirrorPod(pod) || admitted.has(uid) || rejected.has(uid)) continue;
-        const result = admitPod(pod, [...admitted.values()], getNode());
+        const result = admitPod(pod, { length: admitted.size }, getNode());
         if (result.admit) admitted.set(uid, pod);
         else rejected.set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
       }

@@ -89,7 +89,8 @@ export function createAgent(options: AgentOptions): Agent {
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
   // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
   // configuration rather than the Node object admits the same way before registration.
-  const admission = createPodAdmission(() => ({ status: { allocatable: { pods: String(config.maxPods) } } }), clock);
+  const allocatable = { status: { allocatable: { pods: String(config.maxPods) } } };
+  const admission = createPodAdmission(() => allocatable, clock);
   const statusProvider = withAdmission(
     options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
     admission,

@@ -25,6 +25,25 @@ export interface Pair {
   ours: Json | undefined;
 }
 
+/**
+ * One pair per corpus subject: the mirror each side holds for it (keyed `namespace/name-node`),
+ * normalised for that side, or undefined where a side has none.
+ */
+export function pairMirrors<S extends { nodeName: string }, P>(
+  corpus: readonly CorpusEntry[],
+  sides: { real: S; ours: S },
+  mirrors: { real: Map<string, P>; ours: Map<string, P> },
+  normalise: (pod: P, side: S) => Json,
+): Pair[] {
+  return corpus.map((c) => {
+    const pick = (found: Map<string, P>, side: S): Json | undefined => {
+      const pod = found.get(`${c.namespace}/${c.name}-${side.nodeName}`);
+      return pod === undefined ? undefined : normalise(pod, side);
+    };
+    return { subject: c.subject, real: pick(mirrors.real, sides.real), ours: pick(mirrors.ours, sides.ours) };
+  });
+}
+
 /** Every file of `dirs` that is not hidden, as both agents read a manifest directory, in name order. */
 export async function readCorpus(dirs: readonly string[]): Promise<CorpusEntry[]> {
   const files: Array<{ dir: string; file: string }> = [];

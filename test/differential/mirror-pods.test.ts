@@ -18,7 +18,7 @@ import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { assertListedDifferences, readCorpus, type CorpusEntry } from './corpus.js';
+import { assertListedDifferences, pairMirrors, readCorpus, type CorpusEntry } from './corpus.js';
 import {
   compareArea,
   describeDifference,
@@ -117,13 +117,7 @@ describe('differential: real kubelet vs our agent', () => {
   });
 
   it('mirror pods: metadata and spec differ exactly as docs/kubelet-differences.md lists', async (t) => {
-    const pairs = corpus.map((c) => {
-      const pick = (mirrors: Map<string, V1Pod>, side: Side): Json | undefined => {
-        const pod = mirrors.get(`${c.namespace}/${c.name}-${side.nodeName}`);
-        return pod === undefined ? undefined : normaliseMirrorPod(pod, side);
-      };
-      return { subject: c.subject, real: pick(realMirrors, real), ours: pick(ourMirrors, ours) };
-    });
+    const pairs = pairMirrors(corpus, { real, ours }, { real: realMirrors, ours: ourMirrors }, normaliseMirrorPod);
     await assertListedDifferences(t, 'mirror', pairs);
   });
 

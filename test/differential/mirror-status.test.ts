@@ -21,7 +21,7 @@ import { parseCidr, parseIP } from '../../src/status/pod-addresses.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { assertListedDifferences, readCorpus, type CorpusEntry } from './corpus.js';
+import { assertListedDifferences, pairMirrors, readCorpus, type CorpusEntry } from './corpus.js';
 import {
   compareArea,
   describeDifference,
@@ -209,13 +209,7 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
   });
 
   it('mirror pods: status differs exactly as docs/kubelet-differences.md lists', async (t) => {
-    const pairs = corpus.map((c) => {
-      const pick = (mirrors: Map<string, V1Pod>, side: StatusSide): Json | undefined => {
-        const pod = mirrors.get(`${c.namespace}/${c.name}-${side.nodeName}`);
-        return pod === undefined ? undefined : normaliseMirrorStatus(pod, side);
-      };
-      return { subject: c.subject, real: pick(realMirrors, real), ours: pick(ourMirrors, ours) };
-    });
+    const pairs = pairMirrors(corpus, { real, ours }, { real: realMirrors, ours: ourMirrors }, normaliseMirrorStatus);
     await assertListedDifferences(t, 'status', pairs);
   });
 
