@@ -2,7 +2,6 @@
 // that go-tool-build.ts builds and caches.
 import {
   defaultCacheRoot,
-  defaultToolSourceDir,
   ensureGoTool,
   goSourceHash,
   type GoTool,
@@ -36,11 +35,6 @@ export const CONTROL_PLANE_TOOL: GoTool = {
 
 export type ControlPlaneBuildOptions = GoToolBuildOptions;
 export type ControlPlaneBinary = GoToolBinary;
-
-/** tools/control-plane relative to this file, from both src/ (ts) and an output dir such as build/src/ (js). */
-export function defaultControlPlaneSourceDir(): string {
-  return defaultToolSourceDir(CONTROL_PLANE_TOOL.id);
-}
 
 /**
  * The control plane's cache key: a hash of every *.go file plus go.mod and go.sum, by name
