@@ -225,6 +225,13 @@ describe('differential event sequences', () => {
     assert.equal(requestsAboutPod(requests, 'ns', 'other').length, 0);
   });
 
+  it('a read refused after the pod was deleted is the Node authorizer\'s not-found; one before is refused', () => {
+    const get = (t: number, status: number): RecordedRequest => ({ ...del(t, status, {}), method: 'GET' });
+    assert.deepEqual(refusedRequests([get(1, 403), del(2, 200, {}), get(3, 403)]), ['GET 403']);
+    assert.deepEqual(refusedRequests([del(2, 200, {}), get(3, 403)]), []);
+    assert.deepEqual(refusedRequests([del(2, 500, {}), get(3, 403)]), ['DELETE 500', 'GET 403']);
+  });
+
   it('event reasons: unique, sorted, without Pulling', () => {
     const event = (reason: string): WatchRecord => rec(1, 'ADDED', { reason } as ApiObject, 'event');
     assert.deepEqual(eventReasons([event('Started'), event('Pulling'), event('Created'), event('Started')]), ['Created', 'Started']);
