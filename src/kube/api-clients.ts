@@ -10,7 +10,7 @@ import {
   createConfiguration,
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateLimiter, RequestPriority } from './rate-limiter.js';
 import { kpError } from '../errors.js';
 
 export interface ApiClients {
@@ -42,7 +42,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): 
     promiseMiddleware: [
       {
         pre: async (context: RequestContext) => {
-          await limiter.acquire();
+          await limiter.acquire(priorityOf(context));
           const agent = context.getAgent();
           // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
           if (agent?.constructor === HttpsAgent) {
@@ -60,6 +60,14 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): 
     core: new CoreV1Api(configuration),
     coordination: new CoordinationV1Api(configuration),
   };
+}
+
+const POD_STATUS_PATH = /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
+
+/** Pod status writes yield to everything else (see RequestPriority). */
+export function priorityOf(context: Pick<RequestContext, 'getHttpMethod' | 'getUrl'>): RequestPriority {
+  if (context.getHttpMethod() !== HttpMethod.PATCH && context.getHttpMethod() !== HttpMethod.PUT) return 'high';
+  return POD_STATUS_PATH.test(new URL(context.getUrl()).pathname) ? 'low' : 'high';
 }
 
 /**

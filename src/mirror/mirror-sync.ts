@@ -85,10 +85,30 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
     onError: (podFullName, err) => logger.error({ pod: podFullName, err }, 'mirror pod sync failed'),
   });
 
+  // Orphans this agent deleted whose deletion the watch has not reported yet, by full name:
+  // a pass in that gap (housekeeping, a dirty re-run) would otherwise send a second DELETE,
+  // answered 404. Trusted for a bounded time only, in case the deletion never shows.
+  const deletedOrphans = new Map<string, { uid: string | undefined; at: number }>();
+  const DELETED_ORPHAN_TRUST_MS = 30_000;
+
+  /** Static pods' names first: a new manifest's mirror does not wait behind a mass removal. */
+  function enqueue(podFullName: string): void {
+    const pod = podManager.getPodByFullName(podFullName);
+    queue.enqueue(podFullName, pod && isStaticPod(pod) ? 'high' : 'low');
+  }
+
+  function forgetReportedDeletions(podFullName: string, mirror: Pod | undefined): void {
+    const deleted = deletedOrphans.get(podFullName);
+    if (deleted === undefined) return;
+    const expired = clock.monotonic() - deleted.at > DELETED_ORPHAN_TRUST_MS;
+    if (!mirror || mirror.metadata?.uid !== deleted.uid || expired) deletedOrphans.delete(podFullName);
+  }
+
   /** One pass over one full name. Resolves false when an API call failed and a retry is due. */
   async function reconcile(podFullName: string): Promise<boolean> {
     const pod = podManager.getPodByFullName(podFullName);
     const mirror = podManager.getMirrorPodByFullName(podFullName);
+    forgetReportedDeletions(podFullName, mirror);
 
     if (!pod || !isStaticPod(pod)) {
       // Only a mirror left (or a mirror beside an API pod of the same name): an orphan.
@@ -135,8 +155,11 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
 
   async function deleteOrphan(podFullName: string): Promise<boolean> {
     if (!allSourcesReady() || isTerminating(podFullName)) return true;
+    if (deletedOrphans.has(podFullName)) return true;
+    const uid = podManager.getMirrorPodByFullName(podFullName)?.metadata?.uid;
     const started = clock.monotonic();
     const deleted = await mirrorClient.deleteMirrorPod(podFullName);
+    if (deleted) deletedOrphans.set(podFullName, { uid, at: clock.monotonic() });
     report('delete-orphan', deleted ? 'success' : 'skipped', podFullName, started);
     logger.info({ pod: podFullName, deleted }, deleted ? 'deleted orphaned mirror pod' : 'orphaned mirror pod not deleted');
     return deleted;
@@ -147,16 +170,17 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
   }
 
   return {
-    enqueue: (podFullName) => queue.enqueue(podFullName),
+    enqueue,
     enqueueAll() {
       const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
       for (const pod of pods) if (isStaticPod(pod)) queue.enqueue(getPodFullName(pod));
-      for (const mirror of mirrorPods) queue.enqueue(getPodFullName(mirror));
+      for (const mirror of mirrorPods) enqueue(getPodFullName(mirror));
     },
     housekeeping() {
+      for (const name of [...deletedOrphans.keys()]) forgetReportedDeletions(name, podManager.getMirrorPodByFullName(name));
       if (!allSourcesReady()) return 0;
       const { orphanedMirrorPodFullNames } = podManager.getPodsAndMirrorPods();
-      for (const name of orphanedMirrorPodFullNames) queue.enqueue(name);
+      for (const name of orphanedMirrorPodFullNames) queue.enqueue(name, 'low');
       return orphanedMirrorPodFullNames.length;
     },
     idle: () => queue.idle(),

@@ -35,8 +35,11 @@ export interface KeyedWorkQueueOptions<K> {
  * forgets its failures.
  */
 export interface KeyedWorkQueue<K> {
-  /** Asks for `key` to be processed soon. Cheap; ignored once stopped. */
-  enqueue(key: K): void;
+  /**
+   * Asks for `key` to be processed soon. Cheap; ignored once stopped. `low` keys start only
+   * when no `high` key is queued (a key queued as both is `high`); within a class, in order.
+   */
+  enqueue(key: K, priority?: WorkPriority): void;
   /** Resolves when nothing is queued, running, or waiting for a retry. */
   idle(): Promise<void>;
   /**
@@ -45,6 +48,8 @@ export interface KeyedWorkQueue<K> {
    */
   stop(): Promise<void>;
 }
+
+export type WorkPriority = 'high' | 'low';
 
 interface KeyState {
   running: boolean;
@@ -64,14 +69,16 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
   // A key has a state from its first request until it is done (or stopped): while queued,
   // running, or waiting for a retry.
   const states = new Map<K, KeyState>();
-  const queue: K[] = [];
-  const queued = new Set<K>();
+  const queue: Record<WorkPriority, K[]> = { high: [], low: [] };
+  // The class each queued key waits in. A key raised from low to high stays in the low array
+  // too, and is skipped there (cheaper than removing it from the middle).
+  const queued = new Map<K, WorkPriority>();
   let active = 0;
   let startScheduled = false;
   let stopped = false;
   let idleWaiters: Array<() => void> = [];
 
-  function enqueue(key: K): void {
+  function enqueue(key: K, priority: WorkPriority = 'high'): void {
     if (stopped) return;
     let state = states.get(key);
     if (!state) {
@@ -82,13 +89,14 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
       state.dirty = true;
       return;
     }
-    if (queued.has(key)) return;
+    const waiting = queued.get(key);
+    if (waiting === 'high' || waiting === priority) return;
     if (state.retryTimer !== undefined) {
       clock.clearTimeout(state.retryTimer);
       delete state.retryTimer;
     }
-    queued.add(key);
-    queue.push(key);
+    queued.set(key, priority);
+    queue[priority].push(key);
     scheduleStart();
   }
 
@@ -103,8 +111,9 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
   }
 
   function startQueued(): void {
-    while (!stopped && active < concurrency && queue.length > 0) {
-      const key = queue.shift()!;
+    while (!stopped && active < concurrency) {
+      const key = nextKey();
+      if (key === undefined) return;
       queued.delete(key);
       active++;
       void run(key).finally(() => {
@@ -113,6 +122,15 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
         notifyIdle();
       });
     }
+  }
+
+  function nextKey(): K | undefined {
+    if (queue.high.length > 0) return queue.high.shift();
+    while (queue.low.length > 0) {
+      const key = queue.low.shift()!;
+      if (queued.get(key) === 'low') return key;
+    }
+    return undefined;
   }
 
   async function run(key: K): Promise<void> {
@@ -154,7 +172,7 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
   }
 
   function isIdle(): boolean {
-    if (startScheduled || queue.length > 0 || active > 0) return false;
+    if (startScheduled || queued.size > 0 || active > 0) return false;
     for (const state of states.values()) if (state.retryTimer !== undefined || state.running) return false;
     return true;
   }
@@ -176,7 +194,8 @@ export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): Keye
     idle,
     stop() {
       stopped = true;
-      queue.length = 0;
+      queue.high.length = 0;
+      queue.low.length = 0;
       queued.clear();
       for (const state of states.values()) clock.clearTimeout(state.retryTimer);
       states.clear();

@@ -55,3 +55,60 @@ it('a non-positive qps means no limit', async () => {
   await Promise.all(Array.from({ length: 1000 }, () => unlimited.acquire().then(() => granted++)));
   assert.equal(granted, 1000);
 });
+
+it('serves high waiters before low ones, whatever the arrival order', async () => {
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 1, clock });
+  await limiter.acquire();
+  const order: string[] = [];
+  void limiter.acquire('low').then(() => order.push('low1'));
+  void limiter.acquire('high').then(() => order.push('high1'));
+  void limiter.acquire('low').then(() => order.push('low2'));
+  void limiter.acquire('high').then(() => order.push('high2'));
+  await clock.advance(200);
+  assert.deepEqual(order, ['high1', 'high2']);
+  await clock.advance(250); // the quiet time after the last high grant
+  await clock.advance(200);
+  assert.deepEqual(order, ['high1', 'high2', 'low1', 'low2']);
+});
+
+it('holds a low request back while high ones come in short gaps, not the tokens it could take', async () => {
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 100, clock, lowQuietMs: 250 });
+  let lowGranted = false;
+  await limiter.acquire('high');
+  void limiter.acquire('low').then(() => (lowGranted = true));
+  for (let i = 0; i < 5; i++) {
+    await clock.advance(100);
+    await limiter.acquire('high');
+    assert.equal(lowGranted, false, `a high request ${i} came within the quiet time`);
+  }
+  await clock.advance(249);
+  assert.equal(lowGranted, false);
+  await clock.advance(1);
+  assert.equal(lowGranted, true, 'granted once no high request came for the quiet time');
+});
+
+it('a low request with no high one around takes its token at once', async () => {
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 2, clock });
+  let granted = 0;
+  void limiter.acquire('low').then(() => granted++);
+  await clock.advance(0);
+  assert.equal(granted, 1);
+});
+
+it('a starved low waiter gets one token in starvedShare while high ones keep waiting', async () => {
+  const clock = new FakeClock();
+  const limiter = createTokenBucket({ qps: 10, burst: 1, clock, lowMaxWaitMs: 1000, starvedShare: 4 });
+  await limiter.acquire();
+  const order: string[] = [];
+  void limiter.acquire('low').then(() => order.push('low'));
+  for (let i = 0; i < 40; i++) void limiter.acquire('high').then(() => order.push('high'));
+  await clock.advance(900);
+  assert.equal(order.includes('low'), false, 'not starved yet: high waiters go first');
+  await clock.advance(1000);
+  const at = order.indexOf('low');
+  assert.ok(at >= 9 && at <= 13, `the starved low request was served among the high ones (position ${at})`);
+  assert.equal(order.length, 19);
+});

@@ -326,4 +326,50 @@ describe('mirror sync', () => {
     assert.equal(maxInFlight, 1, 'one call at a time for one full name');
     assert.equal(creates, 2, 'ten requests during one pass coalesce into one more pass');
   });
+
+  it('deletes an orphan once: passes before the watch reports the deletion send no second DELETE', async () => {
+    const podManager = new PodManager();
+    const mirrorClient = new FakeMirrorClient();
+    const clock = new FakeClock();
+    const mirror = pod('m1', 'gone', 'ns', { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'h1' });
+    podManager.setPods([mirror]);
+    await mirrorClient.createMirrorPod(pod('x', 'gone', 'ns', {}));
+    const sync = newSync({ podManager, mirrorClient, clock });
+    sync.housekeeping();
+    await sync.idle();
+    sync.enqueue('gone_ns'); // a dirty re-run, housekeeping 2 s later: the pod manager still has the mirror
+    sync.housekeeping();
+    await sync.idle();
+    assert.deepEqual(mirrorClient.getCounts('gone_ns'), { creates: 1, deletes: 1 });
+    // The same name with a new mirror (another UID) is an orphan of its own.
+    podManager.setPods([{ ...mirror, metadata: { ...mirror.metadata, uid: 'm2' } }]);
+    sync.housekeeping();
+    await sync.idle();
+    assert.deepEqual(mirrorClient.getCounts('gone_ns'), { creates: 1, deletes: 2 });
+    // A deletion never reported is trusted for a bounded time, then tried again.
+    await clock.advance(31_000);
+    sync.housekeeping();
+    await sync.idle();
+    assert.deepEqual(mirrorClient.getCounts('gone_ns'), { creates: 1, deletes: 3 });
+  });
+
+  it("a static pod's mirror is created before queued orphan deletions", async () => {
+    const podManager = new PodManager();
+    const order: string[] = [];
+    const client: MirrorClient = {
+      createMirrorPod: async (p) => void order.push(`create ${p.metadata?.name}`),
+      deleteMirrorPod: async (name) => (order.push(`delete ${name}`), true),
+    };
+    const mirrorAnnotations = { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'h' };
+    podManager.setPods([
+      ...Array.from({ length: 5 }, (_, i) => pod(`m${i}`, `old${i}`, 'ns', mirrorAnnotations)),
+      pod('s1', 'new', 'ns', { 'kubernetes.io/config.source': 'file' }),
+    ]);
+    const sync = newSync({ podManager, mirrorClient: client, concurrency: 1 });
+    sync.housekeeping();
+    sync.enqueue('new_ns');
+    await sync.idle();
+    assert.equal(order[0], 'create new');
+    assert.equal(order.length, 6);
+  });
 });

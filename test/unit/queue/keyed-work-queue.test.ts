@@ -49,6 +49,37 @@ describe('keyed work queue', () => {
     assert.deepEqual(passes, ['a@0']);
   });
 
+  it('starts low keys only when no high key is queued; a low key asked for again as high moves up', async () => {
+    const clock = new FakeClock();
+    const { queue, passes } = recordingQueue(clock, () => true);
+    queue.enqueue('orphan-1', 'low');
+    queue.enqueue('orphan-2', 'low');
+    queue.enqueue('orphan-3', 'low');
+    queue.enqueue('new-pod');
+    queue.enqueue('orphan-3', 'high');
+    queue.enqueue('orphan-1', 'low');
+    await queue.idle();
+    assert.deepEqual(
+      passes.map((p) => p.split('@')[0]),
+      ['new-pod', 'orphan-3', 'orphan-1', 'orphan-2'],
+    );
+  });
+
+  it('a high key queued while low keys run starts before the low keys still queued', async () => {
+    const clock = new FakeClock();
+    const gate = deferred();
+    const { queue, passes } = recordingQueue(clock, async () => (await gate.promise, true), { concurrency: 1 });
+    for (let i = 0; i < 3; i++) queue.enqueue(`orphan-${i}`, 'low');
+    await settle();
+    queue.enqueue('new-pod', 'high');
+    gate.resolve();
+    await queue.idle();
+    assert.deepEqual(
+      passes.map((p) => p.split('@')[0]),
+      ['orphan-0', 'new-pod', 'orphan-1', 'orphan-2'],
+    );
+  });
+
   it('merges requests for a key that is already queued', async () => {
     const clock = new FakeClock();
     const { queue, passes } = recordingQueue(clock, () => true, { concurrency: 4 });
