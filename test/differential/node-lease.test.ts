@@ -187,16 +187,18 @@ spec:
 `;
 
 describe('differential: admission by maxPods, real kubelet vs our agent', () => {
-  it('with three manifests and maxPods 2, both run two and reject the third alike (as listed)', async (t) => {
+  it('with maxPods 2, a third manifest written once two run is rejected by both alike (as listed)', async (t) => {
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-ours-'));
     const configDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-config-'));
     dirs.push(realDir, oursDir, configDir);
-    for (const dir of [realDir, oursDir]) for (const name of ['p1', 'p2', 'p3']) await writeFile(join(dir, `${name}.yaml`), manifest(name));
     const configFile = join(configDir, 'kubelet-config.yaml');
     await writeFile(configFile, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: ${MAX_PODS}\n`);
     const nodeIP = defaultNodeIP(networkInterfaces());
     const loopback = nodeIP === '127.0.0.1';
+    // Both start with an empty directory: the kubelet mirrors every static pod it holds once, when
+    // its Node first appears (fastStaticPodsRegistration), rejected ones included, so manifests
+    // present at start make the rejected pod's mirror depend on which came first.
     fullAgent = startAgentProcess({
       nodeName: OURS_FULL,
       kubeconfig: cp.cluster.nodeKubeconfigs[OURS_FULL]!,
@@ -210,22 +212,54 @@ describe('differential: admission by maxPods, real kubelet vs our agent', () => 
       maxPods: MAX_PODS,
       ...(loopback ? {} : { nodeIP }),
     });
+    const kubeletPods = `http://127.0.0.1:${fullKubelet.ports.readOnly}/pods`;
 
-    const phases = async (node: string): Promise<Map<string, V1Pod> | undefined> => {
+    const mirrors = async (node: string): Promise<Map<string, V1Pod>> => {
       const list = await cp.adminApi.listNamespacedPod({ namespace: 'default', fieldSelector: `spec.nodeName=${node}` });
-      const byName = new Map(list.items.map((p) => [p.metadata!.name!.slice(0, 2), p]));
-      const want = { p1: 'Running', p2: 'Running', p3: 'Failed' } as Record<string, string>;
-      return byName.size === 3 && [...byName].every(([n, p]) => p.status?.phase === want[n]) ? byName : undefined;
+      return new Map(list.items.map((p) => [p.metadata!.name!.slice(0, 2), p]));
     };
-    const realPods = await waitFor(() => phases(REAL_FULL), 'the real kubelet: p1 and p2 Running, p3 Failed', { timeoutMs: 60_000, intervalMs: 250 });
-    const ourPods = await waitFor(() => phases(OURS_FULL), 'our agent: p1 and p2 Running, p3 Failed', { timeoutMs: 30_000, intervalMs: 250 });
+    const nodeReady = async (name: string) => isReady(await cp.adminApi.readNode({ name }).catch(() => undefined));
+    await waitFor(async () => (await nodeReady(REAL_FULL)) && (await nodeReady(OURS_FULL)), 'both Nodes Ready', { timeoutMs: 60_000, intervalMs: 250 });
+
+    // Two pods first, so that which pod is rejected depends on maxPods alone, not on the order
+    // in which either side reads a directory.
+    for (const dir of [realDir, oursDir]) for (const name of ['p1', 'p2']) await writeFile(join(dir, `${name}.yaml`), manifest(name));
+    const bothRunning = async (node: string) => {
+      const byName = await mirrors(node);
+      return ['p1', 'p2'].every((n) => byName.get(n)?.status?.phase === 'Running');
+    };
+    await waitFor(async () => (await bothRunning(REAL_FULL)) && (await bothRunning(OURS_FULL)), 'p1 and p2 Running on both nodes', {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+
+    for (const dir of [realDir, oursDir]) await writeFile(join(dir, 'p3.yaml'), manifest('p3'));
+    // The kubelet's /pods shows a static pod with the status its status manager holds.
+    const realP3 = await waitFor(
+      async () => {
+        const list = (await (await fetch(kubeletPods)).json()) as { items: V1Pod[] };
+        const p3 = list.items.find((p) => p.metadata?.name === `p3-${REAL_FULL}`);
+        return p3?.status?.phase === 'Failed' ? p3 : undefined;
+      },
+      "the real kubelet's /pods: p3 Failed",
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    const ourP3 = await waitFor(async () => {
+      const p3 = (await mirrors(OURS_FULL)).get('p3');
+      return p3?.status?.phase === 'Failed' ? p3 : undefined;
+    }, "our agent: p3's mirror Failed", { timeoutMs: 30_000, intervalMs: 250 });
+    const realMirrors = await mirrors(REAL_FULL);
+    for (const n of ['p1', 'p2']) assert.equal(realMirrors.get(n)?.status?.phase, 'Running', `real ${n}`);
     const nodeUID = async (name: string) => (await cp.adminApi.readNode({ name })).metadata!.uid!;
     const realSide: StatusSide = { nodeName: REAL_FULL, nodeUID: await nodeUID(REAL_FULL), nodeIP };
     const ourSide: StatusSide = { nodeName: OURS_FULL, nodeUID: await nodeUID(OURS_FULL), nodeIP };
-    for (const pods of [realPods, ourPods]) assert.equal(pods.get('p3')?.status?.reason, 'UnexpectedAdmissionError');
+    for (const p3 of [realP3, ourP3]) assert.equal(p3.status?.reason, 'UnexpectedAdmissionError');
 
+    // The status each side holds for the rejected pod, and whether it is mirrored: the real
+    // kubelet starts no pod worker for a rejected pod, so only its start-up pass could mirror it.
     const found: Difference[] = compareArea('admission', [
-      { subject: 'p3.yaml', real: normaliseMirrorStatus(realPods.get('p3'), realSide), ours: normaliseMirrorStatus(ourPods.get('p3'), ourSide) },
+      { subject: 'p3.yaml', real: normaliseMirrorStatus(realP3, realSide), ours: normaliseMirrorStatus(ourP3, ourSide) },
+      { subject: 'p3.yaml#mirror', real: realMirrors.has('p3') ? 'present' : undefined, ours: 'present' },
     ]);
     for (const d of found) t.diagnostic(describeDifference(d));
     const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
