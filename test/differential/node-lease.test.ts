@@ -39,6 +39,7 @@ import {
   type StatusSide,
 } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
+import { readPods } from '../helpers/node-endpoints.js';
 
 const REAL = 'real-n1';
 const OURS = 'ours-n1';
@@ -212,7 +213,6 @@ describe('differential: admission by maxPods, real kubelet vs our agent', () => 
       maxPods: MAX_PODS,
       ...(loopback ? {} : { nodeIP }),
     });
-    const kubeletPods = `http://127.0.0.1:${fullKubelet.ports.readOnly}/pods`;
 
     const mirrors = async (node: string): Promise<Map<string, V1Pod>> => {
       const list = await cp.adminApi.listNamespacedPod({ namespace: 'default', fieldSelector: `spec.nodeName=${node}` });
@@ -237,8 +237,7 @@ describe('differential: admission by maxPods, real kubelet vs our agent', () => 
     // The kubelet's /pods shows a static pod with the status its status manager holds.
     const realP3 = await waitFor(
       async () => {
-        const list = (await (await fetch(kubeletPods)).json()) as { items: V1Pod[] };
-        const p3 = list.items.find((p) => p.metadata?.name === `p3-${REAL_FULL}`);
+        const p3 = (await readPods<V1Pod>(fullKubelet!.ports.readOnly)).get(`p3-${REAL_FULL}`);
         return p3?.status?.phase === 'Failed' ? p3 : undefined;
       },
       "the real kubelet's /pods: p3 Failed",

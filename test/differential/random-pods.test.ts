@@ -38,7 +38,7 @@ import {
   type Json,
   type Side,
 } from './compare.js';
-import { freePort, readPods } from './node-endpoints.js';
+import { freePort, readPods } from '../helpers/node-endpoints.js';
 import { randomManifests, type RandomManifest } from './random-pods.js';
 
 const REAL = 'real-r1';

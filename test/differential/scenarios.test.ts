@@ -26,7 +26,7 @@ import { waitFor } from '../helpers/wait.js';
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
 import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
-import { freePort, readPods } from './node-endpoints.js';
+import { freePort, readPods } from '../helpers/node-endpoints.js';
 import {
   eventReasons,
   formatMs,

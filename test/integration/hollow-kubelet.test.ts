@@ -16,6 +16,7 @@ import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow
 import { hasErrorCode } from '../../src/errors.js';
 import { useControlPlane, kubeConfigFromFile } from '../helpers/control-plane.js';
 import { podManifestYaml } from '../helpers/manifests.js';
+import { readPods } from '../helpers/node-endpoints.js';
 import { waitFor } from '../helpers/wait.js';
 
 const NODE = 'hollow-1';
@@ -122,8 +123,7 @@ describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
       assert.ok(running.status?.containerStatuses?.[0]?.state?.running, 'the fake runtime runs the container');
 
       // The kubelet's own view on its read-only port lists the static pod.
-      const pods = (await (await fetch(`http://127.0.0.1:${kubelet.ports.readOnly}/pods`)).json()) as { items: V1Pod[] };
-      assert.ok(pods.items.some((p) => p.metadata?.name === name));
+      assert.ok((await readPods(kubelet.ports.readOnly)).has(name));
 
       // A restart (as systemd would do it) keeps the ports and the Node, and the kubelet
       // adopts the mirror it finds instead of replacing it.
@@ -133,10 +133,7 @@ describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
       assert.deepEqual(kubelet.ports, portsBefore);
       assert.equal(kubelet.nodeUID, node.metadata?.uid);
       await waitFor(
-        async () => {
-          const list = (await (await fetch(`http://127.0.0.1:${kubelet.ports.readOnly}/pods`)).json()) as { items: V1Pod[] };
-          return list.items.some((p) => p.metadata?.name === name);
-        },
+        async () => (await readPods(kubelet.ports.readOnly)).has(name),
         'the restarted kubelet has read its manifests',
         { timeoutMs: 30_000, intervalMs: 200 },
       );
