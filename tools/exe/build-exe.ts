@@ -163,7 +163,17 @@ export async function buildExecutable(options: BuildExecutableOptions = {}): Pro
   const { inject } = require('postject') as {
     inject(file: string, resource: string, data: Buffer, options: { sentinelFuse: string }): Promise<void>;
   };
-  await inject(temp, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE });
+  // postject's ELF code warns about notes sections it does not need to touch ("Can't find
+  // string offset for section name '.note…'") on every build; only those lines are dropped.
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!/Can't find string offset for section name '\.note/.test(String(args[0]))) warn(...args);
+  };
+  try {
+    await inject(temp, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE });
+  } finally {
+    console.warn = warn;
+  }
   const exe = join(outDir, EXE_NAME);
   await rename(temp, exe);
   await rm(work, { recursive: true, force: true });
