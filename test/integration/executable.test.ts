@@ -1,14 +1,15 @@
 // The single executable (`npm run build:exe`, tools/exe/build-exe.ts) as users get it: one
 // file in an otherwise empty directory, no node_modules, no dist/, no checkout. It prints its
 // help, runs the agent against the real control plane (a mirror pod appears for a manifest and
-// goes away with it), and runs `local-cluster` from the Go sources it carries.
+// goes away with it), and runs `local-cluster` from the Go sources it carries and `demo` on
+// the examples it carries.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
@@ -126,4 +127,18 @@ it('runs local-cluster from the Go sources it carries (the control plane binary 
     clearTimeout(timer);
     assert.equal(code, 0, `local-cluster exits 0 on SIGTERM (stderr:\n${stderr})`);
   }
+});
+
+it('runs demo --until-synced on the examples it carries, unpacked into a temporary directory', { timeout: 120_000 }, async () => {
+  const { path, dir } = executable();
+  const state = await tempDir('kp-exe-demo-');
+  const { stdout } = await execFileAsync(path, ['demo', '--until-synced', '--dir', state], { cwd: dir, timeout: 110_000 });
+  const header = /manifests in (\S+)/.exec(stdout);
+  assert.ok(header, `the demo names its manifest directory:\n${stdout.slice(0, 400)}`);
+  assert.match(header[1]!, /kubelet-pods-examples-[^/]+\/manifests$/, 'a temporary copy of the embedded examples/');
+  await rm(dirname(header[1]!), { recursive: true, force: true });
+  const rows = stdout.trim().split('\n\n').slice(-1)[0]!.split('\n').slice(1);
+  const examples = (await readdir(new URL('../../../examples/manifests/', import.meta.url))).filter((f) => !f.startsWith('.'));
+  assert.equal(rows.length, examples.length, `one row per example manifest:\n${rows.join('\n')}`);
+  for (const row of rows) assert.match(row, /\byes\s+Running$/, `in sync and Running: ${row}`);
 });
