@@ -13,11 +13,22 @@ import { startLocalCluster } from '../cluster/local-cluster.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
+import { embeddedTree, writeTree } from '../sea/embedded-files.js';
 import { resolveRunConfig } from './flags.js';
 import { startLiveView } from './live-view.js';
 import { untilSignal } from './signals.js';
 
-const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
+/**
+ * The examples directory: the package's own, or in the single executable a fresh temporary
+ * copy of the embedded one (so its manifests can be edited during the demo).
+ */
+async function examplesDir(): Promise<string> {
+  const embedded = await embeddedTree('examples');
+  if (embedded === undefined) return fileURLToPath(new URL('../../examples/', import.meta.url));
+  const dir = await mkdtemp(join(tmpdir(), 'kubelet-pods-examples-'));
+  await writeTree(embedded, dir);
+  return dir;
+}
 
 export const help = `usage: kubelet-pods demo [options]
 
@@ -28,7 +39,8 @@ the manifest directory and watch the mirrors follow. Ctrl-C stops everything; mi
 left in place, as the kubelet leaves them.
 
 options:
-  --config <file>          KubeletConfiguration (default examples/kubelet-config.yaml)
+  --config <file>          KubeletConfiguration (default examples/kubelet-config.yaml; the
+                           single executable uses a temporary copy of its embedded examples/)
   --pod-manifest-path <d>  manifest directory (default: the config's staticPodPath)
   --node <name>            node name (default demo-node)
   --dir <dir>              control plane state directory (default: a new temporary one)
@@ -40,7 +52,7 @@ export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
-      config: { type: 'string', default: join(examples, 'kubelet-config.yaml') },
+      config: { type: 'string' },
       'pod-manifest-path': { type: 'string' },
       node: { type: 'string', default: 'demo-node' },
       dir: { type: 'string' },
@@ -53,10 +65,11 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const node = values.node;
+  const configFile = values.config ?? join(await examplesDir(), 'kubelet-config.yaml');
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
   process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
   const cluster = await startLocalCluster({ dir, nodes: [node] });
-  const flags = ['--config', values.config, '--kubeconfig', cluster.nodeKubeconfigs[node]!, '--hostname-override', node];
+  const flags = ['--config', configFile, '--kubeconfig', cluster.nodeKubeconfigs[node]!, '--hostname-override', node];
   if (values['pod-manifest-path']) flags.push('--pod-manifest-path', values['pod-manifest-path']);
   const { config } = await resolveRunConfig(flags);
   const logFile = join(dir, 'agent.log');

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { kpError } from '../errors.js';
+import { extractEmbeddedTree } from '../sea/embedded-files.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -44,7 +45,8 @@ export interface GoToolBuildOptions {
   /**
    * The Go module to build; defaults to tools/<id> of this package, in a checkout or an
    * installed package alike (the control plane's Go sources ship in the package; the hollow
-   * kubelet's do not).
+   * kubelet's do not). The single executable carries the control plane's sources as assets
+   * and extracts them under `<cacheRoot>/sources/` instead.
    */
   sourceDir?: string;
   /**
@@ -155,7 +157,13 @@ export async function ensureGoTool(tool: GoTool, options: GoToolBuildOptions = {
     return { path: override, built: false, sourceHash: '' };
   }
 
-  const sourceDir = options.sourceDir ?? defaultToolSourceDir(tool.id);
+  const cacheRoot = options.cacheRoot ?? defaultCacheRoot();
+  // Extracted with the same names and contents as in a checkout, so the source hash, and with
+  // it the cached program, is the same one a checkout or the npm package uses.
+  const sourceDir =
+    options.sourceDir ??
+    (await extractEmbeddedTree(`tools/${tool.id}`, join(cacheRoot, 'sources'), tool.id)) ??
+    defaultToolSourceDir(tool.id);
   if (!existsSync(join(sourceDir, 'go.mod'))) {
     throw kpError('KP_ERR_CLUSTER_BUILD', [
       tool.title,
@@ -165,7 +173,7 @@ export async function ensureGoTool(tool: GoTool, options: GoToolBuildOptions = {
   }
   const buildArgs = tool.buildArgs ?? [];
   const sourceHash = await goSourceHash(sourceDir, buildArgs);
-  const cacheDir = join(options.cacheRoot ?? defaultCacheRoot(), `${tool.id}-${sourceHash}`);
+  const cacheDir = join(cacheRoot, `${tool.id}-${sourceHash}`);
   const binary = join(cacheDir, tool.binaryName);
   if (await isExecutable(binary)) return { path: binary, built: false, sourceHash };
 

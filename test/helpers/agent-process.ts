@@ -13,6 +13,8 @@ export interface AgentProcessOptions {
   manifestURL?: string;
   /** More `run` flags. */
   extraArgs?: readonly string[];
+  /** Run this `kubelet-pods` program (such as the single executable) instead of dist/ under node. */
+  executable?: string;
 }
 
 export interface AgentProcess {
@@ -24,11 +26,14 @@ export interface AgentProcess {
 }
 
 export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
-  const args = [CLI, 'run', '--kubeconfig', options.kubeconfig, '--hostname-override', options.nodeName, '--healthz-port', '0'];
+  const args = ['run', '--kubeconfig', options.kubeconfig, '--hostname-override', options.nodeName, '--healthz-port', '0'];
   if (options.manifestDir !== undefined) args.push('--pod-manifest-path', options.manifestDir);
   if (options.manifestURL !== undefined) args.push('--manifest-url', options.manifestURL);
   args.push(...(options.extraArgs ?? []));
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    options.executable !== undefined
+      ? spawn(options.executable, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
