@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { buildah, buildahGlobalArgs, buildImage, IMAGE_EXE_PATH, IMAGE_UID, type BuildahStorage } from '../../tools/image/build-image.js';
-import { freePort } from '../differential/node-endpoints.js';
+import { freePort } from '../helpers/node-endpoints.js';
 import { buildTestExecutable, type TestExecutable } from '../helpers/executable.js';
 import { podManifestYaml } from '../helpers/manifests.js';
 import { waitFor } from '../helpers/wait.js';
