@@ -90,6 +90,7 @@ export class KubeMirrorClient implements MirrorClient {
     };
     const namespace = metadata.namespace ?? '';
 
+    let alreadyExists: ApiStatusError;
     try {
       await api.createNamespacedPod({ namespace, body: mirror });
       return;
@@ -98,6 +99,7 @@ export class KubeMirrorClient implements MirrorClient {
       if (status.code !== 409 || status.reason !== 'AlreadyExists') {
         throw kpError('KP_ERR_MIRROR_CREATE', [fullName, status.message], { cause: new ApiStatusError(status) });
       }
+      alreadyExists = new ApiStatusError(status);
     }
 
     // AlreadyExists: done if that pod is our mirror with the same hash.
@@ -107,8 +109,9 @@ export class KubeMirrorClient implements MirrorClient {
     } catch (err) {
       const status = apiStatusOf(err);
       // A node may only read pods bound to it, so a foreign pod holding the name ends here.
+      // The cause is the create's AlreadyExists: what callers branch on is that the name is taken.
       throw kpError('KP_ERR_MIRROR_CREATE', [fullName, `a pod of that name already exists and reading it failed: ${status.message}`], {
-        cause: new ApiStatusError(status),
+        cause: alreadyExists,
       });
     }
     const existingHash = existing.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY];
