@@ -142,6 +142,7 @@ export function createAgent(options: AgentOptions): Agent {
       onUpdate: podConfig.channel(HTTP_SOURCE),
       headers: config.staticPodURLHeader,
       httpCheckFrequencyMs: config.httpCheckFrequencyMs,
+      onRejected: (url, err) => staticPodEvents.manifestURLRejected(url, err),
       logger: sourceLogger(HTTP_SOURCE),
       clock,
     });

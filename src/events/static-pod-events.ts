@@ -66,6 +66,11 @@ export interface StaticPodEvents {
   mirrorCreateFailed(staticPod: Pod, podFullName: string, err: unknown): void;
   /** A manifest file was refused at decode. */
   manifestRejected(path: string, err: Error): void;
+  /**
+   * The manifest URL's body was refused at decode. The event names the URL without its user
+   * information, query and fragment, which may hold credentials: events are readable cluster-wide.
+   */
+  manifestURLRejected(url: string, err: Error): void;
   /** The merger dropped a pod whose full name an earlier pod of its source has. */
   duplicateIgnored(event: PodConfigEvent): void;
 }
@@ -97,6 +102,11 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
     manifestRejected(path, err) {
       recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${err.message}`);
     },
+    manifestURLRejected(url, err) {
+      const shown = urlForEvent(url);
+      const reason = err.message.split(url).join(shown);
+      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pods from manifest URL ${quote(shown)} ignored: ${reason}`);
+    },
     duplicateIgnored(event) {
       const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(event.pod.metadata?.uid ?? '')})`;
       const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(event.keptPod.metadata?.uid ?? '')}`;
@@ -110,4 +120,14 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
       recorder.event(staticPodEventRef(event.keptPod), 'Warning', StaticPodEventReason.FailedValidation, event.message);
     },
   };
+}
+
+/** A URL as an event may show it: scheme, host and path only. */
+export function urlForEvent(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '<manifest URL>';
+  }
 }

@@ -12,6 +12,7 @@ import { createStaticPodEvents, mirrorEventRef } from '../../../src/events/stati
 import { ApiStatusError } from '../../../src/kube/api-error.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { createFileSource } from '../../../src/sources/file-source.js';
+import { createHttpSource } from '../../../src/sources/http-source.js';
 import { createPodConfig } from '../../../src/sources/pod-config.js';
 
 interface Recorded {
@@ -139,4 +140,23 @@ describe('manifests', () => {
     );
     assert.equal(recorded[1]!.message, 'Error validating pod web-node-1_team-a(h-b) from file due to duplicate pod name "web-node-1", ignoring');
   });
+});
+
+it('a manifest URL body refused at decode: FailedDecodeStaticPod on the Node, the URL without credentials or query', async () => {
+  const { events, recorded } = setup();
+  const url = 'https://user:pass@config.example.com/pods.yaml?token=s3cret#x';
+  const source = createHttpSource({
+    url,
+    nodeName: 'node-1',
+    onUpdate: () => {},
+    onRejected: (u, err) => events.manifestURLRejected(u, err),
+    fetch: async () => new Response('not: [a pod', { status: 200 }),
+  });
+  await assert.rejects(source.extractFromURL());
+  await source.extractFromURL(); // the same body is not parsed (nor reported) again
+  assert.equal(recorded.length, 1, 'once per body');
+  assert.equal(recorded[0]!.reason, 'FailedDecodeStaticPod');
+  assert.deepEqual(recorded[0]!.object, NODE_REF);
+  assert.ok(recorded[0]!.message.startsWith('Static pods from manifest URL "https://config.example.com/pods.yaml" ignored: '), recorded[0]!.message);
+  assert.doesNotMatch(recorded[0]!.message, /s3cret|pass|token/);
 });
