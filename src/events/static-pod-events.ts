@@ -100,7 +100,9 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
       onNodeAndMirror(podFullName, taken ? StaticPodEventReason.MirrorPodConflict : StaticPodEventReason.FailedCreateMirrorPod, message);
     },
     manifestRejected(path, err) {
-      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${err.message}`);
+      // Decode errors begin with the path already; it is said once.
+      const reason = err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message;
+      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${reason}`);
     },
     manifestURLRejected(url, err) {
       const shown = urlForEvent(url);

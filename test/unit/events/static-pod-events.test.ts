@@ -115,6 +115,7 @@ describe('manifests', () => {
       await writeFile(join(dir, 'bad.yaml'), 'not: [a pod');
       await source.listConfig();
       assert.equal(recorded.length, 2, 'new content, new report');
+      assert.match(recorded[1]!.message, /^Static pod manifest ".*bad\.yaml" ignored: couldn't parse as pod \(/, 'the path said once');
       await source.stop();
     } finally {
       await rm(dir, { recursive: true, force: true });
