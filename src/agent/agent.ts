@@ -201,6 +201,14 @@ export function createAgent(options: AgentOptions): Agent {
       nodeName: config.nodeName,
       getNode: () => registration.getNode(),
       logger,
+      onDeleteRefused: (podFullName, uid, refusal) => {
+        // A delete with a UID precondition is the replacement of an outdated mirror.
+        const pod = podManager.getPodByFullName(podFullName);
+        const mirror = podManager.getMirrorPodByFullName(podFullName);
+        if (uid !== undefined && pod && isStaticPod(pod) && mirror?.metadata?.uid === uid) {
+          staticPodEvents.mirrorNotReplaced(pod, mirror, podFullName, refusal);
+        }
+      },
     });
     mirrorSync = createMirrorSync({
       podManager,

@@ -64,6 +64,11 @@ export interface StaticPodEvents {
    * taken); an unreachable server is only logged, since the event could not be written either.
    */
   mirrorCreateFailed(staticPod: Pod, podFullName: string, err: unknown): void;
+  /**
+   * The API server refused to delete `mirror`, a mirror of `staticPod`'s name with another
+   * hash, so it cannot be replaced.
+   */
+  mirrorNotReplaced(staticPod: Pod, mirror: Pod, podFullName: string, refusal: Error): void;
   /** A manifest file was refused at decode. */
   manifestRejected(path: string, err: Error): void;
   /**
@@ -98,6 +103,14 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
       // A create answered AlreadyExists whose holder the node may not even read.
       const taken = err.cause.code === 409 && err.cause.reason === 'AlreadyExists';
       onNodeAndMirror(podFullName, taken ? StaticPodEventReason.MirrorPodConflict : StaticPodEventReason.FailedCreateMirrorPod, message);
+    },
+    mirrorNotReplaced(staticPod, mirror, podFullName, refusal) {
+      const hash = mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY] ?? '';
+      onNodeAndMirror(
+        podFullName,
+        StaticPodEventReason.MirrorPodConflict,
+        `Static pod ${podName(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
+      );
     },
     manifestRejected(path, err) {
       // Decode errors begin with the path already; it is said once.

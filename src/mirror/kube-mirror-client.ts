@@ -29,6 +29,11 @@ export interface KubeMirrorClientOptions {
    */
   getNode: (nodeName: string) => Promise<MirrorNode | undefined>;
   logger?: MirrorClientLogger;
+  /**
+   * Called when the API server refused a delete (any answer but 404 and a failed UID
+   * precondition, which are expected races): `uid` is the precondition given, if any.
+   */
+  onDeleteRefused?: (podFullName: string, uid: string | undefined, refusal: ApiStatusError) => void;
 }
 
 /** The MirrorClient of the agent: see `KubeMirrorClient` for what create and delete do. */
@@ -55,8 +60,10 @@ export class KubeMirrorClient implements MirrorClient {
   readonly #nodeName: string;
   readonly #getNode: (nodeName: string) => Promise<MirrorNode | undefined>;
   readonly #logger: MirrorClientLogger | undefined;
+  readonly #onDeleteRefused: KubeMirrorClientOptions['onDeleteRefused'];
 
   constructor(options: KubeMirrorClientOptions) {
+    this.#onDeleteRefused = options.onDeleteRefused;
     this.#api = options.api;
     this.#nodeName = options.nodeName;
     this.#getNode = options.getNode;
@@ -141,7 +148,9 @@ export class KubeMirrorClient implements MirrorClient {
         this.#logger?.debug({ pod: podFullName, uid, reason: status.reason }, 'mirror pod not deleted');
         return false;
       }
-      this.#logger?.warn({ pod: podFullName, uid, httpStatus: status.code, reason: status.reason, err: new ApiStatusError(status) }, 'failed to delete mirror pod');
+      const refusal = new ApiStatusError(status);
+      this.#logger?.warn({ pod: podFullName, uid, httpStatus: status.code, reason: status.reason, err: refusal }, 'failed to delete mirror pod');
+      if (status.code !== undefined) this.#onDeleteRefused?.(podFullName, uid, refusal);
       return false;
     }
   }

@@ -7,7 +7,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +18,7 @@ import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
 import { flush, waitFor } from '../helpers/wait.js';
 
-const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-bad', 'ev-dup', 'ev-off'];
+const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-off'];
 const cp = useControlPlane({ nodes: NODES });
 
 const agents: Agent[] = [];
@@ -96,6 +96,40 @@ async function readPod(namespace: string, name: string): Promise<V1Pod | undefin
   }
 }
 
+/**
+ * A ValidatingAdmissionPolicy on pods of the test's namespace, denying `operations` where
+ * `expression` is false. Resolves to its removal. It takes effect once the API server's policy
+ * informer has it: callers probe with a dry run.
+ */
+async function applyPolicy(prefix: string, operations: string[], expression: string, message: string): Promise<() => Promise<void>> {
+  const admission = kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(AdmissionregistrationV1Api);
+  const name = `${prefix}-${cp.namespace}`;
+  await admission.createValidatingAdmissionPolicy({
+    body: {
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations, resources: ['pods'] }] },
+        validations: [{ expression, message }],
+      },
+    },
+  });
+  await admission.createValidatingAdmissionPolicyBinding({
+    body: {
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': cp.namespace } } },
+      },
+    },
+  });
+  return async () => {
+    await admission.deleteValidatingAdmissionPolicyBinding({ name });
+    await admission.deleteValidatingAdmissionPolicy({ name });
+  };
+}
+
 function assertKubeletSource(event: CoreV1Event, node: string): void {
   assert.deepEqual({ component: event.source?.component, host: event.source?.host }, { component: 'kubelet', host: node });
   assert.equal(event.reportingComponent, 'kubelet');
@@ -133,33 +167,12 @@ describe('Kubernetes Events, written with node credentials', () => {
 
   it('a mirror refused by a ValidatingAdmissionPolicy: FailedCreateMirrorPod with the policy message', async () => {
     const node = 'ev-policy';
-    const admission = kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(AdmissionregistrationV1Api);
-    const policy = `no-mirrors-${cp.namespace}`;
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
-          validations: [
-            {
-              expression: "!has(object.metadata.annotations) || !('kubernetes.io/config.mirror' in object.metadata.annotations)",
-              message: 'mirror pods are not welcome in this namespace',
-            },
-          ],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          policyName: policy,
-          validationActions: ['Deny'],
-          matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': cp.namespace } } },
-        },
-      },
-    });
+    const remove = await applyPolicy(
+      'no-mirrors',
+      ['CREATE'],
+      "!has(object.metadata.annotations) || !('kubernetes.io/config.mirror' in object.metadata.annotations)",
+      'mirror pods are not welcome in this namespace',
+    );
     try {
       // A policy takes effect once the API server's policy informer has it: probe with a dry run.
       await waitFor(
@@ -188,8 +201,7 @@ describe('Kubernetes Events, written with node credentials', () => {
       assert.match(event.message!, /ValidatingAdmissionPolicy .*no-mirrors-.* denied request: mirror pods are not welcome in this namespace/);
       assert.equal(await readPod(cp.namespace, `web-${node}`), undefined, 'no mirror');
     } finally {
-      await admission.deleteValidatingAdmissionPolicyBinding({ name: policy });
-      await admission.deleteValidatingAdmissionPolicy({ name: policy });
+      await remove();
     }
   });
 
@@ -206,6 +218,41 @@ describe('Kubernetes Events, written with node credentials', () => {
     assertKubeletSource(event, node);
     assert.match(event.message!, new RegExp(`^Static pod ${cp.namespace}/${name} has no mirror pod: .*a pod of that name already exists`));
     assert.equal((await readPod(cp.namespace, name))?.metadata?.annotations?.['kubernetes.io/config.mirror'], undefined, 'the holder is left alone');
+  });
+
+  it('an outdated mirror whose deletion a policy refuses: MirrorPodConflict on the Node and on that mirror', async () => {
+    const node = 'ev-stuck';
+    const name = `web-${node}`;
+    const dir = await manifestDir({ 'web.yaml': manifest('web', cp.namespace, 'nginx:1.27') });
+    await startAgent(node, dir);
+    const old = await waitFor(() => readPod(cp.namespace, name), 'the first mirror', { timeoutMs: 20_000 });
+    const remove = await applyPolicy('no-deletes', ['DELETE'], 'false', 'pods here are kept');
+    try {
+      await waitFor(
+        async () => {
+          try {
+            await cp.adminApi.deleteNamespacedPod({ namespace: cp.namespace, name, dryRun: 'All' });
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        'the policy in force',
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+      await writeFile(join(dir, '.web.yaml.new'), manifest('web', cp.namespace, 'nginx:1.28'));
+      await rename(join(dir, '.web.yaml.new'), join(dir, 'web.yaml'));
+      const event = await waitForEvent(() => nodeEvents(node), 'MirrorPodConflict');
+      assertKubeletSource(event, node);
+      const oldHash = old.metadata!.annotations!['kubernetes.io/config.mirror']!;
+      assert.match(event.message!, new RegExp(`^Static pod ${cp.namespace}/${name} has no up-to-date mirror pod: the mirror pod in place \\(config.mirror "${oldHash}"\\) could not be deleted: .*pods here are kept`));
+      // On the mirror in the way, as `kubectl describe pod` finds it (by its config.mirror hash).
+      const podEvent = await waitForEvent(() => mirrorEvents(old), 'MirrorPodConflict');
+      assert.equal(podEvent.message, event.message);
+      assert.equal((await readPod(cp.namespace, name))?.metadata?.uid, old.metadata?.uid, 'the old mirror is still there');
+    } finally {
+      await remove();
+    }
   });
 
   it('a manifest rejected at decode: FailedDecodeStaticPod on the Node with the file and the reason; the good pod still gets its mirror', async () => {

@@ -80,6 +80,22 @@ describe('mirror pod create failures', () => {
     assert.deepEqual(recorded.map((r) => r.reason), ['MirrorPodConflict']);
   });
 
+  it('an outdated mirror whose deletion is refused: MirrorPodConflict on the Node and on that mirror, with the refusal', () => {
+    const { events, recorded } = setup({ 'web-node-1_team-a': mirrorPod('h-old') });
+    events.mirrorNotReplaced(staticPod(), mirrorPod('h-old'), 'web-node-1_team-a', new ApiStatusError({ code: 403, reason: 'Forbidden', message: 'denied by policy' }));
+    assert.deepEqual(
+      recorded.map((r) => [r.object.kind, r.object.uid, r.reason]),
+      [
+        ['Node', 'node-1', 'MirrorPodConflict'],
+        ['Pod', 'h-old', 'MirrorPodConflict'],
+      ],
+    );
+    assert.equal(
+      recorded[0]!.message,
+      'Static pod team-a/web-node-1 has no up-to-date mirror pod: the mirror pod in place (config.mirror "h-old") could not be deleted: denied by policy',
+    );
+  });
+
   it('no event when the API server did not answer, or the Node UID is missing', () => {
     const { events, recorded } = setup();
     events.mirrorCreateFailed(
