@@ -89,11 +89,11 @@ export function createAgent(options: AgentOptions): Agent {
   const metrics = createAgentMetrics(registry);
   const podManager = new PodManager({ registry });
 
-  // Kubernetes Events about static and mirror pods (docs/events.md): the recorder is made once
-  // the API clients exist; until then, and when there is none, events go nowhere.
+  // Kubernetes Events about static and mirror pods (docs/events.md). The recorder needs the API
+  // clients, made below with a kubeconfig (and `--events` not false); without, events go nowhere.
   let recorder: EventRecorder = noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
-    recorder: { event: (...args) => recorder.event(...args), idle: () => recorder.idle(), stop: () => recorder.stop() },
+    recorder: { event: (...args) => recorder.event(...args) },
     nodeName: config.nodeName,
     getMirrorPod: (podFullName) => podManager.getMirrorPodByFullName(podFullName),
   });

@@ -51,7 +51,7 @@ function staticPodEventRef(pod: Pod): EventObjectRef {
 const podName = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 
 export interface StaticPodEventsOptions {
-  recorder: EventRecorder;
+  recorder: Pick<EventRecorder, 'event'>;
   nodeName: string;
   /** The mirror pod the agent knows for a full name (the pod manager's), if any. */
   getMirrorPod: (podFullName: string) => Pod | undefined;
