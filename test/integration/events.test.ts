@@ -18,7 +18,7 @@ import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
 import { flush, waitFor } from '../helpers/wait.js';
 
-const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-off'];
+const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-drop', 'ev-off'];
 const cp = useControlPlane({ nodes: NODES });
 
 const agents: Agent[] = [];
@@ -296,6 +296,40 @@ describe('Kubernetes Events, written with node credentials', () => {
       const podText = await kubectl('describe', 'pod', '-n', cp.namespace, `web-${node}`);
       assert.match(podText.split('Events:')[1] ?? '', /Warning\s+FailedValidation\s+.*kubelet\s+Error validating pod /);
     }
+  });
+
+  it('an event the API server refuses (its namespace does not exist) is logged once and dropped; the agent carries on', async () => {
+    const node = 'ev-drop';
+    const lines: Array<Record<string, unknown>> = [];
+    const capture = {
+      debug: () => {},
+      info: (obj: object, msg?: string) => lines.push({ ...obj, msg, level: 'info' }),
+      warn: (obj: object, msg?: string) => lines.push({ ...obj, msg, level: 'warn' }),
+      error: () => {},
+    };
+    // A duplicate in a namespace that does not exist: its FailedValidation (in that namespace)
+    // cannot be written; the Node's DuplicateStaticPod (in `default`) can.
+    const dir = await manifestDir({
+      'a.yaml': manifest('dup', 'no-such-namespace'),
+      'b.yaml': manifest('dup', 'no-such-namespace'),
+      'good.yaml': manifest('good', cp.namespace),
+    });
+    const { config } = await resolveRunConfig(['--kubeconfig', cp.cluster.nodeKubeconfigs[node]!, '--hostname-override', node, '--pod-manifest-path', dir]);
+    const agent = createAgent({ config, logger: capture, housekeepingIntervalMs: 200, listenPorts: { readOnly: 0, healthz: 0 } });
+    agents.push(agent);
+    await agent.start();
+    await waitForEvent(() => nodeEvents(node), 'DuplicateStaticPod');
+    await waitFor(() => readPod(cp.namespace, `good-${node}`), 'the good mirror', { timeoutMs: 20_000 });
+    // Written after the refused one: dup's mirror cannot be created in that namespace either.
+    await waitForEvent(() => nodeEvents(node), 'FailedCreateMirrorPod');
+    await agent.eventsIdle();
+    const failures = lines.filter((l) => l.msg === 'event write failed; dropping events until a write succeeds');
+    assert.equal(failures.length, 1, 'logged once');
+    assert.equal(failures[0]!.errorCode, 'KP_ERR_EVENT_WRITE');
+    assert.equal(failures[0]!.httpStatus, 404);
+    assert.equal(failures[0]!.eventReason, 'FailedValidation');
+    assert.ok(lines.some((l) => l.msg === 'event writes succeed again'), 'the next write succeeded');
+    assert.doesNotMatch(JSON.stringify(lines), /Bearer|authorization/i);
   });
 
   it('--events=false: the same problems write no Event', async () => {
