@@ -57,6 +57,8 @@ const templates = {
     `failed to create mirror pod ${quote(fullName)}: ${reason}`,
   KP_ERR_MIRROR_HASH_CONFLICT: (fullName: string, hash: string, existing: string) =>
     `cannot create mirror pod ${quote(fullName)} with hash ${quote(hash)}: another pod with a different hash (${quote(existing)}) holds the name`,
+  // --- events ---
+  KP_ERR_EVENT_WRITE: (object: string, reason: string) => `failed to write an event about ${object}: ${reason}`,
   // --- agent ---
   KP_ERR_NODE_OPTIONS: (option: string, received: string) => `invalid node option ${option}: ${received}`,
   KP_ERR_NODE_REGISTER: (node: string, reason: string) => `failed to register node ${quote(node)}: ${reason}`,

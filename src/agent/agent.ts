@@ -3,6 +3,8 @@ import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
+import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
+import { createStaticPodEvents } from '../events/static-pod-events.js';
 import { createApiClients } from '../kube/api-clients.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
@@ -67,6 +69,8 @@ export interface Agent {
   allSourcesReady(): boolean;
   /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
   mirrorsIdle(): Promise<void>;
+  /** Resolves when no Kubernetes Event is waiting to be written (tests). */
+  eventsIdle(): Promise<void>;
   /** True when the agent talks to an API server (false in standalone mode). */
   readonly connected: boolean;
 }
@@ -84,8 +88,25 @@ export function createAgent(options: AgentOptions): Agent {
   const registry = options.registry ?? new Registry();
   const metrics = createAgentMetrics(registry);
   const podManager = new PodManager({ registry });
+
+  // Kubernetes Events about static and mirror pods (docs/events.md). The recorder needs the API
+  // clients, made below with a kubeconfig (and `--events` not false); without, events go nowhere.
+  let recorder: EventRecorder = noopEventRecorder;
+  const staticPodEvents = createStaticPodEvents({
+    recorder: { event: (...args) => recorder.event(...args) },
+    nodeName: config.nodeName,
+    getMirrorPod: (podFullName) => podManager.getMirrorPodByFullName(podFullName),
+  });
+
   // The merger logs its warnings itself; they count as errors of the source they came from.
-  const podConfig = createPodConfig({ logger, clock, onEvent: (event) => metrics.recordSourceError(event.source) });
+  const podConfig = createPodConfig({
+    logger,
+    clock,
+    onEvent: (event) => {
+      metrics.recordSourceError(event.source);
+      staticPodEvents.duplicateIgnored(event);
+    },
+  });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
   // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
   // configuration rather than the Node object admits the same way before registration.
@@ -109,6 +130,7 @@ export function createAgent(options: AgentOptions): Agent {
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(FILE_SOURCE),
       fileCheckFrequencyMs: config.fileCheckFrequencyMs,
+      onRejected: (path, err) => staticPodEvents.manifestRejected(path, err),
       logger: sourceLogger(FILE_SOURCE),
       clock,
     });
@@ -120,6 +142,7 @@ export function createAgent(options: AgentOptions): Agent {
       onUpdate: podConfig.channel(HTTP_SOURCE),
       headers: config.staticPodURLHeader,
       httpCheckFrequencyMs: config.httpCheckFrequencyMs,
+      onRejected: (url, err) => staticPodEvents.manifestURLRejected(url, err),
       logger: sourceLogger(HTTP_SOURCE),
       clock,
     });
@@ -133,7 +156,18 @@ export function createAgent(options: AgentOptions): Agent {
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
-    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
+    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+      eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
+    });
+    if (config.events) {
+      recorder = createEventRecorder({
+        api: apis.events,
+        nodeName: config.nodeName,
+        clock,
+        logger,
+        onResult: (result) => metrics.recordEvent(result),
+      });
+    }
     apiSource = createApiserverSource({
       kubeConfig,
       nodeName: config.nodeName,
@@ -167,6 +201,14 @@ export function createAgent(options: AgentOptions): Agent {
       nodeName: config.nodeName,
       getNode: () => registration.getNode(),
       logger,
+      onDeleteRefused: (podFullName, uid, refusal) => {
+        // A delete with a UID precondition is the replacement of an outdated mirror.
+        const pod = podManager.getPodByFullName(podFullName);
+        const mirror = podManager.getMirrorPodByFullName(podFullName);
+        if (uid !== undefined && pod && isStaticPod(pod) && mirror?.metadata?.uid === uid) {
+          staticPodEvents.mirrorNotReplaced(pod, mirror, podFullName, refusal);
+        }
+      },
     });
     mirrorSync = createMirrorSync({
       podManager,
@@ -179,6 +221,7 @@ export function createAgent(options: AgentOptions): Agent {
         metrics.recordMirrorOperation(action, result);
         if (result !== 'skipped') metrics.observeSyncDuration(seconds);
       },
+      onCreateFailed: (pod, podFullName, err) => staticPodEvents.mirrorCreateFailed(pod, podFullName, err),
     });
     // Mirrors wait for the Node; the moment it exists, every static pod gets its turn.
     registration.onReady(() => mirrorSync?.enqueueAll());
@@ -278,6 +321,7 @@ export function createAgent(options: AgentOptions): Agent {
           nodeRegistration?.stop(),
           mirrorsStopped,
           dispatchLoop,
+          recorder.stop(),
           servers.readOnly?.close(),
           servers.healthz?.close(),
         ]),
@@ -290,6 +334,7 @@ export function createAgent(options: AgentOptions): Agent {
     addresses: () => ({ ...bound }),
     allSourcesReady: () => sourcesReady.allReady(),
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
+    eventsIdle: () => recorder.idle(),
   };
 }
 

@@ -35,6 +35,11 @@ export interface AgentConfig {
   readonly maxPods: number;
   readonly kubeAPIQPS: number;
   readonly kubeAPIBurst: number;
+  /** Event writes per second (their own token bucket); 0: no limit. */
+  readonly eventRecordQPS: number;
+  readonly eventBurst: number;
+  /** False: no Kubernetes Events are recorded (`--events=false`). */
+  readonly events: boolean;
   /** Where the read-only port listens. */
   readonly address: string;
   /** The kubelet port the Node advertises (`daemonEndpoints.kubeletEndpoint.Port`). */
@@ -64,6 +69,7 @@ export interface RunFlags {
   readonly readOnlyPort?: string;
   readonly healthzPort?: string;
   readonly nodeIP?: string;
+  readonly events?: string;
   readonly podCIDR?: string;
 }
 
@@ -86,7 +92,7 @@ export interface LoadAgentConfigOptions {
 export type NetworkInterfaces = Readonly<Record<string, readonly NetworkInterfaceInfo[] | undefined>>;
 
 type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
-  | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'port' | 'readOnlyPort'
+  | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'address' | 'port' | 'readOnlyPort'
   | 'healthzBindAddress' | 'healthzPort';
 
 /**
@@ -184,6 +190,13 @@ function resolveAgentConfig(
     else p.flags.push(`--pod-cidr: ${problem}`);
   }
 
+  let events = true;
+  const eventsFlag = flags.events?.trim().toLowerCase();
+  if (eventsFlag === 'false') events = false;
+  else if (eventsFlag !== undefined && eventsFlag !== 'true') {
+    p.flags.push(`--events: must be true or false, got ${JSON.stringify(flags.events)}`);
+  }
+
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
   if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
@@ -197,6 +210,7 @@ function resolveAgentConfig(
     staticPodURLHeader,
     ...(scalars as Pick<AgentConfig, ScalarKey>),
     nodeIP,
+    events,
     podCIDR,
   });
 }

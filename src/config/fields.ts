@@ -130,6 +130,18 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     doc: 'client burst',
   },
   {
+    key: 'eventRecordQPS',
+    field: 'eventRecordQPS',
+    type: { kind: 'number', integer: true, max: MAX_INT32, default: 50 },
+    doc: 'Event writes per second, a token bucket of their own beside `kubeAPIQPS`, as the kubelet\'s event client has; `0`: no limit',
+  },
+  {
+    key: 'eventBurst',
+    field: 'eventBurst',
+    type: { kind: 'number', integer: true, max: MAX_INT32, default: 100 },
+    doc: 'Event write burst (used when `eventRecordQPS` > 0)',
+  },
+  {
     key: 'healthzBindAddress',
     field: 'healthzBindAddress',
     type: { kind: 'address', default: '127.0.0.1' },
@@ -168,6 +180,12 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     flag: { name: 'node-ip', key: 'nodeIP' },
     type: { kind: 'other', defaultDoc: "the machine's first non-internal IPv4 address (see below)" },
     doc: "the node's address: every pod's `hostIP`, and the pod IP of host-network pods. One address; `0.0.0.0` or `::` picks the machine's address of that family",
+  },
+  {
+    key: 'events',
+    flag: { name: 'events', key: 'events' },
+    type: { kind: 'other', defaultDoc: '`true`' },
+    doc: 'record Kubernetes Events about static and mirror pods on the Node and the mirror pods (docs/events.md); `false` records none. Ours, not the kubelet\'s: a flag only, so a kubelet\'s configuration file stays valid for the kubelet',
   },
   {
     key: 'podCIDR',

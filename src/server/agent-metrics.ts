@@ -14,6 +14,7 @@ export interface AgentMetrics {
   readonly syncDuration: Histogram;
   readonly sourceErrors: Counter<'source'>;
   readonly statusWrites: Counter<'result'>;
+  readonly events: Counter<'result'>;
 
   setMirrorPods(count: number): void;
   setDesiredPods(counts: { static: number; nonStatic: number }): void;
@@ -23,6 +24,8 @@ export interface AgentMetrics {
   observeSyncDuration(seconds: number): void;
   recordSourceError(source: string): void;
   recordStatusWrite(result: string): void;
+  /** What became of one Kubernetes Event: created, patched, spam-filtered, dropped. */
+  recordEvent(result: string): void;
 }
 
 export const AGENT_METRIC_NAMES = Object.freeze([
@@ -32,6 +35,7 @@ export const AGENT_METRIC_NAMES = Object.freeze([
   'kubelet_pods_sync_duration_seconds',
   'kubelet_pods_source_errors_total',
   'kubelet_pods_status_writes_total',
+  'kubelet_pods_events_total',
 ] as const);
 
 /** Registers the agent's metrics on `registry`; fails with KP_ERR_METRIC_REGISTERED if one is taken. */
@@ -75,6 +79,12 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const events = new Counter({
+    name: 'kubelet_pods_events_total',
+    help: 'Kubernetes Events recorded, by what became of them: created, patched (a repeat), spam-filtered, dropped (kubelet-pods).',
+    labelNames: ['result'] as const,
+    registers,
+  });
   return Object.freeze({
     mirrorPods,
     desiredPods,
@@ -82,6 +92,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     syncDuration,
     sourceErrors,
     statusWrites,
+    events,
     setMirrorPods: (count: number) => mirrorPods.set(count),
     setDesiredPods: (counts: { static: number; nonStatic: number }) => {
       desiredPods.set({ static: 'true' }, counts.static);
@@ -92,5 +103,6 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
     recordSourceError: (source: string) => sourceErrors.inc({ source }),
     recordStatusWrite: (result: string) => statusWrites.inc({ result }),
+    recordEvent: (result: string) => events.inc({ result }),
   });
 }

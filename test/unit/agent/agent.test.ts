@@ -28,6 +28,7 @@ const standalone: AgentConfig = {
   healthzBindAddress: '127.0.0.1',
   healthzPort: 0,
   nodeIP: '127.0.0.1',
+  events: true,
   podCIDR: '10.88.0.0/16',
 };
 

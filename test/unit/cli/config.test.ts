@@ -108,6 +108,9 @@ describe('loadAgentConfig', () => {
     assert.equal(config.nodeStatusUpdateFrequencyMs, 10_000);
     assert.equal(config.kubeAPIQPS, 5);
     assert.equal(config.kubeAPIBurst, 10);
+    assert.equal(config.eventRecordQPS, 5);
+    assert.equal(config.eventBurst, 10);
+    assert.equal(config.events, true);
     assert.equal(config.address, '0.0.0.0');
     assert.equal(config.readOnlyPort, 10255);
     assert.equal(config.healthzPort, 10248);
@@ -115,7 +118,7 @@ describe('loadAgentConfig', () => {
     for (const f of ['authentication', 'authorization', 'cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
       assert.ok(ignoredFields.includes(f), `${f} should be listed as ignored`);
     }
-    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort']) {
+    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'eventRecordQPS', 'eventBurst', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort']) {
       assert.ok(!ignoredFields.includes(f), `${f} is honoured, not ignored`);
     }
     assert.deepEqual([...ignoredFields], [...ignoredFields].sort());
@@ -215,6 +218,24 @@ describe('loadAgentConfig', () => {
     assert.ok(hasErrorCode(fileErr, 'KP_ERR_CONFIG_INVALID'));
     assert.ok(fileErr.message.includes('staticPodURLHeader.X-Token'));
     assert.ok(!fileErr.message.includes('super-secret'), fileErr.message);
+  });
+
+  it('--events turns Kubernetes Events off or on; anything but true or false is refused', async () => {
+    assert.equal((await resolveRunConfig(['--events=false'], files({}))).config.events, false);
+    assert.equal((await resolveRunConfig(['--events', 'TRUE'], files({}))).config.events, true);
+    assert.equal((await resolveRunConfig([], files({}))).config.events, true);
+    await assert.rejects(resolveRunConfig(['--events=off'], files({})), expectError('KP_ERR_CONFIG_FLAGS', '--events: must be true or false, got "off"'));
+  });
+
+  it('eventRecordQPS and eventBurst are non-negative integers (0: no limit)', async () => {
+    const path = '/etc/k.yaml';
+    const { config } = await loadAgentConfig({ config: path }, files({ [path]: `${header}eventRecordQPS: 0\neventBurst: 3\n` }));
+    assert.equal(config.eventRecordQPS, 0);
+    assert.equal(config.eventBurst, 3);
+    await assert.rejects(
+      loadAgentConfig({ config: path }, files({ [path]: `${header}eventRecordQPS: -1\neventBurst: 1.5\n` })),
+      expectError('KP_ERR_CONFIG_INVALID', 'eventRecordQPS: must be between 0', 'eventBurst: must be an integer'),
+    );
   });
 
   it('reports an unreadable file with KP_ERR_CONFIG_READ naming it', async () => {
