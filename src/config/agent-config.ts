@@ -144,8 +144,11 @@ function resolveAgentConfig(
   const p: Problems = { file: [], flags: [] };
 
   const scalars: Record<string, number | string> = {};
+  // Without a file, the kubelet's legacy flag defaults apply where it has them.
+  const withoutFile = path === '';
   for (const f of scalarFields()) {
-    let value = f.field !== undefined ? fileScalar(f.field, f.type, file[f.field], p.file) : f.type.default;
+    const fallback = withoutFile ? defaultWithoutFile(f.type) : f.type.default;
+    let value = f.field !== undefined ? fileScalar(f.field, { ...f.type, default: fallback } as ScalarFieldType, file[f.field], p.file) : fallback;
     if (f.flag !== undefined) {
       const raw = flags[f.flag.key];
       if (typeof raw === 'string') value = flagScalar(`--${f.flag.name}`, f.type, raw, value, p.flags);
@@ -199,6 +202,11 @@ function resolveAgentConfig(
     nodeIP,
     podCIDR,
   });
+}
+
+/** A field's default for an agent started with flags only (no `--config` file). */
+export function defaultWithoutFile(type: ScalarFieldType): number | string {
+  return type.kind === 'port' && type.flagsOnlyDefault !== undefined ? type.flagsOnlyDefault : type.default;
 }
 
 /**

@@ -29,8 +29,12 @@ export type FieldType =
   | { readonly kind: 'duration'; readonly allowZero: boolean; readonly default: number }
   /** A YAML number from 0 to `max`. */
   | { readonly kind: 'number'; readonly integer: boolean; readonly max: number; readonly default: number }
-  /** An integer from 0 to 65535 (a string when given as a flag). */
-  | { readonly kind: 'port'; readonly default: number }
+  /**
+   * An integer from 0 to 65535 (a string when given as a flag). `flagsOnlyDefault`, when set,
+   * is the default of an agent started without `--config`: the kubelet keeps a few legacy
+   * flag defaults that differ from the KubeletConfiguration file's (`default`).
+   */
+  | { readonly kind: 'port'; readonly default: number; readonly flagsOnlyDefault?: number }
   /** An IP address. */
   | { readonly kind: 'address'; readonly default: string }
   /** A path, a URL, the headers, the node name: checked by their own rules. */
@@ -153,8 +157,8 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     key: 'readOnlyPort',
     flag: { name: 'read-only-port', key: 'readOnlyPort' },
     field: 'readOnlyPort',
-    type: { kind: 'port', default: 0 },
-    doc: '`/pods`, `/metrics`, `/healthz`; `0` disables them',
+    type: { kind: 'port', default: 0, flagsOnlyDefault: 10255 },
+    doc: "`/pods`, `/metrics`, `/healthz` over plain HTTP, unauthenticated; `0` disables them. As the kubelet: `10255` when started with flags only, `0` when a `--config` file leaves it unset",
   },
   {
     key: 'healthzPort',

@@ -88,14 +88,13 @@ describe('loadAgentConfig', () => {
     assert.equal(config.kubeAPIBurst, 100);
     assert.equal(config.address, '127.0.0.1');
     assert.equal(config.healthzBindAddress, '127.0.0.1');
-    assert.equal(config.readOnlyPort, 0);
+    assert.equal(config.readOnlyPort, 10255, "the kubelet's legacy flag default, without a file");
     assert.equal(config.healthzPort, 10248);
     assert.equal(config.staticPodPath, undefined);
     assert.equal(config.staticPodURL, undefined);
     assert.deepEqual(config.staticPodURLHeader, {});
     assert.equal(config.kubeconfig, undefined);
     assert.ok(Object.isFrozen(config));
-    assert.equal(config.readOnlyPort, AGENT_CONFIG_DEFAULTS.readOnlyPort);
   });
 
   it('loads the shared example KubeletConfiguration and honours its fields', async () => {
