@@ -71,6 +71,8 @@ const templates = {
     `invalid kubelet configuration ${quote(file)}: ${problems.join('; ')}`,
   KP_ERR_CONFIG_FLAGS: (problems: readonly string[]) => `invalid flags: ${problems.join('; ')}`,
   KP_ERR_CONFIG_LISTEN: (address: string, port: number) => `cannot listen on ${address}:${port}`,
+  KP_ERR_CONFIG_PORT_IN_USE: (address: string, port: number, setting: string) =>
+    `cannot listen on ${address}:${port}: the port is in use; choose another with ${setting}, or 0 to turn this endpoint off`,
   KP_ERR_CONFIG_KUBECONFIG: (reason: string) => `unusable kubeconfig: ${reason}`,
   KP_ERR_SERVER_ENDPOINT: (path: string) => `endpoint ${quote(path)} failed`,
 } satisfies Record<string, (...args: never[]) => string>;

@@ -36,8 +36,9 @@ export interface AgentOptions {
   /** Where static pod statuses come from; the simulated healthy start by default. */
   statusProvider?: StatusProvider;
   /**
-   * Listen ports that override the configuration (0 picks a free port), for tests and the
-   * demo; when absent, the configured ports apply and 0 there disables the endpoint.
+   * Listen ports that replace the configured ones, for tests and the demo: each endpoint named
+   * here listens on that port (0 picks a free one), and the endpoints not named are off. When
+   * absent, the configured ports apply and 0 there turns an endpoint off.
    */
   listenPorts?: { readOnly?: number; healthz?: number };
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
@@ -200,12 +201,15 @@ export function createAgent(options: AgentOptions): Agent {
 
   const servers: { readOnly?: AgentServer; healthz?: AgentServer } = {};
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress } = {};
-  const readOnlyPort = options.listenPorts?.readOnly ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
-  const healthzPort = options.listenPorts?.healthz ?? (config.healthzPort > 0 ? config.healthzPort : undefined);
+  const listenPort = (key: 'readOnly' | 'healthz', configured: number): number | undefined =>
+    options.listenPorts !== undefined ? options.listenPorts[key] : configured > 0 ? configured : undefined;
+  const readOnlyPort = listenPort('readOnly', config.readOnlyPort);
+  const healthzPort = listenPort('healthz', config.healthzPort);
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
+      setting: '--read-only-port or readOnlyPort',
       routes: [
         healthzRoute(),
         podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }),
@@ -214,7 +218,12 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
   if (healthzPort !== undefined) {
-    servers.healthz = createAgentServer({ address: config.healthzBindAddress, port: healthzPort, routes: [healthzRoute()] });
+    servers.healthz = createAgentServer({
+      address: config.healthzBindAddress,
+      port: healthzPort,
+      setting: '--healthz-port or healthzPort',
+      routes: [healthzRoute()],
+    });
   }
 
   const intervals: ClockTimer[] = [];
@@ -234,11 +243,18 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     connected: config.kubeconfig !== undefined,
     async start() {
+      // Ports first: a port that is taken fails the start before anything else has begun, and
+      // the ports already bound are let go, so a failed start leaves nothing open.
+      try {
+        if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
+        if (servers.healthz) bound.healthz = await servers.healthz.listen();
+      } catch (err) {
+        await Promise.all([servers.readOnly?.close(), servers.healthz?.close()]);
+        throw err;
+      }
       dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
-      if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
-      if (servers.healthz) bound.healthz = await servers.healthz.listen();
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();

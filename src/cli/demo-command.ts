@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createAgent } from '../agent/agent.js';
+import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
@@ -61,14 +61,17 @@ export async function run(args: string[]): Promise<number> {
   const { config } = await resolveRunConfig(flags);
   const logFile = join(dir, 'agent.log');
   const logger = createLogger({ destination: createWriteStream(logFile, { flags: 'a' }), pretty: false });
-  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0 } });
+  // Every endpoint on a free port: a kubelet (or another demo) on the machine often holds
+  // the default ones.
+  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0, healthz: 0 } });
   await agent.start();
-  const readOnly = agent.addresses().readOnly;
+  const endpoints = describeEndpoints(agent.addresses());
+  process.stderr.write(`${endpoints}\n`);
 
   const header = [
     `kubelet-pods demo · node ${node} · manifests in ${config.staticPodPath}`,
     `kubectl --kubeconfig ${cluster.adminKubeconfig} get pods -A`,
-    `endpoints: http://${readOnly?.address}:${readOnly?.port}/pods  /metrics  /healthz · agent log: ${logFile}`,
+    `${endpoints} · agent log: ${logFile}`,
     'edit, add or remove manifests and watch their mirror pods follow · Ctrl-C to stop',
   ];
   const view = startLiveView({ podManager: agent.podManager, header });
@@ -86,6 +89,16 @@ export async function run(args: string[]): Promise<number> {
   await untilSignal();
   await stop();
   return 0;
+}
+
+/** One line naming where each endpoint listens. */
+function describeEndpoints(addresses: ReturnType<Agent['addresses']>): string {
+  const at = (a: { address: string; port: number } | undefined, scheme: string, paths: string): string =>
+    a === undefined ? 'off' : `${scheme}://${a.address}:${a.port}${paths}`;
+  return [
+    `endpoints: read-only ${at(addresses.readOnly, 'http', '/pods /metrics /healthz')}`,
+    `healthz ${at(addresses.healthz, 'http', '/healthz')}`,
+  ].join(' · ');
 }
 
 // The mirror pods come back through the API source, status included, so the pod manager is
