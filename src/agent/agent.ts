@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
-import { createApiClients } from '../kube/api-clients.js';
+import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
@@ -13,7 +14,11 @@ import { createNodeRegistration, type NodeRegistration } from '../node/node-regi
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { configzRoute } from '../server/configz.js';
+import { containerLogsRoute } from '../server/container-logs.js';
 import { healthzRoute } from '../server/healthz.js';
+import { createKubeletAuth } from '../server/kubelet-auth.js';
+import { loadServingTLS } from '../server/serving-cert.js';
 import { metricsRoute } from '../server/metrics.js';
 import { podsRoute } from '../server/pods.js';
 import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
@@ -40,7 +45,7 @@ export interface AgentOptions {
    * here listens on that port (0 picks a free one), and the endpoints not named are off. When
    * absent, the configured ports apply and 0 there turns an endpoint off.
    */
-  listenPorts?: { readOnly?: number; healthz?: number };
+  listenPorts?: { readOnly?: number; healthz?: number; kubelet?: number };
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
   housekeepingIntervalMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
@@ -62,8 +67,8 @@ export interface Agent {
    * kubelet leaves them; a restarted agent adopts them.
    */
   stop(): Promise<void>;
-  /** Where the endpoints listen, once started. */
-  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress };
+  /** Where the endpoints listen, once started (`kubelet`: the authenticated HTTPS port). */
+  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress };
   /** True once every configured source has delivered a full set and it was applied. */
   allSourcesReady(): boolean;
   /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
@@ -131,10 +136,12 @@ export function createAgent(options: AgentOptions): Agent {
   let nodeLease: NodeLease | undefined;
   let statusWriter: MirrorStatusWriter | undefined;
   let mirrorSync: MirrorSync | undefined;
+  let apis: ApiClients | undefined;
+  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
-    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
+    apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
     apiSource = createApiserverSource({
       kubeConfig,
       nodeName: config.nodeName,
@@ -147,7 +154,8 @@ export function createAgent(options: AgentOptions): Agent {
       api: apis.core,
       internalIP: config.nodeIP,
       maxPods: config.maxPods,
-      kubeletPort: config.port,
+      // The port the kubelet endpoint listens on; the configured one when it is off.
+      kubeletPort: () => bound.kubelet?.port ?? config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       clock,
@@ -199,22 +207,68 @@ export function createAgent(options: AgentOptions): Agent {
     },
   });
 
-  const servers: { readOnly?: AgentServer; healthz?: AgentServer } = {};
-  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress } = {};
-  const listenPort = (key: 'readOnly' | 'healthz', configured: number): number | undefined =>
+  const servers: { readOnly?: AgentServer; healthz?: AgentServer; kubelet?: AgentServer } = {};
+  const listenPort = (key: 'readOnly' | 'healthz' | 'kubelet', configured: number): number | undefined =>
     options.listenPorts !== undefined ? options.listenPorts[key] : configured > 0 ? configured : undefined;
   const readOnlyPort = listenPort('readOnly', config.readOnlyPort);
   const healthzPort = listenPort('healthz', config.healthzPort);
+  let kubeletPort = listenPort('kubelet', config.port);
+  const webhooks = config.authenticationTokenWebhook || config.authorizationMode === 'Webhook';
+  if (kubeletPort !== undefined && webhooks && apis === undefined) {
+    // Standalone, nobody can answer a TokenReview or SubjectAccessReview: rather than refuse
+    // every request, the port stays closed (the kubelet refuses to start instead).
+    logger.warn(
+      { err: kpError('KP_ERR_SERVER_NO_API', [config.authorizationMode, config.authenticationTokenWebhook]) },
+      'kubelet port off: its webhooks need an API server',
+    );
+    kubeletPort = undefined;
+  }
+  const podsWithStatus = podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') });
+  async function createKubeletServer(port: number): Promise<AgentServer> {
+    const tls = await loadServingTLS({
+      ...(config.tlsCertFile !== undefined ? { certFile: config.tlsCertFile } : {}),
+      ...(config.tlsPrivateKeyFile !== undefined ? { keyFile: config.tlsPrivateKeyFile } : {}),
+      ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+      nodeName: config.nodeName,
+      addresses: [config.address, config.nodeIP],
+    });
+    return createAgentServer({
+      address: config.address,
+      port,
+      setting: '--port or port',
+      tls,
+      logger,
+      guard: createKubeletAuth({
+        nodeName: config.nodeName,
+        x509: config.clientCAFile !== undefined,
+        ...(config.authenticationTokenWebhook && apis !== undefined ? { tokenReviews: apis.authentication } : {}),
+        tokenCacheTTLMs: config.authenticationWebhookCacheTTLMs,
+        anonymous: config.anonymousAuth,
+        authorization: config.authorizationMode === 'Webhook' && apis !== undefined ? apis.authorization : 'AlwaysAllow',
+        authorizedCacheTTLMs: config.authorizationWebhookCacheAuthorizedTTLMs,
+        unauthorizedCacheTTLMs: config.authorizationWebhookCacheUnauthorizedTTLMs,
+        clock,
+        logger,
+      }),
+      routes: [
+        healthzRoute(),
+        podsWithStatus,
+        metricsRoute({ registry }),
+        configzRoute({ config }),
+        containerLogsRoute({
+          podManager,
+          logsFor: (uid, container) => statusProvider.containerLogs?.(uid, container),
+          now: () => clock.now(),
+        }),
+      ],
+    });
+  }
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
       setting: '--read-only-port or readOnlyPort',
-      routes: [
-        healthzRoute(),
-        podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }),
-        metricsRoute({ registry }),
-      ],
+      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry })],
     });
   }
   if (healthzPort !== undefined) {
@@ -248,8 +302,12 @@ export function createAgent(options: AgentOptions): Agent {
       try {
         if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
         if (servers.healthz) bound.healthz = await servers.healthz.listen();
+        if (kubeletPort !== undefined) {
+          servers.kubelet = await createKubeletServer(kubeletPort);
+          bound.kubelet = await servers.kubelet.listen();
+        }
       } catch (err) {
-        await Promise.all([servers.readOnly?.close(), servers.healthz?.close()]);
+        await Promise.all([servers.readOnly?.close(), servers.healthz?.close(), servers.kubelet?.close()]);
         throw err;
       }
       dispatchLoop = (async () => {
@@ -270,6 +328,7 @@ export function createAgent(options: AgentOptions): Agent {
           standalone: !config.kubeconfig,
           readOnly: bound.readOnly,
           healthz: bound.healthz,
+          kubelet: bound.kubelet,
         },
         'agent started',
       );
@@ -296,6 +355,7 @@ export function createAgent(options: AgentOptions): Agent {
           dispatchLoop,
           servers.readOnly?.close(),
           servers.healthz?.close(),
+          servers.kubelet?.close(),
         ]),
         shutdownBound,
       ]);

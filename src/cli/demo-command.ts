@@ -63,7 +63,7 @@ export async function run(args: string[]): Promise<number> {
   const logger = createLogger({ destination: createWriteStream(logFile, { flags: 'a' }), pretty: false });
   // Every endpoint on a free port: a kubelet (or another demo) on the machine often holds
   // the default ones.
-  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0, healthz: 0 } });
+  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0, healthz: 0, kubelet: 0 } });
   await agent.start();
   const endpoints = describeEndpoints(agent.addresses());
   process.stderr.write(`${endpoints}\n`);
@@ -98,6 +98,7 @@ function describeEndpoints(addresses: ReturnType<Agent['addresses']>): string {
   return [
     `endpoints: read-only ${at(addresses.readOnly, 'http', '/pods /metrics /healthz')}`,
     `healthz ${at(addresses.healthz, 'http', '/healthz')}`,
+    `kubelet ${at(addresses.kubelet, 'https', '/pods /metrics /configz /containerLogs (authenticated)')}`,
   ].join(' · ');
 }
 

@@ -1,6 +1,8 @@
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   HttpMethod,
@@ -17,6 +19,9 @@ export interface ApiClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
   coordination: CoordinationV1Api;
+  /** TokenReviews and SubjectAccessReviews for the kubelet port. */
+  authentication: AuthenticationV1Api;
+  authorization: AuthorizationV1Api;
 }
 
 /** Connections kept open to the API server; enough for the mirror sync's concurrency. */
@@ -59,6 +64,8 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): 
     kubeConfig,
     core: new CoreV1Api(configuration),
     coordination: new CoordinationV1Api(configuration),
+    authentication: new AuthenticationV1Api(configuration),
+    authorization: new AuthorizationV1Api(configuration),
   };
 }
 

@@ -46,7 +46,7 @@ async function runFails(args: string[]): Promise<{ code: number; stderr: string 
 
 describe('run with a default port taken', () => {
   const cases = [
-    { desc: 'healthz port', args: ['--read-only-port', '0', '--port', '0'], port: 10248, setting: '--healthz-port or healthzPort' },
+    { desc: 'healthz port', args: ['--read-only-port', '0', '--port', '0', '--port', '0'], port: 10248, setting: '--healthz-port or healthzPort' },
     { desc: 'read-only port (10255 with flags only)', args: ['--healthz-port', '0', '--port', '0'], port: 10255, setting: '--read-only-port or readOnlyPort' },
   ];
   for (const c of cases) {

@@ -111,10 +111,15 @@ describe('loadAgentConfig', () => {
     assert.equal(config.readOnlyPort, 10255);
     assert.equal(config.healthzPort, 10248);
     assert.equal(config.healthzBindAddress, '127.0.0.1');
-    for (const f of ['authentication', 'authorization', 'cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
+    for (const f of ['cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
       assert.ok(ignoredFields.includes(f), `${f} should be listed as ignored`);
     }
-    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort']) {
+    assert.equal(config.clientCAFile, '/etc/kubernetes/pki/ca.pem');
+    assert.equal(config.anonymousAuth, false);
+    assert.equal(config.authenticationTokenWebhook, true);
+    assert.equal(config.authorizationMode, 'Webhook');
+    assert.equal(config.authorizationWebhookCacheUnauthorizedTTLMs, 30_000);
+    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort', 'authentication', 'authorization']) {
       assert.ok(!ignoredFields.includes(f), `${f} is honoured, not ignored`);
     }
     assert.deepEqual([...ignoredFields], [...ignoredFields].sort());

@@ -15,7 +15,7 @@ import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
 function formatDefault(type: FieldType): string {
   if (type.kind === 'other') return type.defaultDoc;
   const value = `\`${type.kind === 'duration' ? formatDuration(type.default) : String(type.default)}\``;
-  if (type.kind === 'port' && type.flagsOnlyDefault !== undefined) {
+  if ('flagsOnlyDefault' in type && type.flagsOnlyDefault !== undefined) {
     return `\`${type.flagsOnlyDefault}\` (flags only), ${value} (with \`--config\`)`;
   }
   return value;
@@ -91,16 +91,17 @@ describe('the configuration table', () => {
     assert.equal((await loadAgentConfig({ config: '/c.yaml', readOnlyPort: '10255' }, file(''))).config.readOnlyPort, 10255);
   });
 
-  it('the flags are the table\'s, in its order; scalar flags are addresses or ports', () => {
+  it('the flags are the table\'s, in its order; scalar flags are addresses, ports, booleans or choices', () => {
     assert.deepEqual(RUN_FLAG_NAMES, CONFIG_FIELDS.flatMap((f) => (f.flag ? [`--${f.flag.name}`] : [])));
     for (const f of scalarFields()) {
-      if (f.flag !== undefined) assert.ok(f.type.kind === 'address' || f.type.kind === 'port', `--${f.flag.name} has a flag rule`);
+      if (f.flag !== undefined) assert.ok(['address', 'port', 'boolean', 'choice'].includes(f.type.kind), `--${f.flag.name} has a flag rule`);
     }
   });
 
-  it('the honoured file fields are the table\'s, plus apiVersion and kind', () => {
-    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', evictionHard: {}, authentication: {} };
-    for (const f of CONFIG_FIELDS) if (f.field !== undefined) file[f.field] = 'x';
-    assert.deepEqual(ignoredFieldsOf(file), ['authentication', 'evictionHard']);
+  it('the honoured file fields are the table\'s, plus apiVersion and kind; inside a partly honoured object the others are named by path', () => {
+    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', evictionHard: {}, authentication: { webhook: { enabled: true }, x509: { clientCAFile: 'ca', other: 1 } } };
+    for (const f of CONFIG_FIELDS) if (f.field !== undefined && !f.field.includes('.')) file[f.field] = 'x';
+    assert.deepEqual(ignoredFieldsOf(file), ['authentication.x509.other', 'evictionHard']);
+    assert.deepEqual(ignoredFieldsOf({ authorization: 'Webhook', tlsMinVersion: 'x' }), ['authorization', 'tlsMinVersion']);
   });
 });
