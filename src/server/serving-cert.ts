@@ -80,7 +80,8 @@ export function selfSignedCertificate(nodeName: string, addresses: readonly stri
   certificate.serialNumber = serial.toString('hex');
   certificate.validity.notBefore = new Date(now.getTime() - 3600 * 1000);
   certificate.validity.notAfter = new Date(now.getTime() + SELF_SIGNED_VALIDITY_MS);
-  const subject = [{ name: 'commonName', value: `${nodeName}@${Math.floor(now.getTime() / 1000)}` }];
+  // UTF8String: `@` is not a PrintableString character, and Go refuses a name that says it is.
+  const subject = [{ name: 'commonName', value: `${nodeName}@${Math.floor(now.getTime() / 1000)}`, valueTagClass: forge.asn1.Type.UTF8 as never }];
   certificate.setSubject(subject);
   certificate.setIssuer(subject);
   const ips = [...new Set([...addresses.filter((a) => isIP(a) !== 0 && a !== '0.0.0.0' && a !== '::'), '127.0.0.1', '::1'])];

@@ -32,7 +32,7 @@ function baseCertificate(publicKey: forge.pki.rsa.PublicKey): forge.pki.Certific
 export function makeCA(name: string): TestCertificate & { sign(cn: string, groups?: readonly string[], usage?: 'client' | 'server'): TestCertificate } {
   const ca = keyPair();
   const c = baseCertificate(ca.publicKey);
-  const subject = [{ name: 'commonName', value: name }];
+  const subject = [{ name: 'commonName', value: name, valueTagClass: forge.asn1.Type.UTF8 as never }];
   c.setSubject(subject);
   c.setIssuer(subject);
   c.setExtensions([{ name: 'basicConstraints', cA: true }, { name: 'keyUsage', keyCertSign: true, digitalSignature: true }]);
@@ -43,7 +43,9 @@ export function makeCA(name: string): TestCertificate & { sign(cn: string, group
     sign(cn, groups = [], usage = 'client') {
       const leaf = keyPair();
       const l = baseCertificate(leaf.publicKey);
-      l.setSubject([{ name: 'commonName', value: cn }, ...groups.map((g) => ({ name: 'organizationName', value: g }))]);
+      // UTF8String: `:` (system:masters) is not a PrintableString character.
+      const utf8 = forge.asn1.Type.UTF8 as never;
+      l.setSubject([{ name: 'commonName', value: cn, valueTagClass: utf8 }, ...groups.map((g) => ({ name: 'organizationName', value: g, valueTagClass: utf8 }))]);
       l.setIssuer(subject);
       l.setExtensions([
         { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
