@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
@@ -36,18 +37,27 @@ options:
   -h, --help
 `;
 
+const OPTIONS = {
+  config: { type: 'string', default: join(examples, 'kubelet-config.yaml') },
+  'pod-manifest-path': { type: 'string' },
+  node: { type: 'string', default: 'demo-node' },
+  dir: { type: 'string' },
+  'until-synced': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+export function parse(args: readonly string[]) {
+  try {
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
+  }
+}
+
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: 'string', default: join(examples, 'kubelet-config.yaml') },
-      'pod-manifest-path': { type: 'string' },
-      node: { type: 'string', default: 'demo-node' },
-      dir: { type: 'string' },
-      'until-synced': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;

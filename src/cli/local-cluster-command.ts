@@ -36,25 +36,27 @@ function parsePort(flag: string, value: string | undefined): number | undefined 
   return port;
 }
 
-export async function run(args: string[]): Promise<number> {
-  let values;
+const OPTIONS = {
+  dir: { type: 'string' },
+  nodes: { type: 'string', default: 'node-1' },
+  'keep-data': { type: 'boolean', default: false },
+  'secure-port': { type: 'string' },
+  'etcd-port': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+export function parse(args: readonly string[]) {
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        dir: { type: 'string' },
-        nodes: { type: 'string', default: 'node-1' },
-        'keep-data': { type: 'boolean', default: false },
-        'secure-port': { type: 'string' },
-        'etcd-port': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
   } catch (err) {
     throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
   }
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
