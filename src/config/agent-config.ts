@@ -35,7 +35,7 @@ export interface AgentConfig {
   readonly maxPods: number;
   readonly kubeAPIQPS: number;
   readonly kubeAPIBurst: number;
-  /** Where the read-only port listens. */
+  /** Where the read-only and kubelet ports listen. */
   readonly address: string;
   /**
    * The kubelet port (HTTPS, authenticated), which the Node advertises

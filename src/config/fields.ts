@@ -151,7 +151,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     flag: { name: 'address', key: 'address' },
     field: 'address',
     type: { kind: 'address', default: '127.0.0.1' },
-    doc: "where the read-only port listens (the kubelet's default is `0.0.0.0`)",
+    doc: "where the read-only and kubelet ports listen (the kubelet's default is `0.0.0.0`)",
   },
   {
     key: 'port',

@@ -14,8 +14,15 @@ const DOCS = ['README.md', ...readdirSync(new URL('docs/', root)).filter((f) => 
 /** Flags the docs mention that belong to programs other than ours, by program. */
 const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
   node: ['--test', '--test-concurrency', '--test-force-exit', '--expose-gc', '--cpu-prof', '--cpu-prof-dir', '--max-semi-space-size', '--trace-gc'],
-  'kube-apiserver': ['--endpoint-reconciler-type', '--kubelet-client-certificate', '--kubelet-client-key', '--kubelet-certificate-authority'],
-  kubelet: ['--cluster-dns'],
+  'kube-apiserver': [
+    '--endpoint-reconciler-type',
+    '--kubelet-client-certificate',
+    '--kubelet-client-key',
+    '--kubelet-certificate-authority',
+    '--kubelet-preferred-address-types',
+  ],
+  kubelet: ['--cluster-dns', '--cert-dir'],
+  kubectl: ['--raw', '--kubeconfig'],
 };
 
 /** Flags our own other programs define, read from their sources. */
