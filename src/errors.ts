@@ -77,8 +77,8 @@ const templates = {
   KP_ERR_SERVER_ENDPOINT: (path: string) => `endpoint ${quote(path)} failed`,
   KP_ERR_SERVER_AUTHN: (subject: string, reason: string) => `the TokenReview of ${subject} for the kubelet port failed: ${reason}`,
   KP_ERR_SERVER_AUTHZ: (subject: string, reason: string) => `the SubjectAccessReview of ${quote(subject)} for the kubelet port failed: ${reason}`,
-  KP_ERR_SERVER_NO_API: (mode: string, tokenWebhook: boolean) =>
-    `the kubelet port stays closed: authorization mode ${mode}${tokenWebhook ? ' and token authentication' : ''} need an API server, and the agent runs without --kubeconfig (set authorization.mode AlwaysAllow and authentication.webhook.enabled false, or --port 0)`,
+  KP_ERR_SERVER_NO_API: (needs: readonly string[]) =>
+    `the kubelet port stays closed: ${needs.join(' and ')} need an API server, and the agent runs without --kubeconfig (set authorization.mode AlwaysAllow and authentication.webhook.enabled false, or turn the port off with --port 0)`,
   KP_ERR_SERVER_TLS: (what: string, reason: string) => `cannot set up TLS for the kubelet port: ${what}: ${reason}`,
 } satisfies Record<string, (...args: never[]) => string>;
 

@@ -218,7 +218,14 @@ export function createAgent(options: AgentOptions): Agent {
     // Standalone, nobody can answer a TokenReview or SubjectAccessReview: rather than refuse
     // every request, the port stays closed (the kubelet refuses to start instead).
     logger.warn(
-      { err: kpError('KP_ERR_SERVER_NO_API', [config.authorizationMode, config.authenticationTokenWebhook]) },
+      {
+        err: kpError('KP_ERR_SERVER_NO_API', [
+          [
+            ...(config.authorizationMode === 'Webhook' ? ['authorization.mode Webhook'] : []),
+            ...(config.authenticationTokenWebhook ? ['authentication.webhook.enabled'] : []),
+          ],
+        ]),
+      },
       'kubelet port off: its webhooks need an API server',
     );
     kubeletPort = undefined;
