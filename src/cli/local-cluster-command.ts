@@ -24,6 +24,8 @@ options:
   --keep-data            keep etcd data in <dir>/etcd for the next start
   --secure-port <port>   kube-apiserver port (default: a free one)
   --etcd-port <port>     etcd client port (default: a free one)
+  --extra-address <ips>  comma-separated addresses where the API server is also reachable
+                         (relayed to loopback; named in its certificate), e.g. a veth host end
   -h, --help             show this text
 `;
 
@@ -42,6 +44,7 @@ const OPTIONS = {
   'keep-data': { type: 'boolean', default: false },
   'secure-port': { type: 'string' },
   'etcd-port': { type: 'string' },
+  'extra-address': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -71,6 +74,9 @@ export async function run(args: string[]): Promise<number> {
     keepData: values['keep-data'],
     securePort: parsePort('--secure-port', values['secure-port']),
     etcdPort: parsePort('--etcd-port', values['etcd-port']),
+    ...(values['extra-address'] !== undefined
+      ? { extraAddresses: values['extra-address'].split(',').map((a) => a.trim()).filter((a) => a !== '') }
+      : {}),
   });
   process.stdout.write(
     `${JSON.stringify({
