@@ -107,6 +107,7 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
   if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
   if (inner.stop) wrapped.stop = () => inner.stop!();
+  if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
   return wrapped;
 }
 

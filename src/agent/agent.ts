@@ -5,7 +5,8 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents } from '../events/static-pod-events.js';
-import { createApiClients } from '../kube/api-clients.js';
+import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
@@ -15,7 +16,11 @@ import { createNodeRegistration, type NodeRegistration } from '../node/node-regi
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { configzRoute } from '../server/configz.js';
+import { containerLogsRoute } from '../server/container-logs.js';
 import { healthzRoute } from '../server/healthz.js';
+import { createKubeletAuth } from '../server/kubelet-auth.js';
+import { loadServingTLS } from '../server/serving-cert.js';
 import { metricsRoute } from '../server/metrics.js';
 import { podsRoute } from '../server/pods.js';
 import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
@@ -38,10 +43,11 @@ export interface AgentOptions {
   /** Where static pod statuses come from; the simulated healthy start by default. */
   statusProvider?: StatusProvider;
   /**
-   * Listen ports that override the configuration (0 picks a free port), for tests and the
-   * demo; when absent, the configured ports apply and 0 there disables the endpoint.
+   * Listen ports that replace the configured ones, for tests and the demo: each endpoint named
+   * here listens on that port (0 picks a free one), and the endpoints not named are off. When
+   * absent, the configured ports apply and 0 there turns an endpoint off.
    */
-  listenPorts?: { readOnly?: number; healthz?: number };
+  listenPorts?: { readOnly?: number; healthz?: number; kubelet?: number };
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
   housekeepingIntervalMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
@@ -63,8 +69,8 @@ export interface Agent {
    * kubelet leaves them; a restarted agent adopts them.
    */
   stop(): Promise<void>;
-  /** Where the endpoints listen, once started. */
-  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress };
+  /** Where the endpoints listen, once started (`kubelet`: the authenticated HTTPS port). */
+  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress };
   /** True once every configured source has delivered a full set and it was applied. */
   allSourcesReady(): boolean;
   /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
@@ -153,10 +159,12 @@ export function createAgent(options: AgentOptions): Agent {
   let nodeLease: NodeLease | undefined;
   let statusWriter: MirrorStatusWriter | undefined;
   let mirrorSync: MirrorSync | undefined;
+  let apis: ApiClients | undefined;
+  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
-    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+    apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
     });
     if (config.events) {
@@ -180,7 +188,8 @@ export function createAgent(options: AgentOptions): Agent {
       api: apis.core,
       internalIP: config.nodeIP,
       maxPods: config.maxPods,
-      kubeletPort: config.port,
+      // The port the kubelet endpoint listens on; the configured one when it is off.
+      kubeletPort: () => bound.kubelet?.port ?? config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       clock,
@@ -241,23 +250,84 @@ export function createAgent(options: AgentOptions): Agent {
     },
   });
 
-  const servers: { readOnly?: AgentServer; healthz?: AgentServer } = {};
-  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress } = {};
-  const readOnlyPort = options.listenPorts?.readOnly ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
-  const healthzPort = options.listenPorts?.healthz ?? (config.healthzPort > 0 ? config.healthzPort : undefined);
+  const servers: { readOnly?: AgentServer; healthz?: AgentServer; kubelet?: AgentServer } = {};
+  const listenPort = (key: 'readOnly' | 'healthz' | 'kubelet', configured: number): number | undefined =>
+    options.listenPorts !== undefined ? options.listenPorts[key] : configured > 0 ? configured : undefined;
+  const readOnlyPort = listenPort('readOnly', config.readOnlyPort);
+  const healthzPort = listenPort('healthz', config.healthzPort);
+  let kubeletPort = listenPort('kubelet', config.port);
+  const webhooks = config.authenticationTokenWebhook || config.authorizationMode === 'Webhook';
+  if (kubeletPort !== undefined && webhooks && apis === undefined) {
+    // Standalone, nobody can answer a TokenReview or SubjectAccessReview: rather than refuse
+    // every request, the port stays closed (the kubelet refuses to start instead).
+    logger.warn(
+      {
+        err: kpError('KP_ERR_SERVER_NO_API', [
+          [
+            ...(config.authorizationMode === 'Webhook' ? ['authorization.mode Webhook'] : []),
+            ...(config.authenticationTokenWebhook ? ['authentication.webhook.enabled'] : []),
+          ],
+        ]),
+      },
+      'kubelet port off: its webhooks need an API server',
+    );
+    kubeletPort = undefined;
+  }
+  const podsWithStatus = podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') });
+  async function createKubeletServer(port: number): Promise<AgentServer> {
+    const tls = await loadServingTLS({
+      ...(config.tlsCertFile !== undefined ? { certFile: config.tlsCertFile } : {}),
+      ...(config.tlsPrivateKeyFile !== undefined ? { keyFile: config.tlsPrivateKeyFile } : {}),
+      ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+      nodeName: config.nodeName,
+      addresses: [config.address, config.nodeIP],
+    });
+    return createAgentServer({
+      address: config.address,
+      port,
+      setting: '--port or port',
+      tls,
+      logger,
+      guard: createKubeletAuth({
+        nodeName: config.nodeName,
+        x509: config.clientCAFile !== undefined,
+        ...(config.authenticationTokenWebhook && apis !== undefined ? { tokenReviews: apis.authentication } : {}),
+        tokenCacheTTLMs: config.authenticationWebhookCacheTTLMs,
+        anonymous: config.anonymousAuth,
+        authorization: config.authorizationMode === 'Webhook' && apis !== undefined ? apis.authorization : 'AlwaysAllow',
+        authorizedCacheTTLMs: config.authorizationWebhookCacheAuthorizedTTLMs,
+        unauthorizedCacheTTLMs: config.authorizationWebhookCacheUnauthorizedTTLMs,
+        clock,
+        logger,
+      }),
+      routes: [
+        healthzRoute(),
+        podsWithStatus,
+        metricsRoute({ registry }),
+        configzRoute({ config }),
+        containerLogsRoute({
+          podManager,
+          logsFor: (uid, container) => statusProvider.containerLogs?.(uid, container),
+          now: () => clock.now(),
+        }),
+      ],
+    });
+  }
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
-      routes: [
-        healthzRoute(),
-        podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }),
-        metricsRoute({ registry }),
-      ],
+      setting: '--read-only-port or readOnlyPort',
+      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry })],
     });
   }
   if (healthzPort !== undefined) {
-    servers.healthz = createAgentServer({ address: config.healthzBindAddress, port: healthzPort, routes: [healthzRoute()] });
+    servers.healthz = createAgentServer({
+      address: config.healthzBindAddress,
+      port: healthzPort,
+      setting: '--healthz-port or healthzPort',
+      routes: [healthzRoute()],
+    });
   }
 
   const intervals: ClockTimer[] = [];
@@ -277,11 +347,22 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     connected: config.kubeconfig !== undefined,
     async start() {
+      // Ports first: a port that is taken fails the start before anything else has begun, and
+      // the ports already bound are let go, so a failed start leaves nothing open.
+      try {
+        if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
+        if (servers.healthz) bound.healthz = await servers.healthz.listen();
+        if (kubeletPort !== undefined) {
+          servers.kubelet = await createKubeletServer(kubeletPort);
+          bound.kubelet = await servers.kubelet.listen();
+        }
+      } catch (err) {
+        await Promise.all([servers.readOnly?.close(), servers.healthz?.close(), servers.kubelet?.close()]);
+        throw err;
+      }
       dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
-      if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
-      if (servers.healthz) bound.healthz = await servers.healthz.listen();
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();
@@ -297,6 +378,7 @@ export function createAgent(options: AgentOptions): Agent {
           standalone: !config.kubeconfig,
           readOnly: bound.readOnly,
           healthz: bound.healthz,
+          kubelet: bound.kubelet,
         },
         'agent started',
       );
@@ -324,6 +406,7 @@ export function createAgent(options: AgentOptions): Agent {
           recorder.stop(),
           servers.readOnly?.close(),
           servers.healthz?.close(),
+          servers.kubelet?.close(),
         ]),
         shutdownBound,
       ]);

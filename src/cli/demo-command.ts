@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createAgent } from '../agent/agent.js';
+import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
@@ -48,18 +49,27 @@ options:
   -h, --help
 `;
 
+const OPTIONS = {
+  config: { type: 'string' },
+  'pod-manifest-path': { type: 'string' },
+  node: { type: 'string', default: 'demo-node' },
+  dir: { type: 'string' },
+  'until-synced': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+export function parse(args: readonly string[]) {
+  try {
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
+  }
+}
+
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: 'string' },
-      'pod-manifest-path': { type: 'string' },
-      node: { type: 'string', default: 'demo-node' },
-      dir: { type: 'string' },
-      'until-synced': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
@@ -74,14 +84,17 @@ export async function run(args: string[]): Promise<number> {
   const { config } = await resolveRunConfig(flags);
   const logFile = join(dir, 'agent.log');
   const logger = createLogger({ destination: createWriteStream(logFile, { flags: 'a' }), pretty: false });
-  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0 } });
+  // Every endpoint on a free port: a kubelet (or another demo) on the machine often holds
+  // the default ones.
+  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0, healthz: 0, kubelet: 0 } });
   await agent.start();
-  const readOnly = agent.addresses().readOnly;
+  const endpoints = describeEndpoints(agent.addresses());
+  process.stderr.write(`${endpoints}\n`);
 
   const header = [
     `kubelet-pods demo · node ${node} · manifests in ${config.staticPodPath}`,
     `kubectl --kubeconfig ${cluster.adminKubeconfig} get pods -A`,
-    `endpoints: http://${readOnly?.address}:${readOnly?.port}/pods  /metrics  /healthz · agent log: ${logFile}`,
+    `${endpoints} · agent log: ${logFile}`,
     'edit, add or remove manifests and watch their mirror pods follow · Ctrl-C to stop',
   ];
   const view = startLiveView({ podManager: agent.podManager, header });
@@ -99,6 +112,17 @@ export async function run(args: string[]): Promise<number> {
   await untilSignal();
   await stop();
   return 0;
+}
+
+/** One line naming where each endpoint listens. */
+function describeEndpoints(addresses: ReturnType<Agent['addresses']>): string {
+  const at = (a: { address: string; port: number } | undefined, scheme: string, paths: string): string =>
+    a === undefined ? 'off' : `${scheme}://${a.address}:${a.port}${paths}`;
+  return [
+    `endpoints: read-only ${at(addresses.readOnly, 'http', '/pods /metrics /healthz')}`,
+    `healthz ${at(addresses.healthz, 'http', '/healthz')}`,
+    `kubelet ${at(addresses.kubelet, 'https', '/pods /metrics /configz /containerLogs (authenticated)')}`,
+  ].join(' · ');
 }
 
 // The mirror pods come back through the API source, status included, so the pod manager is

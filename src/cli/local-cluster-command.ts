@@ -24,6 +24,8 @@ options:
   --keep-data            keep etcd data in <dir>/etcd for the next start
   --secure-port <port>   kube-apiserver port (default: a free one)
   --etcd-port <port>     etcd client port (default: a free one)
+  --extra-address <ips>  comma-separated addresses where the API server is also reachable
+                         (relayed to loopback; named in its certificate), e.g. a veth host end
   -h, --help             show this text
 `;
 
@@ -36,25 +38,28 @@ function parsePort(flag: string, value: string | undefined): number | undefined 
   return port;
 }
 
-export async function run(args: string[]): Promise<number> {
-  let values;
+const OPTIONS = {
+  dir: { type: 'string' },
+  nodes: { type: 'string', default: 'node-1' },
+  'keep-data': { type: 'boolean', default: false },
+  'secure-port': { type: 'string' },
+  'etcd-port': { type: 'string' },
+  'extra-address': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+export function parse(args: readonly string[]) {
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        dir: { type: 'string' },
-        nodes: { type: 'string', default: 'node-1' },
-        'keep-data': { type: 'boolean', default: false },
-        'secure-port': { type: 'string' },
-        'etcd-port': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
   } catch (err) {
     throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
   }
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
@@ -69,6 +74,9 @@ export async function run(args: string[]): Promise<number> {
     keepData: values['keep-data'],
     securePort: parsePort('--secure-port', values['secure-port']),
     etcdPort: parsePort('--etcd-port', values['etcd-port']),
+    ...(values['extra-address'] !== undefined
+      ? { extraAddresses: values['extra-address'].split(',').map((a) => a.trim()).filter((a) => a !== '') }
+      : {}),
   });
   process.stdout.write(
     `${JSON.stringify({

@@ -1,6 +1,8 @@
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   HttpMethod,
@@ -23,6 +25,9 @@ export interface ApiClients {
    * of events never delays a mirror pod and the reverse. The main limiter when none was given.
    */
   events: CoreV1Api;
+  /** TokenReviews and SubjectAccessReviews for the kubelet port. */
+  authentication: AuthenticationV1Api;
+  authorization: AuthorizationV1Api;
 }
 
 export interface ApiClientsOptions {
@@ -75,6 +80,8 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
     core,
     coordination: new CoordinationV1Api(configuration),
     events: options.eventLimiter !== undefined ? new CoreV1Api(configurationWith(options.eventLimiter)) : core,
+    authentication: new AuthenticationV1Api(configuration),
+    authorization: new AuthorizationV1Api(configuration),
   };
 }
 

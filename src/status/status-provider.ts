@@ -4,6 +4,7 @@ import { containerResourceStatus, volumeMountStatuses } from './container-status
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
+import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
 
 /**
  * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
@@ -25,6 +26,12 @@ export interface StatusProvider {
   forget?(uid: string): void;
   /** Cancels every timer; the provider answers but no longer notifies. */
   stop?(): void;
+  /**
+   * What the runtime wrote for container `container` of the pod with UID `uid`, oldest first
+   * (served by `/containerLogs`, so `kubectl logs` on the mirror pod shows it); undefined when
+   * the container has written nothing.
+   */
+  containerLogs?(uid: string, container: string): readonly ContainerLogLine[] | undefined;
 }
 
 export interface SimulatedStatusProviderOptions {
@@ -47,6 +54,8 @@ export interface SimulatedStatusProviderOptions {
    * runtime that does not announce the feature to the kubelet.
    */
   recursiveReadOnlyMounts?: boolean;
+  /** The bound of each container's log; 64 KiB by default. */
+  maxLogBytesPerContainer?: number;
 }
 
 /**
@@ -80,11 +89,20 @@ export interface SimulatedStatusProviderOptions {
  * and listeners hear about it. Times are whole seconds, as the API server stores them, so a
  * status read back compares equal to the one written. Listeners hear about every Pending →
  * Running step through a timer; `stop` clears every timer.
+ *
+ * Its runtime "writes" one log line per container as it starts (`started container "web"
+ * (image nginx:1.27)`), and for each regular init container one as it exits
+ * (`container "init" exited with code 0 (Completed)`), stamped with the start time;
+ * `appendContainerLog` adds lines of the caller's. Each container's log is bounded
+ * (`maxLogBytesPerContainer`) and forgotten with its pod.
  */
 export function createSimulatedStatusProvider(options: SimulatedStatusProviderOptions = {}): StatusProvider & {
   forget(uid: string): void;
   stop(): void;
   onChange(listener: (uid: string) => void): () => void;
+  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined;
+  /** Adds a line (or lines, split at newlines) to a container's log, stamped `time` (now by default). */
+  appendContainerLog(uid: string, container: string, text: string, time?: Date): void;
 } {
   const startDelayMs = options.startDelayMs ?? 1000;
   if (!(startDelayMs >= 0) || !Number.isFinite(startDelayMs)) {
@@ -97,10 +115,13 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     cidr: options.podCIDR ?? DEFAULT_POD_CIDR,
     reserved: options.hostIP !== undefined ? [options.hostIP] : [],
   });
-  return new SimulatedStatusProvider(startDelayMs, options.clock ?? realClock, addresses, {
-    hostIP: options.hostIP,
-    recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
-  });
+  return new SimulatedStatusProvider(
+    startDelayMs,
+    options.clock ?? realClock,
+    addresses,
+    { hostIP: options.hostIP, recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false },
+    createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
+  );
 }
 
 interface Tracked {
@@ -109,6 +130,15 @@ interface Tracked {
   /** When it is Running; undefined while it waits for an address. */
   runningAt: number | undefined;
   timer: ClockTimer | undefined;
+  /** The containers to log the start (and the init containers' exit) of. */
+  containers: readonly LoggedContainer[];
+}
+
+interface LoggedContainer {
+  readonly name: string;
+  readonly image: string;
+  /** A regular init container: it exits (code 0) once it started. */
+  readonly exits: boolean;
 }
 
 class SimulatedStatusProvider implements StatusProvider {
@@ -123,7 +153,16 @@ class SimulatedStatusProvider implements StatusProvider {
     readonly clock: Clock,
     readonly addresses: PodAddressAllocator,
     readonly node: NodeFacts,
+    readonly logs: ContainerLogBuffer,
   ) {}
+
+  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined {
+    return this.logs.lines(uid, container);
+  }
+
+  appendContainerLog(uid: string, container: string, text: string, time?: Date): void {
+    this.logs.append(uid, container, time ?? this.clock.now(), text);
+  }
 
   statusFor(pod: Pod, now: Date): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
@@ -143,6 +182,7 @@ class SimulatedStatusProvider implements StatusProvider {
     if (tracked?.timer !== undefined) this.clock.clearTimeout(tracked.timer);
     this.#tracked.delete(uid);
     this.#waitingForAddress.delete(uid);
+    this.logs.forget(uid);
     if (this.addresses.addressOf(uid) === undefined) return;
     this.addresses.release(uid);
     // The freed address goes to the pod that has waited longest; its start delay begins now.
@@ -164,7 +204,7 @@ class SimulatedStatusProvider implements StatusProvider {
   #track(uid: string, pod: Pod, now: Date): Tracked {
     let tracked = this.#tracked.get(uid);
     if (tracked) return tracked;
-    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined };
+    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined, containers: loggedContainers(pod) };
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
@@ -172,8 +212,12 @@ class SimulatedStatusProvider implements StatusProvider {
       return tracked;
     }
     // Asked at the moment it starts (no delay): Running now, and nobody needs telling.
-    if (this.startDelayMs === 0) tracked.runningAt = now.getTime();
-    else this.#startIn(uid, tracked, now.getTime());
+    if (this.startDelayMs === 0) {
+      tracked.runningAt = now.getTime();
+      this.#logStart(uid, tracked);
+    } else {
+      this.#startIn(uid, tracked, now.getTime());
+    }
     return tracked;
   }
 
@@ -184,9 +228,24 @@ class SimulatedStatusProvider implements StatusProvider {
     entry.timer = this.clock.setTimeout(() => {
       entry.timer = undefined;
       if (this.#tracked.get(uid) !== entry || this.#stopped) return;
+      this.#logStart(uid, entry);
       for (const listener of [...this.#listeners]) listener(uid);
     }, this.startDelayMs);
   }
+
+  /** The runtime's lines for a pod whose containers just started. */
+  #logStart(uid: string, entry: Tracked): void {
+    const at = wholeSeconds(new Date(entry.runningAt ?? this.clock.now().getTime()));
+    for (const c of entry.containers) {
+      this.logs.append(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image})`);
+      if (c.exits) this.logs.append(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
+    }
+  }
+}
+
+function loggedContainers(pod: Pod): LoggedContainer[] {
+  const entry = (c: V1Container, exits: boolean): LoggedContainer => ({ name: c.name, image: c.image ?? '', exits });
+  return [...(pod.spec?.initContainers ?? []).map((c) => entry(c, !isSidecar(c))), ...(pod.spec?.containers ?? []).map((c) => entry(c, false))];
 }
 
 /** What the provider knows about its node. */
