@@ -6,16 +6,15 @@
 // reads use the admin identity, as a user running kubectl does.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { AdmissionregistrationV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
 import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
+import { kubectl } from '../helpers/kubectl.js';
 import { flush, waitFor } from '../helpers/wait.js';
 
 const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-drop', 'ev-off'];
@@ -28,16 +27,6 @@ after(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-const execFileAsync = promisify(execFile);
-
-function hasKubectl(): boolean {
-  try {
-    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore', timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function manifestDir(files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kp-events-'));
@@ -287,15 +276,11 @@ describe('Kubernetes Events, written with node credentials', () => {
     assert.equal(podEvent.involvedObject.uid, mirror.metadata?.annotations?.['kubernetes.io/config.mirror']);
     assert.match(podEvent.message!, new RegExp(`^Error validating pod web-${node}_${cp.namespace}\\(.+\\) from file due to duplicate pod name "web-${node}", ignoring$`));
 
-    // The real kubectl, where one is installed, shows both.
-    if (hasKubectl()) {
-      const kubectl = async (...args: string[]): Promise<string> =>
-        (await execFileAsync('kubectl', ['--kubeconfig', cp.cluster.adminKubeconfig, ...args], { encoding: 'utf8' })).stdout;
-      const nodeText = await kubectl('describe', 'node', node);
-      assert.match(nodeText.split('Events:')[1] ?? '', /Warning\s+DuplicateStaticPod\s+.*kubelet\s+Static pod /);
-      const podText = await kubectl('describe', 'pod', '-n', cp.namespace, `web-${node}`);
-      assert.match(podText.split('Events:')[1] ?? '', /Warning\s+FailedValidation\s+.*kubelet\s+Error validating pod /);
-    }
+    // The real kubectl shows both.
+    const nodeText = await kubectl(cp.cluster.adminKubeconfig, 'describe', 'node', node);
+    assert.match(nodeText.split('Events:')[1] ?? '', /Warning\s+DuplicateStaticPod\s+.*kubelet\s+Static pod /);
+    const podText = await kubectl(cp.cluster.adminKubeconfig, 'describe', 'pod', '-n', cp.namespace, `web-${node}`);
+    assert.match(podText.split('Events:')[1] ?? '', /Warning\s+FailedValidation\s+.*kubelet\s+Error validating pod /);
   });
 
   it('an event the API server refuses (its namespace does not exist) is logged once and dropped; the agent carries on', async () => {

@@ -8,8 +8,7 @@
 // SubjectAccessReview; an identity without nodes/proxy is refused by the API server itself.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,17 +19,10 @@ import { kubeConfigFromFile } from '../helpers/control-plane.js';
 import { httpsGet } from '../helpers/https-get.js';
 import { podManifestYaml } from '../helpers/manifests.js';
 import { createTestNetns, type TestNetns } from '../helpers/netns.js';
+import { kubectl } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
-const execFileP = promisify(execFile);
-const kubectl = ((): string | undefined => {
-  try {
-    return execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-})();
 const NODE = 'np-node';
 const OTHER = 'np-other';
 
@@ -119,16 +111,15 @@ describe('the kubelet port through the API server (node proxy, pods/log)', { tim
     assert.match(tail.body, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z started container "main"/);
   });
 
-  // The same with kubectl itself, where it is installed (the project does not install it).
-  it('kubectl get --raw …/proxy/metrics and kubectl logs on the mirror pod, as the admin and as another node', { skip: kubectl === undefined && 'kubectl is not installed' }, async () => {
-    const run = (kubeconfig: string, ...args: string[]) => execFileP(kubectl!, ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 });
-    const metrics = await run(cluster.adminKubeconfig, 'get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`);
-    assert.match(metrics.stdout, /^kubelet_desired_pods\{static="true"\} 1$/m);
-    const logs = await run(cluster.adminKubeconfig, 'logs', '-n', 'default', `web-${NODE}`);
-    assert.equal(logs.stdout, 'started container "main" (image nginx:1.27)\n');
+  // The same with kubectl itself.
+  it('kubectl get --raw …/proxy/metrics and kubectl logs on the mirror pod, as the admin and as another node', async () => {
+    const metrics = await kubectl(cluster.adminKubeconfig, 'get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`);
+    assert.match(metrics, /^kubelet_desired_pods\{static="true"\} 1$/m);
+    const logs = await kubectl(cluster.adminKubeconfig, 'logs', '-n', 'default', `web-${NODE}`);
+    assert.equal(logs, 'started container "main" (image nginx:1.27)\n');
     const other = cluster.nodeKubeconfigs[OTHER]!;
-    await assert.rejects(run(other, 'get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`), (err: { stderr?: string }) => /Forbidden/.test(err.stderr ?? ''));
-    await assert.rejects(run(other, 'logs', '-n', 'default', `web-${NODE}`), (err: { stderr?: string }) => /forbidden/i.test(err.stderr ?? ''));
+    await assert.rejects(kubectl(other, 'get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`), (err: { stderr?: string }) => /Forbidden/.test(err.stderr ?? ''));
+    await assert.rejects(kubectl(other, 'logs', '-n', 'default', `web-${NODE}`), (err: { stderr?: string }) => /forbidden/i.test(err.stderr ?? ''));
   });
 
   it('an identity without the right (another node) is refused with 403', async () => {
