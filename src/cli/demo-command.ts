@@ -7,16 +7,15 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
-import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import { embeddedTree, writeTree } from '../sea/embedded-files.js';
 import { resolveRunConfig } from './flags.js';
 import { startLiveView } from './live-view.js';
+import { flagNames, parseCommandOptions } from './command-options.js';
 import { untilSignal } from './signals.js';
 
 /**
@@ -58,14 +57,10 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+export const flags = flagNames(OPTIONS);
 
 export function parse(args: readonly string[]) {
-  try {
-    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
-  } catch (err) {
-    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
-  }
+  return parseCommandOptions(OPTIONS, args);
 }
 
 export async function run(args: string[]): Promise<number> {

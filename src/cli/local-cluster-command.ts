@@ -1,10 +1,10 @@
 // `kubelet-pods local-cluster`: starts the local control plane and keeps it running until
 // SIGINT or SIGTERM, for demos and for running the agent by hand against a real API server.
 
-import { parseArgs } from 'node:util';
 
 import { kpError } from '../errors.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { flagNames, parseCommandOptions } from './command-options.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
@@ -48,14 +48,10 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+export const flags = flagNames(OPTIONS);
 
 export function parse(args: readonly string[]) {
-  try {
-    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
-  } catch (err) {
-    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
-  }
+  return parseCommandOptions(OPTIONS, args);
 }
 
 export async function run(args: string[]): Promise<number> {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { AdmissionregistrationV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
-import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
+import { kubeConfigFromFile, useControlPlane, readPodIfExists } from '../helpers/control-plane.js';
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { flush, waitFor } from '../helpers/wait.js';
@@ -73,15 +73,6 @@ async function waitForEvent(read: () => Promise<CoreV1Event[]>, reason: string, 
   } catch (err) {
     const got = seen.map((e) => `${e.reason} x${e.count}: ${e.message}`).join('\n');
     throw new Error(`${(err as Error).message}; events seen:\n${got || '(none)'}`);
-  }
-}
-
-async function readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-  try {
-    return await cp.adminApi.readNamespacedPod({ namespace, name });
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
   }
 }
 
@@ -188,7 +179,7 @@ describe('Kubernetes Events, written with node credentials', () => {
       const event = await waitForEvent(() => nodeEvents(node), 'FailedCreateMirrorPod', (e) => /not welcome/.test(e.message ?? ''));
       assertKubeletSource(event, node);
       assert.match(event.message!, /ValidatingAdmissionPolicy .*no-mirrors-.* denied request: mirror pods are not welcome in this namespace/);
-      assert.equal(await readPod(cp.namespace, `web-${node}`), undefined, 'no mirror');
+      assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), undefined, 'no mirror');
     } finally {
       await remove();
     }
@@ -206,7 +197,7 @@ describe('Kubernetes Events, written with node credentials', () => {
     const event = await waitForEvent(() => nodeEvents(node), 'MirrorPodConflict');
     assertKubeletSource(event, node);
     assert.match(event.message!, new RegExp(`^Static pod ${cp.namespace}/${name} has no mirror pod: .*a pod of that name already exists`));
-    assert.equal((await readPod(cp.namespace, name))?.metadata?.annotations?.['kubernetes.io/config.mirror'], undefined, 'the holder is left alone');
+    assert.equal((await readPodIfExists(cp.adminApi, cp.namespace, name))?.metadata?.annotations?.['kubernetes.io/config.mirror'], undefined, 'the holder is left alone');
   });
 
   it('an outdated mirror whose deletion a policy refuses: MirrorPodConflict on the Node and on that mirror', async () => {
@@ -214,7 +205,7 @@ describe('Kubernetes Events, written with node credentials', () => {
     const name = `web-${node}`;
     const dir = await manifestDir({ 'web.yaml': manifest('web', cp.namespace, 'nginx:1.27') });
     await startAgent(node, dir);
-    const old = await waitFor(() => readPod(cp.namespace, name), 'the first mirror', { timeoutMs: 20_000 });
+    const old = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, name), 'the first mirror', { timeoutMs: 20_000 });
     const remove = await applyPolicy('no-deletes', ['DELETE'], 'false', 'pods here are kept');
     try {
       await waitFor(
@@ -238,7 +229,7 @@ describe('Kubernetes Events, written with node credentials', () => {
       // On the mirror in the way, as `kubectl describe pod` finds it (by its config.mirror hash).
       const podEvent = await waitForEvent(() => mirrorEvents(old), 'MirrorPodConflict');
       assert.equal(podEvent.message, event.message);
-      assert.equal((await readPod(cp.namespace, name))?.metadata?.uid, old.metadata?.uid, 'the old mirror is still there');
+      assert.equal((await readPodIfExists(cp.adminApi, cp.namespace, name))?.metadata?.uid, old.metadata?.uid, 'the old mirror is still there');
     } finally {
       await remove();
     }
@@ -255,7 +246,7 @@ describe('Kubernetes Events, written with node credentials', () => {
     assertKubeletSource(event, node);
     assert.match(event.message!, new RegExp(`^Static pod manifest "${join(dir, 'secret.yaml')}" ignored: `));
     assert.match(event.message!, /references secret "s" \(spec\.containers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef\)$/, 'the reason');
-    await waitFor(() => readPod(cp.namespace, `good-${node}`), 'mirror good', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `good-${node}`), 'mirror good', { timeoutMs: 20_000 });
   });
 
   it("a duplicate manifest: DuplicateStaticPod on the Node naming both files, and the kubelet's FailedValidation where kubectl describe pod finds it", async () => {
@@ -268,7 +259,7 @@ describe('Kubernetes Events, written with node credentials', () => {
       event.message,
       `Static pod ${cp.namespace}/web-${node} from "${join(dir, 'b.yaml')}" ignored: "${join(dir, 'a.yaml')}" of source "file" defines a pod of the same name, which is kept`,
     );
-    const mirror = await waitFor(() => readPod(cp.namespace, `web-${node}`), 'the mirror of a.yaml', { timeoutMs: 20_000 });
+    const mirror = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'the mirror of a.yaml', { timeoutMs: 20_000 });
     assert.equal(mirror.spec?.containers[0]?.image, 'nginx:1.27', 'the first file in byte order is kept');
     const podEvent = await waitForEvent(() => mirrorEvents(mirror), 'FailedValidation');
     assertKubeletSource(podEvent, node);
@@ -304,7 +295,7 @@ describe('Kubernetes Events, written with node credentials', () => {
     agents.push(agent);
     await agent.start();
     await waitForEvent(() => nodeEvents(node), 'DuplicateStaticPod');
-    await waitFor(() => readPod(cp.namespace, `good-${node}`), 'the good mirror', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `good-${node}`), 'the good mirror', { timeoutMs: 20_000 });
     // Written after the refused one: dup's mirror cannot be created in that namespace either.
     await waitForEvent(() => nodeEvents(node), 'FailedCreateMirrorPod');
     await agent.eventsIdle();
@@ -321,7 +312,7 @@ describe('Kubernetes Events, written with node credentials', () => {
     const node = 'ev-off';
     const dir = await manifestDir({ 'a.yaml': manifest('web', cp.namespace), 'b.yaml': manifest('web', cp.namespace), 'bad.yaml': 'not: [a pod' });
     const agent = await startAgent(node, dir, ['--events=false']);
-    await waitFor(() => readPod(cp.namespace, `web-${node}`), 'the mirror', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'the mirror', { timeoutMs: 20_000 });
     await waitFor(() => agent.allSourcesReady(), 'sources ready');
     await agent.eventsIdle();
     await flush();
