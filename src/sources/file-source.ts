@@ -222,6 +222,10 @@ class FileSourceImpl implements FileSource {
           this.#onWatchEvent(null);
         },
       );
+      // A file written after the last listing read the directory and before the watch existed
+      // has sent no event: list once more now that nothing can slip through, rather than
+      // leave it to the next re-list (fileCheckFrequency, 20 s).
+      this.#onWatchEvent(null);
     } catch {
       // Retried by the watch timer; meanwhile the periodic re-list keeps the state right.
     }

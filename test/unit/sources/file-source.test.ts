@@ -1,6 +1,7 @@
 // Mirrors pkg/kubelet/config/file_test.go and file_linux_test.go (FS-*), plus the
 // kubelet-pods rules: first duplicate wins, editor saves, late symlink targets, size limit.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -430,6 +431,30 @@ describe('file source: entries the watch cannot stat', () => {
 });
 
 describe('file source: stop and start again', () => {
+  test('a file written after the first listing and before the watch exists is sent without waiting for the re-list', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'a.yaml'), manifest('a'));
+    const rec = new Recorder<PodUpdate>();
+    let first = true;
+    const source = createFileSource({
+      path: dir,
+      nodeName: 'n',
+      // The first SET is sent once the directory was read and before the watch is set up:
+      // a file written here has no event to announce it.
+      onUpdate: (u) => {
+        if (first) writeFileSync(join(dir, 'b.yaml'), manifest('b'));
+        first = false;
+        rec.push(u);
+      },
+      fileCheckFrequencyMs: 600_000,
+    });
+    sources.push(source);
+    source.start();
+    assert.deepEqual(names(await rec.next('the first SET')), ['a-n']);
+    const next = await rec.nextMatching((u) => u.pods.length === 2, 'the SET with the file written in the gap', 5_000);
+    assert.deepEqual(names(next), ['a-n', 'b-n']);
+  });
+
   test('nothing is sent while stopped; start() sends the whole set again, changes made meanwhile included', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'a.yaml'), manifest('a'));
