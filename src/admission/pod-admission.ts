@@ -106,6 +106,10 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   // Only the optional parts the inner provider has: the writer behaves differently without them.
   if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
   if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
+  // A rejected pod never ran: nothing to stop.
+  if (inner.terminate) {
+    wrapped.terminate = (pod, grace) => (admission.rejection(pod.metadata?.uid ?? '') === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
+  }
   if (inner.stop) wrapped.stop = () => inner.stop!();
   return wrapped;
 }
