@@ -26,6 +26,8 @@ import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mir
 import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
+import { createPodWorkers, type PodWorkers } from './pod-workers.js';
+import type { Pod } from '../pod/types.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -98,6 +100,34 @@ export function createAgent(options: AgentOptions): Agent {
   );
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
+  // The kubelet lifecycle: static pods run through pod workers (graceful termination, one
+  // running static pod per full name); `instant` leaves them out, so that mirrors follow the
+  // pod manager at once.
+  let statusWriter: MirrorStatusWriter | undefined;
+  let mirrorSync: MirrorSync | undefined;
+  const workers: PodWorkers | undefined =
+    config.simulatedLifecycle === 'kubelet'
+      ? createPodWorkers({
+          terminate: (pod, grace) => statusProvider.terminate?.(pod, grace) ?? Promise.resolve(),
+          // The final status reaches the mirror before the pod counts as terminated, which is
+          // what lets housekeeping delete the mirror.
+          afterStopped: async (pod) => {
+            statusWriter?.invalidate(pod.metadata?.uid ?? '');
+            await statusWriter?.syncBatch(false);
+          },
+          onStarted: (pod) => {
+            statusWriter?.invalidate(pod.metadata?.uid ?? '');
+            mirrorSync?.enqueue(getPodFullName(pod));
+          },
+          onRestarted: (pod) => {
+            metrics.recordRestartedPod(isStaticPod(pod));
+            statusProvider.forget?.(pod.metadata?.uid ?? '');
+          },
+          clock,
+          logger,
+        })
+      : undefined;
+
   // Channels are registered in the kubelet's order before any source runs: registering a
   // channel is what makes a source count towards "all sources ready".
   const sourceLogger = (source: string): Logger => countingErrors(logger, source, metrics);
@@ -128,8 +158,6 @@ export function createAgent(options: AgentOptions): Agent {
   let apiSource: ApiserverSource | undefined;
   let nodeRegistration: NodeRegistration | undefined;
   let nodeLease: NodeLease | undefined;
-  let statusWriter: MirrorStatusWriter | undefined;
-  let mirrorSync: MirrorSync | undefined;
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
@@ -161,6 +189,7 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
+      ...(workers !== undefined ? { publishedPods: publishedPods(podManager, workers) } : {}),
     });
     const mirrorClient = createKubeMirrorClient({
       api: apis.core,
@@ -173,6 +202,12 @@ export function createAgent(options: AgentOptions): Agent {
       mirrorClient,
       getNode: () => registration.getNode(),
       allSourcesReady: () => sourcesReady.allReady(),
+      ...(workers !== undefined
+        ? {
+            isTerminating: (name: string) => workers.isPodTerminatingByFullName(name),
+            mayRun: (pod: Pod) => !workers.isWaitingToStart(pod.metadata?.uid ?? ''),
+          }
+        : {}),
       clock,
       logger,
       onAction: (action, result, _name, seconds) => {
@@ -191,6 +226,7 @@ export function createAgent(options: AgentOptions): Agent {
     onPodsChanged: (pods, op) => {
       if (op === PodOperation.ADD) admission.admitNew(pods);
       else if (op === PodOperation.REMOVE) admission.forget(pods);
+      if (workers !== undefined) updateWorkers(workers, pods, op);
       // Status-only changes (often our own status writes coming back) need no mirror work.
       if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
       // The writer also forgets (in itself and the provider) static pods that are gone.
@@ -220,12 +256,37 @@ export function createAgent(options: AgentOptions): Agent {
   const intervals: ClockTimer[] = [];
   let dispatchLoop: Promise<void> | undefined;
 
+  // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
+  function updateWorkers(w: PodWorkers, pods: readonly Pod[], op: PodOperation): void {
+    for (const pod of pods) {
+      if (!isStaticPod(pod)) continue;
+      const uid = pod.metadata?.uid ?? '';
+      if (op === PodOperation.ADD) {
+        if (admission.rejection(uid) === undefined) w.updatePod(pod, 'create');
+      } else if (op === PodOperation.UPDATE || op === PodOperation.RECONCILE) {
+        w.updatePod(pod, 'update');
+      } else if (op === PodOperation.REMOVE) {
+        // HandlePodRemoves: nothing while sources are not ready; housekeeping kills it later.
+        if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      }
+    }
+  }
+
   function housekeeping(): void {
+    if (workers !== undefined && sourcesReady.allReady()) {
+      const desired = new Map<string, Pod>();
+      for (const pod of podManager.getPods()) if (isStaticPod(pod) && admission.rejection(pod.metadata?.uid ?? '') === undefined) desired.set(pod.metadata?.uid ?? '', pod);
+      workers.syncKnownPods(desired);
+      metrics.setWorkingPods(workers.counts(desired).working);
+    }
     mirrorSync?.housekeeping();
     const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
     let staticCount = 0;
     for (const pod of pods) if (isStaticPod(pod)) staticCount++;
     metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });
+    let activeStatic = 0;
+    for (const pod of pods) if (isStaticPod(pod) && admission.rejection(pod.metadata?.uid ?? '') === undefined && workers?.state(pod.metadata?.uid ?? '') !== 'finished') activeStatic++;
+    metrics.setActivePods({ static: activeStatic, nonStatic: 0 });
     metrics.setMirrorPods(mirrorPods.length);
   }
 
@@ -260,6 +321,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
+      await workers?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.
       const mirrorsStopped = mirrorSync?.stop();
@@ -290,6 +352,35 @@ export function createAgent(options: AgentOptions): Agent {
     addresses: () => ({ ...bound }),
     allSourcesReady: () => sourcesReady.allReady(),
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
+  };
+}
+
+/**
+ * The static pods whose statuses the writer publishes under the kubelet lifecycle: those the
+ * pod manager holds, except a pod waiting to start (no status yet) and one that has finished,
+ * plus removed pods still stopping (their mirror shows them stopping).
+ */
+function publishedPods(podManager: PodManager, workers: PodWorkers): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
+  const publishable = (pod: Pod): boolean => {
+    const state = workers.state(pod.metadata?.uid ?? '');
+    return state !== 'waiting' && state !== 'finished';
+  };
+  return {
+    list() {
+      const out: Pod[] = [];
+      const seen = new Set<string>();
+      for (const pod of podManager.getPods()) {
+        if (!isStaticPod(pod) || !publishable(pod)) continue;
+        out.push(pod);
+        seen.add(pod.metadata?.uid ?? '');
+      }
+      for (const pod of workers.startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && isStaticPod(pod)) out.push(pod);
+      return out;
+    },
+    byUID(uid) {
+      const pod = podManager.getPodByUID(uid) ?? workers.podOf(uid);
+      return pod !== undefined && isStaticPod(pod) && publishable(pod) ? pod : undefined;
+    },
   };
 }
 

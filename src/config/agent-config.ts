@@ -48,7 +48,12 @@ export interface AgentConfig {
   readonly nodeIP: string;
   /** Where pods without host networking get their simulated addresses from. */
   readonly podCIDR: string;
+  /** How pods live and die: as the kubelet's pod workers (`kubelet`) or at once (`instant`). */
+  readonly simulatedLifecycle: SimulatedLifecycle;
 }
+
+export type SimulatedLifecycle = 'kubelet' | 'instant';
+export const SIMULATED_LIFECYCLES: readonly SimulatedLifecycle[] = Object.freeze(['kubelet', 'instant']);
 
 /** The kubelet flags' values, as given; absent flags are undefined. */
 export interface RunFlags {
@@ -65,6 +70,7 @@ export interface RunFlags {
   readonly healthzPort?: string;
   readonly nodeIP?: string;
   readonly podCIDR?: string;
+  readonly simulatedLifecycle?: string;
 }
 
 export interface LoadedAgentConfig {
@@ -184,6 +190,15 @@ function resolveAgentConfig(
     else p.flags.push(`--pod-cidr: ${problem}`);
   }
 
+  const lifecycleOf = (value: unknown, where: string, problems: string[]): SimulatedLifecycle | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value === 'string' && (SIMULATED_LIFECYCLES as readonly string[]).includes(value)) return value as SimulatedLifecycle;
+    problems.push(`${where}: must be one of ${SIMULATED_LIFECYCLES.join(', ')}, got ${describeValue(value)}`);
+    return undefined;
+  };
+  const simulatedLifecycle =
+    lifecycleOf(flags.simulatedLifecycle, '--simulated-lifecycle', p.flags) ?? lifecycleOf(file['simulatedLifecycle'], 'simulatedLifecycle', p.file) ?? 'kubelet';
+
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
   if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
@@ -198,6 +213,7 @@ function resolveAgentConfig(
     ...(scalars as Pick<AgentConfig, ScalarKey>),
     nodeIP,
     podCIDR,
+    simulatedLifecycle,
   });
 }
 

@@ -14,6 +14,12 @@ export interface AgentMetrics {
   readonly syncDuration: Histogram;
   readonly sourceErrors: Counter<'source'>;
   readonly statusWrites: Counter<'result'>;
+  /** `kubelet_active_pods{static}`: pods counted at admission (admitted, not finished). */
+  readonly activePods: Gauge<'static'>;
+  /** `kubelet_working_pods{lifecycle,config,static}`: pods the pod workers run, by phase of their life. */
+  readonly workingPods: Gauge<'lifecycle' | 'config' | 'static'>;
+  /** `kubelet_restarted_pods_total{static}`: pods started again with the same UID after they stopped. */
+  readonly restartedPods: Counter<'static'>;
 
   setMirrorPods(count: number): void;
   setDesiredPods(counts: { static: number; nonStatic: number }): void;
@@ -23,6 +29,10 @@ export interface AgentMetrics {
   observeSyncDuration(seconds: number): void;
   recordSourceError(source: string): void;
   recordStatusWrite(result: string): void;
+  setActivePods(counts: { static: number; nonStatic: number }): void;
+  /** Sets every lifecycle × config × static series; those missing from `counts` are 0. */
+  setWorkingPods(counts: ReadonlyMap<string, number>): void;
+  recordRestartedPod(isStatic: boolean): void;
 }
 
 export const AGENT_METRIC_NAMES = Object.freeze([
@@ -32,6 +42,9 @@ export const AGENT_METRIC_NAMES = Object.freeze([
   'kubelet_pods_sync_duration_seconds',
   'kubelet_pods_source_errors_total',
   'kubelet_pods_status_writes_total',
+  'kubelet_active_pods',
+  'kubelet_working_pods',
+  'kubelet_restarted_pods_total',
 ] as const);
 
 /** Registers the agent's metrics on `registry`; fails with KP_ERR_METRIC_REGISTERED if one is taken. */
@@ -75,7 +88,40 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const activePods = new Gauge({
+    name: 'kubelet_active_pods',
+    help: 'The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.',
+    labelNames: ['static'] as const,
+    registers,
+  });
+  const workingPods = new Gauge({
+    name: 'kubelet_working_pods',
+    help: 'Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired or orphaned, and whether the pod is static.',
+    labelNames: ['lifecycle', 'config', 'static'] as const,
+    registers,
+  });
+  const restartedPods = new Counter({
+    name: 'kubelet_restarted_pods_total',
+    help: 'Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)',
+    labelNames: ['static'] as const,
+    registers,
+  });
   return Object.freeze({
+    activePods,
+    workingPods,
+    restartedPods,
+    setActivePods: (counts: { static: number; nonStatic: number }) => {
+      activePods.set({ static: 'true' }, counts.static);
+      activePods.set({ static: '' }, counts.nonStatic);
+    },
+    setWorkingPods: (counts: ReadonlyMap<string, number>) => {
+      for (const lifecycle of ['sync', 'terminating', 'terminated']) {
+        for (const config of ['desired', 'orphan']) {
+          for (const isStatic of ['true', '']) workingPods.set({ lifecycle, config, static: isStatic }, counts.get(`${lifecycle}|${config}|${isStatic}`) ?? 0);
+        }
+      }
+    },
+    recordRestartedPod: (isStatic: boolean) => restartedPods.inc({ static: isStatic ? 'true' : '' }),
     mirrorPods,
     desiredPods,
     mirrorOperations,

@@ -29,6 +29,7 @@ const standalone: AgentConfig = {
   healthzPort: 0,
   nodeIP: '127.0.0.1',
   podCIDR: '10.88.0.0/16',
+  simulatedLifecycle: 'kubelet',
 };
 
 async function desiredPods(agent: ReturnType<typeof createAgent>): Promise<Record<string, number>> {
