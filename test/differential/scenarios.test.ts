@@ -6,9 +6,9 @@
 // of the API server, one per node, sees each node's own requests (what a DELETE asked for,
 // requests the server refused). Each scenario's steps per object are compared after
 // normalisation (event-sequence.ts); every difference left must be an `events` row of
-// docs/kubelet-differences.md. The timings of each step are printed, not compared: the
-// kubelet is slower by design where it terminates a pod before replacing or removing its
-// mirror.
+// docs/kubelet-differences.md. The timings of each step are printed; where a scenario names a
+// step (Scenario.timing: removals and edits with grace periods of 1 s and 5 s), its time after
+// the action must be the same on both nodes within a stated tolerance.
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
@@ -224,6 +224,13 @@ interface Scenario {
    * both nodes the same way, not for a restart, where our process takes longer to start.
    */
   timed?: boolean;
+  /**
+   * Compare when the step matching `step` happens on both nodes (ms after the action): they
+   * must be within `toleranceMs` of each other. For the kubelet lifecycle's own timings
+   * (termination, the start retry, housekeeping), with a tolerance that covers what varies from
+   * run to run on either side (the start retry's 0–5 s jitter, the 2 s housekeeping phase).
+   */
+  timing?: { step: RegExp; toleranceMs: number };
   /** Before the window: bring the side to the starting state. */
   setup?(side: Side): Promise<void>;
   /** Resolves true once the starting state is reached. */
@@ -276,6 +283,30 @@ const SCENARIOS: Scenario[] = [
     act: (side) => unlink(join(side.dir, 'remove.yaml')),
     done: (side) => recorder!.about('pod', mirrorName(side, 'remove'), NAMESPACE).at(-1)?.type === 'DELETED',
   },
+  ...[1, 5].map(
+    (grace): Scenario => ({
+      name: `remove-grace-${grace}`,
+      timed: true,
+      pods: [`remove-g${grace}`],
+      timing: { step: /^deleted /, toleranceMs: 4000 },
+      setup: (side) => writeManifest(side, `remove-g${grace}.yaml`, podManifest(`remove-g${grace}`, { grace })),
+      ready: (side) => converged(side, `remove-g${grace}`),
+      act: (side) => unlink(join(side.dir, `remove-g${grace}.yaml`)),
+      done: (side) => recorder!.about('pod', mirrorName(side, `remove-g${grace}`), NAMESPACE).at(-1)?.type === 'DELETED',
+    }),
+  ),
+  ...[1, 5].map(
+    (grace): Scenario => ({
+      name: `edit-grace-${grace}`,
+      timed: true,
+      pods: [`edit-g${grace}`],
+      timing: { step: /^created #2 /, toleranceMs: 6000 },
+      setup: (side) => writeManifest(side, `edit-g${grace}.yaml`, podManifest(`edit-g${grace}`, { image: 'registry.k8s.io/pause:3.9', grace })),
+      ready: (side) => converged(side, `edit-g${grace}`),
+      act: (side) => writeManifest(side, `edit-g${grace}.yaml`, podManifest(`edit-g${grace}`, { image: 'registry.k8s.io/pause:3.10', grace })),
+      done: async (side) => (await converged(side, `edit-g${grace}`)) && imageOf(currentMirror(side, `edit-g${grace}`)) === 'registry.k8s.io/pause:3.10',
+    }),
+  ),
   {
     name: 'restart',
     pods: ['restart', 'restart-canary'],
@@ -401,12 +432,26 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
       ['event-reasons', r.reasons, o.reasons],
     ];
     if (run.scenario.timed === true) compared.push(['reaction', reaction(r.steps), reaction(o.steps)]);
+    const timing = run.scenario.timing;
+    if (timing !== undefined) {
+      const rt = r.steps.find((x) => timing.step.test(x.text))?.t;
+      const ot = o.steps.find((x) => timing.step.test(x.text))?.t;
+      const delta = rt !== undefined && ot !== undefined ? ot - rt : undefined;
+      t.diagnostic(
+        `  timing of ${timing.step.source}: real ${rt === undefined ? '(none)' : formatMs(rt)}, ours ${ot === undefined ? '(none)' : formatMs(ot)}` +
+          `, difference ${delta === undefined ? '?' : formatMs(Math.abs(delta))} (${delta !== undefined && delta < 0 ? 'ours earlier' : 'ours later'}), tolerance ${formatMs(timing.toleranceMs)}`,
+      );
+      timings.push({ scenario: `${run.scenario.name}/${subject}`, step: timing.step.source, real: rt, ours: ot, toleranceMs: timing.toleranceMs });
+    }
     for (const [path, rv, ov] of compared) {
       if (JSON.stringify(rv) !== JSON.stringify(ov)) found.push({ area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov });
     }
   }
   return found;
 }
+
+/** The timing comparisons of the scenarios that ask for one (see Scenario.timing). */
+const timings: Array<{ scenario: string; step: string; real: number | undefined; ours: number | undefined; toleranceMs: number }> = [];
 
 // A node's requests by method and resource, most frequent first: `GET pods/<name> ×12, …`.
 function requestShapes(requests: readonly RecordedRequest[]): string {
@@ -463,6 +508,12 @@ describe('differential: event sequences of the real kubelet and our agent', () =
       const heartbeats = `Node written ${writes('node')} times, Lease ${writes('lease', 'kube-node-lease')} times`;
       t.diagnostic(`${s.label}: ${requests.length} requests in ${minutes.toFixed(1)} min (${requestShapes(requests)}); ${heartbeats}`);
     }
+    const offTime = timings.filter((x) => x.real === undefined || x.ours === undefined || Math.abs(x.ours - x.real) > x.toleranceMs);
+    assert.deepEqual(
+      offTime.map((x) => `${x.scenario} ${x.step}: real ${x.real === undefined ? 'none' : formatMs(x.real)}, ours ${x.ours === undefined ? 'none' : formatMs(x.ours)}, tolerance ${formatMs(x.toleranceMs)}`),
+      [],
+      'timings outside their tolerance',
+    );
     assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list (fix them or list them with their reason)');
     assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
   });
