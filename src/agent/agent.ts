@@ -10,7 +10,7 @@ import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
 import { createNodeLease, type NodeLease } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
-import { getPodFullName, isStaticPod } from '../pod/classify.js';
+import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import { healthzRoute } from '../server/healthz.js';
@@ -105,6 +105,7 @@ export function createAgent(options: AgentOptions): Agent {
   // pod manager at once.
   let statusWriter: MirrorStatusWriter | undefined;
   let mirrorSync: MirrorSync | undefined;
+  let apiPodDeleter: ((podFullName: string, uid: string) => Promise<boolean>) | undefined;
   const workers: PodWorkers | undefined =
     config.simulatedLifecycle === 'kubelet'
       ? createPodWorkers({
@@ -118,6 +119,9 @@ export function createAgent(options: AgentOptions): Agent {
           onStarted: (pod) => {
             statusWriter?.invalidate(pod.metadata?.uid ?? '');
             mirrorSync?.enqueue(getPodFullName(pod));
+          },
+          onStateChange: (pod, state) => {
+            if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
           },
           onRestarted: (pod) => {
             metrics.recordRestartedPod(isStaticPod(pod));
@@ -189,7 +193,7 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
-      ...(workers !== undefined ? { publishedPods: publishedPods(podManager, workers) } : {}),
+      ...(workers !== undefined ? { publishedPods: publishedPods(podManager, workers, (uid) => admission.rejection(uid) !== undefined) } : {}),
     });
     const mirrorClient = createKubeMirrorClient({
       api: apis.core,
@@ -197,6 +201,8 @@ export function createAgent(options: AgentOptions): Agent {
       getNode: () => registration.getNode(),
       logger,
     });
+    // The DELETE the kubelet sends for a terminated pod is the mirror client's: grace 0, UID precondition.
+    apiPodDeleter = (podFullName, uid) => mirrorClient.deleteMirrorPod(podFullName, uid);
     mirrorSync = createMirrorSync({
       podManager,
       mirrorClient,
@@ -259,8 +265,12 @@ export function createAgent(options: AgentOptions): Agent {
   // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
   function updateWorkers(w: PodWorkers, pods: readonly Pod[], op: PodOperation): void {
     for (const pod of pods) {
-      if (!isStaticPod(pod)) continue;
+      if (isMirrorPod(pod)) continue;
       const uid = pod.metadata?.uid ?? '';
+      if (!isStaticPod(pod)) {
+        updateApiPodWorker(w, pod, uid, op);
+        continue;
+      }
       if (op === PodOperation.ADD) {
         if (admission.rejection(uid) === undefined) w.updatePod(pod, 'create');
       } else if (op === PodOperation.UPDATE || op === PodOperation.RECONCILE) {
@@ -272,10 +282,35 @@ export function createAgent(options: AgentOptions): Agent {
     }
   }
 
+  // An ordinary pod bound to this node (API source): run as the kubelet runs it; a
+  // deletionTimestamp is a kill with the deletion's grace period (HandlePodUpdates), a pod gone
+  // from the API a kill too (HandlePodRemoves). Pods already terminal are not run.
+  function updateApiPodWorker(w: PodWorkers, pod: Pod, uid: string, op: PodOperation): void {
+    if (op === PodOperation.REMOVE) {
+      if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      return;
+    }
+    if (admission.rejection(uid) !== undefined) return;
+    const phase = pod.status?.phase;
+    if (w.state(uid) === undefined && (phase === 'Succeeded' || phase === 'Failed')) return;
+    w.updatePod(pod, w.state(uid) === undefined ? 'create' : 'update');
+    if (pod.metadata?.deletionTimestamp) w.updatePod(pod, 'kill');
+  }
+
+  // The kubelet's status manager, once a deleted pod has terminated and its final status is
+  // written: delete it for good, grace 0, with its UID as precondition.
+  async function finishDeletion(pod: Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
+    const current = podManager.getPodByUID(uid);
+    if (current === undefined || !current.metadata?.deletionTimestamp || apiPodDeleter === undefined) return;
+    const deleted = await apiPodDeleter(getPodFullName(current), uid);
+    logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
+  }
+
   function housekeeping(): void {
     if (workers !== undefined && sourcesReady.allReady()) {
       const desired = new Map<string, Pod>();
-      for (const pod of podManager.getPods()) if (isStaticPod(pod) && admission.rejection(pod.metadata?.uid ?? '') === undefined) desired.set(pod.metadata?.uid ?? '', pod);
+      for (const pod of podManager.getPods()) if (admission.rejection(pod.metadata?.uid ?? '') === undefined) desired.set(pod.metadata?.uid ?? '', pod);
       workers.syncKnownPods(desired);
       metrics.setWorkingPods(workers.counts(desired).working);
     }
@@ -286,7 +321,12 @@ export function createAgent(options: AgentOptions): Agent {
     metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });
     let activeStatic = 0;
     for (const pod of pods) if (isStaticPod(pod) && admission.rejection(pod.metadata?.uid ?? '') === undefined && workers?.state(pod.metadata?.uid ?? '') !== 'finished') activeStatic++;
-    metrics.setActivePods({ static: activeStatic, nonStatic: 0 });
+    let activeOther = 0;
+    for (const pod of pods) {
+      const state = workers?.state(pod.metadata?.uid ?? '');
+      if (!isStaticPod(pod) && state !== undefined && state !== 'finished') activeOther++;
+    }
+    metrics.setActivePods({ static: activeStatic, nonStatic: activeOther });
     metrics.setMirrorPods(mirrorPods.length);
   }
 
@@ -360,9 +400,17 @@ export function createAgent(options: AgentOptions): Agent {
  * pod manager holds, except a pod waiting to start (no status yet) and one that has finished,
  * plus removed pods still stopping (their mirror shows them stopping).
  */
-function publishedPods(podManager: PodManager, workers: PodWorkers): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
+function publishedPods(
+  podManager: PodManager,
+  workers: PodWorkers,
+  isRejected: (uid: string) => boolean,
+): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
+  // A pod without a worker is a rejected one (or, for an ordinary pod, one already terminal when
+  // it arrived): a rejected pod's Failed status is published, a terminal one's left alone.
   const publishable = (pod: Pod): boolean => {
-    const state = workers.state(pod.metadata?.uid ?? '');
+    const uid = pod.metadata?.uid ?? '';
+    const state = workers.state(uid);
+    if (state === undefined) return isStaticPod(pod) || isRejected(uid);
     return state !== 'waiting' && state !== 'finished';
   };
   return {
@@ -370,16 +418,16 @@ function publishedPods(podManager: PodManager, workers: PodWorkers): { list(): P
       const out: Pod[] = [];
       const seen = new Set<string>();
       for (const pod of podManager.getPods()) {
-        if (!isStaticPod(pod) || !publishable(pod)) continue;
+        if (!publishable(pod)) continue;
         out.push(pod);
         seen.add(pod.metadata?.uid ?? '');
       }
-      for (const pod of workers.startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && isStaticPod(pod)) out.push(pod);
+      for (const pod of workers.startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod)) out.push(pod);
       return out;
     },
     byUID(uid) {
       const pod = podManager.getPodByUID(uid) ?? workers.podOf(uid);
-      return pod !== undefined && isStaticPod(pod) && publishable(pod) ? pod : undefined;
+      return pod !== undefined && publishable(pod) ? pod : undefined;
     },
   };
 }

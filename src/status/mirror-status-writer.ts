@@ -327,7 +327,9 @@ class StatusWriter implements MirrorStatusWriter {
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
     for (const [uid, cached] of candidates) {
-      const mirror = this.#pm.getMirrorPodByPod(cached.pod);
+      // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
+      // API watch last showed it.
+      const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
       // Static pod without a mirror: keep the status, write nothing yet.
       if (mirror === undefined) continue;
       const mirrorUID = mirror.metadata?.uid ?? '';

@@ -21,7 +21,7 @@ import { EventRecorder } from '../differential/event-recorder.js';
 import { describeDeleteOptions } from '../differential/request-body.js';
 import type { WatchRecord } from '../differential/event-sequence.js';
 
-const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd'];
+const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary'];
 const agents: Agent[] = [];
 const proxies: RecordingProxy[] = [];
 let recorder: EventRecorder | undefined;
@@ -166,6 +166,31 @@ describe('kubelet lifecycle on a real control plane', () => {
       assert.equal(agent.podManager.getPods().length, 1);
     });
   }
+
+  it('an ordinary pod bound to the node runs, and its graceful deletion is completed: killed after the grace period, final status, DELETE grace 0 with its UID', async () => {
+    const node = 'lc-ordinary';
+    const ns = cp.namespace;
+    const { proxy } = await startNode(node);
+    await cp.adminApi.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'plain', annotations: { 'simulation.kubelet-pods.io/stop-seconds': '600' } },
+        spec: { nodeName: node, terminationGracePeriodSeconds: 3, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+      },
+    });
+    const running = await waitFor(() => recorder!.about('pod', 'plain', ns).find(isRunning), 'the pod Running', { timeoutMs: 20_000, intervalMs: 50 });
+    const uid = running.object.metadata?.uid;
+    const t0 = performance.now();
+    await cp.adminApi.deleteNamespacedPod({ namespace: ns, name: 'plain' });
+    const gone = await waitFor(() => recorder!.about('pod', 'plain', ns).find((r) => r.type === 'DELETED'), 'the pod deleted', { timeoutMs: 20_000, intervalMs: 50 });
+    const final = recorder!.about('pod', 'plain', ns).find((r) => r.t >= t0 && killedCode(r) === 137);
+    assert.ok(final, 'the final status (killed, 137) was written before the pod went');
+    assert.equal(statusOf(final).phase, 'Failed', 'an ordinary pod stopped by the kubelet is terminal');
+    assert.ok(final.t - t0 >= 2950 && final.t - t0 < 4500, `killed ${Math.round(final.t - t0)} ms after the deletion (grace 3 s)`);
+    assert.ok(gone.t >= final.t);
+    assert.deepEqual(deletesOf(proxy, ns, 'plain'), ['grace 0, uid precondition']);
+    assert.ok(uid);
+  });
 
   it('manifest removed and put back while the pod stops: the same mirror shows it killed, then Running again (restarted pod)', async () => {
     const node = 'lc-readd';
