@@ -71,8 +71,8 @@ export interface PodWorkers {
   /**
    * The kubelet's SyncKnownPods from housekeeping: workers of pods not in `desired` that still
    * run are killed (a removal seen while sources were not ready), finished workers are
-   * removed, and those with a restart requested start again if still desired. Returns how
-   * many pods were restarted.
+   * removed, and those with a restart requested start again if still desired. Returns the
+   * pods restarted.
    */
   syncKnownPods(desired: ReadonlyMap<string, Pod>): { restarted: Pod[] };
   counts(desired: ReadonlyMap<string, Pod>): WorkerCounts;

@@ -292,8 +292,8 @@ class StatusWriter implements MirrorStatusWriter {
     return targets;
   }
 
-  // No termination is simulated: a static pod leaving the pod manager just stops being
-  // published (the kubelet would publish its terminal status first).
+  // A pod that is no longer published (gone from the pod manager in the instant lifecycle, or
+  // finished in the kubelet lifecycle, whose final status was written before) is forgotten.
   #forgetRemovedPods(): void {
     const present = new Set<string>();
     for (const pod of this.#published.list()) present.add(pod.metadata?.uid ?? '');

@@ -241,6 +241,22 @@ interface Scenario {
   done(side: Side): Promise<boolean> | boolean;
 }
 
+/** Creates an ordinary pod named like a mirror (`<pod>-<node>`) bound to the side's node, as a user would. */
+async function createApiPod(side: Side, pod: string): Promise<void> {
+  const body = podManifest(pod, { grace: 2 });
+  const metadata = body['metadata'] as Record<string, unknown>;
+  await cp.adminApi.createNamespacedPod({
+    namespace: NAMESPACE,
+    // No service account token volume: nothing here serves the ConfigMap it projects, and the
+    // kubelet would wait for it forever.
+    body: {
+      ...body,
+      metadata: { ...metadata, name: mirrorName(side, pod) },
+      spec: { ...(body['spec'] as object), nodeName: side.node, automountServiceAccountToken: false },
+    } as never,
+  });
+}
+
 /** Per node, the UID of the mirror the user deletes in scenario user-delete. */
 const deletedUID = new Map<string, string | undefined>();
 
@@ -307,6 +323,30 @@ const SCENARIOS: Scenario[] = [
       done: async (side) => (await converged(side, `edit-g${grace}`)) && imageOf(currentMirror(side, `edit-g${grace}`)) === 'registry.k8s.io/pause:3.10',
     }),
   ),
+  {
+    // An ordinary pod that a user binds to the node (no scheduler runs here): both nodes run it.
+    name: 'api-pod-create',
+    timed: true,
+    pods: ['api-create'],
+    act: (side) => createApiPod(side, 'api-create'),
+    done: (side) => isRunning(currentMirror(side, 'api-create')),
+  },
+  {
+    // `kubectl delete pod` of a running ordinary pod: the node terminates it with the
+    // deletion's grace period, writes its final status and deletes it for good.
+    name: 'api-pod-delete',
+    // Not `timed`: the kubelet's first step (the terminating status, after its 1 s PLEG relist)
+    // comes 0.6–1.0 s after the deletion, on either side of AT_ONCE_MS; the deletion's time is
+    // compared instead.
+    timing: { step: /^deleted /, toleranceMs: 3000 },
+    pods: ['api-delete'],
+    setup: (side) => createApiPod(side, 'api-delete'),
+    ready: (side) => isRunning(currentMirror(side, 'api-delete')),
+    act: async (side) => {
+      await cp.adminApi.deleteNamespacedPod({ name: mirrorName(side, 'api-delete'), namespace: NAMESPACE });
+    },
+    done: (side) => recorder!.about('pod', mirrorName(side, 'api-delete'), NAMESPACE).at(-1)?.type === 'DELETED',
+  },
   {
     name: 'restart',
     pods: ['restart', 'restart-canary'],
@@ -471,6 +511,9 @@ describe('differential: event sequences of the real kubelet and our agent', () =
   before(async () => {
     suiteStart = performance.now();
     await cp.adminApi.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    // ServiceAccount admission wants the `default` ServiceAccount for ordinary pods, and no
+    // controller manager runs here to create it.
+    await cp.adminApi.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: 'default' } } });
     recorder = await EventRecorder.start(cp.cluster.adminKubeconfig, [REAL, OURS]);
     sides.push(await startRealSide());
     sides.push(await startOurSide());
