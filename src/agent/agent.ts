@@ -211,7 +211,11 @@ export function createAgent(options: AgentOptions): Agent {
       ...(workers !== undefined
         ? {
             isTerminating: (name: string) => workers.isPodTerminatingByFullName(name),
-            mayRun: (pod: Pod) => !workers.isWaitingToStart(pod.metadata?.uid ?? ''),
+            // Rejected pods have no worker and keep their mirror, as before.
+            mayRun: (pod: Pod) => {
+              const uid = pod.metadata?.uid ?? '';
+              return workers.state(uid) === undefined || workers.isSyncing(uid);
+            },
           }
         : {}),
       clock,
@@ -260,6 +264,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   const intervals: ClockTimer[] = [];
+  let unsubscribeTerminal: (() => void) | undefined;
   let dispatchLoop: Promise<void> | undefined;
 
   // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
@@ -307,6 +312,17 @@ export function createAgent(options: AgentOptions): Agent {
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
   }
 
+  // SyncPod of a pod whose containers all completed (phase Succeeded or Failed) returns
+  // "terminal": the pod worker terminates the pod and it is never synced again, so a mirror a
+  // user deletes afterwards is not recreated (kubernetes issue 116483; docs/lifecycle.md).
+  function checkTerminal(uid: string): void {
+    if (workers === undefined || !workers.isSyncing(uid)) return;
+    const pod = workers.podOf(uid);
+    if (pod === undefined) return;
+    const phase = statusProvider.statusFor(pod, clock.now()).phase;
+    if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+  }
+
   function housekeeping(): void {
     if (workers !== undefined && sourcesReady.allReady()) {
       const desired = new Map<string, Pod>();
@@ -335,6 +351,7 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     connected: config.kubeconfig !== undefined,
     async start() {
+      if (workers !== undefined) unsubscribeTerminal = statusProvider.onChange?.((uid) => checkTerminal(uid));
       dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
@@ -361,6 +378,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
+      unsubscribeTerminal?.();
       await workers?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.

@@ -62,6 +62,12 @@ export interface PodWorkers {
   /** True while the pod exists and is not allowed to start yet. */
   isWaitingToStart(uid: string): boolean;
   /**
+   * True while the pod runs (`syncing`): the kubelet's SyncPod, which alone creates and
+   * replaces mirrors, runs only then. False before the start and once termination began
+   * (removed, or completed).
+   */
+  isSyncing(uid: string): boolean;
+  /**
    * The kubelet's IsPodForMirrorPodTerminatingByFullName: the static pod that holds the full
    * name has been asked to stop and has not finished stopping. Its orphaned mirror stays.
    */
@@ -249,6 +255,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     state: (uid) => workers.get(uid)?.state,
     podOf: (uid) => workers.get(uid)?.pod,
     isWaitingToStart: (uid) => workers.get(uid)?.state === 'waiting',
+    isSyncing: (uid) => workers.get(uid)?.state === 'syncing',
     isPodTerminatingByFullName(podFullName) {
       const uid = startedByFullName.get(podFullName);
       return uid !== undefined && workers.get(uid)?.state === 'terminating';
@@ -263,6 +270,9 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       for (const [uid, w] of [...workers]) {
         const wanted = desired.get(uid);
         if (w.state === 'finished') {
+          // A pod that finished while still desired (it completed: Succeeded or Failed) keeps
+          // its worker, so that it is not started again; only a restart request starts it.
+          if (wanted !== undefined && !w.restartRequested) continue;
           workers.delete(uid);
           if (w.restartRequested && wanted !== undefined) {
             log.info({ pod: w.fullName, podUID: uid }, 'restarting pod with the same UID');

@@ -237,7 +237,9 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     if (tracked.stopped) return Promise.resolve();
     const now = this.clock.now().getTime();
     const grace = Math.max(1, gracePeriodSeconds);
-    const running = tracked.runningAt !== undefined && now >= tracked.runningAt;
+    const started = tracked.runningAt !== undefined && now >= tracked.runningAt;
+    // Nothing to signal when every container has already exited for good (a completed pod).
+    const running = started && [...(tracked.runs?.values() ?? [])].some((r) => r.state !== 'exited');
     // A pod that has not started has nothing to stop: its start is cancelled.
     const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
     return new Promise<void>((resolve) => {
@@ -253,7 +255,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       }
       stopping.waiters.push(resolve);
       if (stopping.timer !== undefined) return;
-      if (!running) {
+      if (!started) {
         if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
         tracked.timer = undefined;
         tracked.runningAt = undefined;

@@ -21,7 +21,7 @@ import { EventRecorder } from '../differential/event-recorder.js';
 import { describeDeleteOptions } from '../differential/request-body.js';
 import type { WatchRecord } from '../differential/event-sequence.js';
 
-const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary'];
+const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary', 'lc-completed'];
 const agents: Agent[] = [];
 const proxies: RecordingProxy[] = [];
 let recorder: EventRecorder | undefined;
@@ -190,6 +190,36 @@ describe('kubelet lifecycle on a real control plane', () => {
     assert.ok(gone.t >= final.t);
     assert.deepEqual(deletesOf(proxy, ns, 'plain'), ['grace 0, uid precondition']);
     assert.ok(uid);
+  });
+
+  it('a static pod with restartPolicy Never completes: the mirror shows Failed, and a mirror the user deletes then is not recreated (kubernetes issue 116483)', async () => {
+    const node = 'lc-completed';
+    const ns = cp.namespace;
+    const { dir, proxy } = await startNode(node);
+    await writeManifest(
+      dir,
+      'job.yaml',
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'job', namespace: ns, annotations: { 'simulation.kubelet-pods.io/exit': 'main=3@1' } },
+        spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+      }),
+    );
+    const failed = await waitFor(() => mirrorRecords(node, 'job', ns).find((r) => statusOf(r).phase === 'Failed'), 'the mirror Failed', { timeoutMs: 20_000, intervalMs: 50 });
+    assert.equal(killedCode(failed), 3);
+    await cp.adminApi.deleteNamespacedPod({ namespace: ns, name: `job-${node}` });
+    await waitFor(() => mirrorRecords(node, 'job', ns).some((r) => r.object.metadata?.deletionTimestamp !== undefined), 'the deletion requested', { timeoutMs: 5000, intervalMs: 20 });
+    // A deliberate window of two housekeeping periods: nothing may happen in it.
+    const recreated = await waitFor(() => mirrorRecords(node, 'job', ns).some((r) => r.type === 'ADDED' && r.object.metadata?.uid !== failed.object.metadata?.uid), 'a new mirror', {
+      timeoutMs: 4500,
+      intervalMs: 100,
+    }).then(
+      () => true,
+      () => false,
+    );
+    assert.equal(recreated, false, 'the mirror of a completed static pod is not recreated');
+    assert.deepEqual(deletesOf(proxy, ns, `job-${node}`), [], 'nor deleted by the node: it stays Terminating, as beside the kubelet');
   });
 
   it('manifest removed and put back while the pod stops: the same mirror shows it killed, then Running again (restarted pod)', async () => {

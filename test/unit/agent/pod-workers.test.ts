@@ -151,6 +151,20 @@ describe('pod workers', () => {
     assert.equal(runtime.statusFor(pod, clock.now()).containerStatuses?.[0]?.state?.running !== undefined, true);
   });
 
+  it('a pod that finished while still desired (it completed) keeps its worker and is not started again', async () => {
+    const { clock, workers } = setup();
+    const pod = staticPod('done', { grace: 1 });
+    workers.updatePod(pod, 'create');
+    workers.updatePod(pod, 'kill'); // what the agent does once the pod's phase is Succeeded or Failed
+    await clock.advance(0);
+    assert.equal(workers.state('done'), 'finished');
+    workers.syncKnownPods(new Map([['done', pod]]));
+    assert.equal(workers.state('done'), 'finished');
+    assert.equal(workers.isSyncing('done'), false, 'no SyncPod, so no mirror is created or replaced for it');
+    workers.syncKnownPods(new Map());
+    assert.equal(workers.state('done'), undefined, 'removed once no longer desired');
+  });
+
   it('housekeeping kills a running pod that is no longer desired (a removal seen while sources were not ready)', async () => {
     const { clock, workers } = setup();
     workers.updatePod(staticPod('gone', { grace: 1 }), 'create');

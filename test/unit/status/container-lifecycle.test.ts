@@ -208,6 +208,19 @@ describe('simulated runtime: container lifecycles', () => {
     assert.equal(status(p).phase, 'Failed');
   });
 
+  it('terminate after every container exited for good: stopped at once, the exit codes kept', async () => {
+    const { clock, runtime, status } = setup({ stopMs: 60_000 });
+    const p = pod('completed', { restartPolicy: 'Never', annotations: { [SIMULATION_ANNOTATIONS.exit]: 'main=0@1' } });
+    status(p);
+    await clock.advance(1000);
+    assert.equal(status(p).phase, 'Succeeded');
+    const stopped = runtime.terminate(p, 30);
+    await clock.advance(0);
+    await stopped;
+    assert.equal(stateOf(main(status(p))), 'terminated(0 Completed)');
+    assert.equal(status(p).phase, 'Succeeded');
+  });
+
   it('terminate before the start: the start is cancelled and the pod stays Pending', async () => {
     const { clock, runtime, status } = setup({ startDelayMs: 1000 });
     const p = pod('early');
