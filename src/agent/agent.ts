@@ -29,6 +29,9 @@ import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
 import type { Pod } from '../pod/types.js';
 
+/** How long a terminated pod waits for its final status write before it counts as terminated. */
+const FINAL_STATUS_BOUND_MS = 10_000;
+
 export interface AgentOptions {
   config: AgentConfig;
   /** pino or any logger of that shape; silent by default. */
@@ -113,8 +116,18 @@ export function createAgent(options: AgentOptions): Agent {
           // The final status reaches the mirror before the pod counts as terminated, which is
           // what lets housekeeping delete the mirror.
           afterStopped: async (pod) => {
-            statusWriter?.invalidate(pod.metadata?.uid ?? '');
-            await statusWriter?.syncBatch(false);
+            if (statusWriter === undefined) return;
+            statusWriter.invalidate(pod.metadata?.uid ?? '');
+            // Bounded: an API server that does not answer must not keep the pod terminating
+            // (and its mirror in place) for ever; the writer retries the status on its own.
+            let bound: ClockTimer | undefined;
+            await Promise.race([
+              statusWriter.syncBatch(false),
+              new Promise<void>((resolve) => {
+                bound = clock.setTimeout(resolve, FINAL_STATUS_BOUND_MS);
+              }),
+            ]);
+            clock.clearTimeout(bound);
           },
           onStarted: (pod) => {
             statusWriter?.invalidate(pod.metadata?.uid ?? '');

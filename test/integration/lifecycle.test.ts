@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { stringify } from 'yaml';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
+import type { Logger } from '../../src/logger.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { startRecordingProxy, type RecordingProxy } from '../differential/api-proxy.js';
@@ -39,7 +40,11 @@ interface Node {
   dir: string;
 }
 
-async function startNode(node: string): Promise<Node> {
+/**
+ * `files` are written before the agent starts: a manifest written in the moment the file
+ * source sets up its watch can wait for the next full listing (fileCheckFrequency, 20 s).
+ */
+async function startNode(node: string, files: Record<string, string> = {}): Promise<Node> {
   const pki = join(cp.cluster.dir, 'pki');
   const proxy = await startRecordingProxy({
     target: cp.cluster.server,
@@ -53,13 +58,20 @@ async function startNode(node: string): Promise<Node> {
   await proxy.writeKubeconfig(cp.cluster.nodeKubeconfigs[node]!, kubeconfig);
   const manifests = join(dir, 'manifests');
   await mkdir(manifests);
+  for (const [file, text] of Object.entries(files)) await writeManifest(manifests, file, text);
   const { config } = await resolveRunConfig(['--kubeconfig', kubeconfig, '--hostname-override', node, '--pod-manifest-path', manifests]);
   assert.equal(config.simulatedLifecycle, 'kubelet', 'the kubelet lifecycle is the default');
   // The kubelet's housekeeping period (2 s), the default.
-  const agent = createAgent({ config, listenPorts: { readOnly: 0, healthz: 0 } });
+  const agent = createAgent({ config, listenPorts: { readOnly: 0, healthz: 0 }, ...(process.env.LIFECYCLE_LOG ? { logger: stderrLogger(node) } : {}) });
   agents.push(agent);
   await agent.start();
   return { agent, proxy, dir: manifests };
+}
+
+/** LIFECYCLE_LOG=1: every log line of the agents on stderr, to look at a failure. */
+function stderrLogger(node: string): Logger {
+  const line = (level: string) => (obj: object, msg?: string) => process.stderr.write(`${new Date().toISOString()} ${node} ${level} ${msg ?? ''} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`);
+  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 function manifest(name: string, namespace: string, o: { grace: number; image?: string }): string {
@@ -112,8 +124,7 @@ describe('kubelet lifecycle on a real control plane', () => {
     it(`manifest removed (grace ${grace} s): the mirror shows the killed container, then is deleted with grace 0 and no precondition`, async () => {
       const node = `lc-remove-${grace}`;
       const ns = cp.namespace;
-      const { dir, proxy } = await startNode(node);
-      await writeManifest(dir, 'web.yaml', manifest('web', ns, { grace }));
+      const { dir, proxy } = await startNode(node, { 'web.yaml': manifest('web', ns, { grace }) });
       await waitRunning(node, 'web', ns);
       const t0 = performance.now();
       await rm(join(dir, 'web.yaml'));
@@ -137,8 +148,7 @@ describe('kubelet lifecycle on a real control plane', () => {
     it(`manifest edited (grace ${grace} s): the old mirror keeps its status, the new one comes once the old pod finished, after a UID-preconditioned delete`, async () => {
       const node = `lc-edit-${grace}`;
       const ns = cp.namespace;
-      const { dir, proxy, agent } = await startNode(node);
-      await writeManifest(dir, 'api.yaml', manifest('api', ns, { grace, image: 'registry.k8s.io/pause:3.9' }));
+      const { dir, proxy, agent } = await startNode(node, { 'api.yaml': manifest('api', ns, { grace, image: 'registry.k8s.io/pause:3.9' }) });
       const first = await waitRunning(node, 'api', ns);
       const oldUID = first.object.metadata?.uid;
       const t0 = performance.now();
@@ -195,17 +205,14 @@ describe('kubelet lifecycle on a real control plane', () => {
   it('a static pod with restartPolicy Never completes: the mirror shows Failed, and a mirror the user deletes then is not recreated (kubernetes issue 116483)', async () => {
     const node = 'lc-completed';
     const ns = cp.namespace;
-    const { dir, proxy } = await startNode(node);
-    await writeManifest(
-      dir,
-      'job.yaml',
-      stringify({
+    const { proxy } = await startNode(node, {
+      'job.yaml': stringify({
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name: 'job', namespace: ns, annotations: { 'simulation.kubelet-pods.io/exit': 'main=3@1' } },
         spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
       }),
-    );
+    });
     const failed = await waitFor(() => mirrorRecords(node, 'job', ns).find((r) => statusOf(r).phase === 'Failed'), 'the mirror Failed', { timeoutMs: 20_000, intervalMs: 50 });
     assert.equal(killedCode(failed), 3);
     await cp.adminApi.deleteNamespacedPod({ namespace: ns, name: `job-${node}` });
@@ -225,9 +232,8 @@ describe('kubelet lifecycle on a real control plane', () => {
   it('manifest removed and put back while the pod stops: the same mirror shows it killed, then Running again (restarted pod)', async () => {
     const node = 'lc-readd';
     const ns = cp.namespace;
-    const { dir, proxy, agent } = await startNode(node);
     const text = manifest('same', ns, { grace: 5 });
-    await writeManifest(dir, 'same.yaml', text);
+    const { dir, proxy, agent } = await startNode(node, { 'same.yaml': text });
     const first = await waitRunning(node, 'same', ns);
     const t0 = performance.now();
     await rm(join(dir, 'same.yaml'));
