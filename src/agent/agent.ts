@@ -8,6 +8,7 @@ import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
+import { goArch } from '../node/machine-info.js';
 import { createNodeLease, type NodeLease } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
@@ -95,7 +96,17 @@ export function createAgent(options: AgentOptions): Agent {
   // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
   // configuration rather than the Node object admits the same way before registration.
   const allocatable = { status: { allocatable: { pods: String(config.maxPods) } } };
-  const admission = createPodAdmission(() => allocatable, clock);
+  // Node affinity reads the Node's labels: those of the registered Node, else the ones the
+  // agent registers it with (standalone, or before registration).
+  const ownLabels = {
+    'kubernetes.io/hostname': config.nodeName,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': goArch(process.arch),
+  };
+  const admission = createPodAdmission(
+    () => ({ ...allocatable, metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels } }),
+    clock,
+  );
   const statusProvider = withAdmission(
     options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
     admission,

@@ -22,7 +22,7 @@ import { EventRecorder } from '../differential/event-recorder.js';
 import { describeDeleteOptions } from '../differential/request-body.js';
 import type { WatchRecord } from '../differential/event-sequence.js';
 
-const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary', 'lc-completed'];
+const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary', 'lc-completed', 'lc-affinity'];
 const agents: Agent[] = [];
 const proxies: RecordingProxy[] = [];
 let recorder: EventRecorder | undefined;
@@ -200,6 +200,19 @@ describe('kubelet lifecycle on a real control plane', () => {
     assert.ok(gone.t >= final.t);
     assert.deepEqual(deletesOf(proxy, ns, 'plain'), ['grace 0, uid precondition']);
     assert.ok(uid);
+  });
+
+  it("an ordinary pod whose node selector the node does not match is rejected at admission with the kubelet's reason", async () => {
+    const node = 'lc-affinity';
+    const ns = cp.namespace;
+    await startNode(node);
+    await cp.adminApi.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'picky' }, spec: { nodeName: node, nodeSelector: { zone: 'nowhere' }, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] } },
+    });
+    const rejected = await waitFor(() => recorder!.about('pod', 'picky', ns).find((r) => statusOf(r).phase === 'Failed'), 'the pod Failed', { timeoutMs: 20_000, intervalMs: 50 });
+    assert.equal(rejected.object.status?.['reason'], 'NodeAffinity');
+    assert.equal(rejected.object.status?.['message'], "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
   });
 
   it('a static pod with restartPolicy Never completes: the mirror shows Failed, and a mirror the user deletes then is not recreated (kubernetes issue 116483)', async () => {
