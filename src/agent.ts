@@ -27,5 +27,6 @@ export {
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
 } from './status/status-provider.js';
+export type { ContainerLogLine } from './status/container-log-buffer.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
 export type { BoundAddress } from './server/server.js';

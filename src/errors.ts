@@ -57,6 +57,8 @@ const templates = {
     `failed to create mirror pod ${quote(fullName)}: ${reason}`,
   KP_ERR_MIRROR_HASH_CONFLICT: (fullName: string, hash: string, existing: string) =>
     `cannot create mirror pod ${quote(fullName)} with hash ${quote(hash)}: another pod with a different hash (${quote(existing)}) holds the name`,
+  // --- events ---
+  KP_ERR_EVENT_WRITE: (object: string, reason: string) => `failed to write an event about ${object}: ${reason}`,
   // --- agent ---
   KP_ERR_NODE_OPTIONS: (option: string, received: string) => `invalid node option ${option}: ${received}`,
   KP_ERR_NODE_REGISTER: (node: string, reason: string) => `failed to register node ${quote(node)}: ${reason}`,
@@ -71,8 +73,15 @@ const templates = {
     `invalid kubelet configuration ${quote(file)}: ${problems.join('; ')}`,
   KP_ERR_CONFIG_FLAGS: (problems: readonly string[]) => `invalid flags: ${problems.join('; ')}`,
   KP_ERR_CONFIG_LISTEN: (address: string, port: number) => `cannot listen on ${address}:${port}`,
+  KP_ERR_CONFIG_PORT_IN_USE: (address: string, port: number, setting: string) =>
+    `cannot listen on ${address}:${port}: the port is in use; choose another with ${setting}, or 0 to turn this endpoint off`,
   KP_ERR_CONFIG_KUBECONFIG: (reason: string) => `unusable kubeconfig: ${reason}`,
   KP_ERR_SERVER_ENDPOINT: (path: string) => `endpoint ${quote(path)} failed`,
+  KP_ERR_SERVER_AUTHN: (subject: string, reason: string) => `the TokenReview of ${subject} for the kubelet port failed: ${reason}`,
+  KP_ERR_SERVER_AUTHZ: (subject: string, reason: string) => `the SubjectAccessReview of ${quote(subject)} for the kubelet port failed: ${reason}`,
+  KP_ERR_SERVER_NO_API: (needs: readonly string[]) =>
+    `the kubelet port stays closed: ${needs.join(' and ')} need an API server, and the agent runs without --kubeconfig (set authorization.mode AlwaysAllow and authentication.webhook.enabled false, or turn the port off with --port 0)`,
+  KP_ERR_SERVER_TLS: (what: string, reason: string) => `cannot set up TLS for the kubelet port: ${what}: ${reason}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

@@ -174,6 +174,7 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
     wrapped.terminate = (pod, grace) => (admission.rejection(pod.metadata?.uid ?? '') === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
   }
   if (inner.stop) wrapped.stop = () => inner.stop!();
+  if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
   return wrapped;
 }
 

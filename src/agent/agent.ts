@@ -3,7 +3,10 @@ import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
-import { createApiClients } from '../kube/api-clients.js';
+import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
+import { createStaticPodEvents } from '../events/static-pod-events.js';
+import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
@@ -14,7 +17,11 @@ import { createNodeRegistration, type NodeRegistration } from '../node/node-regi
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { configzRoute } from '../server/configz.js';
+import { containerLogsRoute } from '../server/container-logs.js';
 import { healthzRoute } from '../server/healthz.js';
+import { createKubeletAuth } from '../server/kubelet-auth.js';
+import { loadServingTLS } from '../server/serving-cert.js';
 import { metricsRoute } from '../server/metrics.js';
 import { podsRoute } from '../server/pods.js';
 import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
@@ -42,10 +49,11 @@ export interface AgentOptions {
   /** Where static pod statuses come from; the simulated healthy start by default. */
   statusProvider?: StatusProvider;
   /**
-   * Listen ports that override the configuration (0 picks a free port), for tests and the
-   * demo; when absent, the configured ports apply and 0 there disables the endpoint.
+   * Listen ports that replace the configured ones, for tests and the demo: each endpoint named
+   * here listens on that port (0 picks a free one), and the endpoints not named are off. When
+   * absent, the configured ports apply and 0 there turns an endpoint off.
    */
-  listenPorts?: { readOnly?: number; healthz?: number };
+  listenPorts?: { readOnly?: number; healthz?: number; kubelet?: number };
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
   housekeepingIntervalMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
@@ -67,12 +75,14 @@ export interface Agent {
    * kubelet leaves them; a restarted agent adopts them.
    */
   stop(): Promise<void>;
-  /** Where the endpoints listen, once started. */
-  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress };
+  /** Where the endpoints listen, once started (`kubelet`: the authenticated HTTPS port). */
+  addresses(): { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress };
   /** True once every configured source has delivered a full set and it was applied. */
   allSourcesReady(): boolean;
   /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
   mirrorsIdle(): Promise<void>;
+  /** Resolves when no Kubernetes Event is waiting to be written (tests). */
+  eventsIdle(): Promise<void>;
   /** True when the agent talks to an API server (false in standalone mode). */
   readonly connected: boolean;
 }
@@ -90,8 +100,25 @@ export function createAgent(options: AgentOptions): Agent {
   const registry = options.registry ?? new Registry();
   const metrics = createAgentMetrics(registry);
   const podManager = new PodManager({ registry });
+
+  // Kubernetes Events about static and mirror pods (docs/events.md). The recorder needs the API
+  // clients, made below with a kubeconfig (and `--events` not false); without, events go nowhere.
+  let recorder: EventRecorder = noopEventRecorder;
+  const staticPodEvents = createStaticPodEvents({
+    recorder: { event: (...args) => recorder.event(...args) },
+    nodeName: config.nodeName,
+    getMirrorPod: (podFullName) => podManager.getMirrorPodByFullName(podFullName),
+  });
+
   // The merger logs its warnings itself; they count as errors of the source they came from.
-  const podConfig = createPodConfig({ logger, clock, onEvent: (event) => metrics.recordSourceError(event.source) });
+  const podConfig = createPodConfig({
+    logger,
+    clock,
+    onEvent: (event) => {
+      metrics.recordSourceError(event.source);
+      staticPodEvents.duplicateIgnored(event);
+    },
+  });
   const sourcesReady = createSourcesReady((seen) => podConfig.seenAllSources(seen));
   // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
   // configuration rather than the Node object admits the same way before registration.
@@ -131,14 +158,14 @@ export function createAgent(options: AgentOptions): Agent {
             statusWriter.invalidate(pod.metadata?.uid ?? '');
             // Bounded: an API server that does not answer must not keep the pod terminating
             // (and its mirror in place) for ever; the writer retries the status on its own.
-            let bound: ClockTimer | undefined;
+            let limit: ClockTimer | undefined;
             await Promise.race([
               statusWriter.syncBatch(false),
               new Promise<void>((resolve) => {
-                bound = clock.setTimeout(resolve, FINAL_STATUS_BOUND_MS);
+                limit = clock.setTimeout(resolve, FINAL_STATUS_BOUND_MS);
               }),
             ]);
-            clock.clearTimeout(bound);
+            clock.clearTimeout(limit);
           },
           onStarted: (pod) => {
             statusWriter?.invalidate(pod.metadata?.uid ?? '');
@@ -167,6 +194,7 @@ export function createAgent(options: AgentOptions): Agent {
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(FILE_SOURCE),
       fileCheckFrequencyMs: config.fileCheckFrequencyMs,
+      onRejected: (path, err) => staticPodEvents.manifestRejected(path, err),
       logger: sourceLogger(FILE_SOURCE),
       clock,
     });
@@ -178,6 +206,7 @@ export function createAgent(options: AgentOptions): Agent {
       onUpdate: podConfig.channel(HTTP_SOURCE),
       headers: config.staticPodURLHeader,
       httpCheckFrequencyMs: config.httpCheckFrequencyMs,
+      onRejected: (url, err) => staticPodEvents.manifestURLRejected(url, err),
       logger: sourceLogger(HTTP_SOURCE),
       clock,
     });
@@ -186,10 +215,23 @@ export function createAgent(options: AgentOptions): Agent {
   let apiSource: ApiserverSource | undefined;
   let nodeRegistration: NodeRegistration | undefined;
   let nodeLease: NodeLease | undefined;
+  let apis: ApiClients | undefined;
+  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
-    const apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
+    apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+      eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
+    });
+    if (config.events) {
+      recorder = createEventRecorder({
+        api: apis.events,
+        nodeName: config.nodeName,
+        clock,
+        logger,
+        onResult: (result) => metrics.recordEvent(result),
+      });
+    }
     apiSource = createApiserverSource({
       kubeConfig,
       nodeName: config.nodeName,
@@ -202,7 +244,8 @@ export function createAgent(options: AgentOptions): Agent {
       api: apis.core,
       internalIP: config.nodeIP,
       maxPods: config.maxPods,
-      kubeletPort: config.port,
+      // The port the kubelet endpoint listens on; the configured one when it is off.
+      kubeletPort: () => bound.kubelet?.port ?? config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       clock,
@@ -224,6 +267,14 @@ export function createAgent(options: AgentOptions): Agent {
       nodeName: config.nodeName,
       getNode: () => registration.getNode(),
       logger,
+      onDeleteRefused: (podFullName, uid, refusal) => {
+        // A delete with a UID precondition is the replacement of an outdated mirror.
+        const pod = podManager.getPodByFullName(podFullName);
+        const mirror = podManager.getMirrorPodByFullName(podFullName);
+        if (uid !== undefined && pod && isStaticPod(pod) && mirror?.metadata?.uid === uid) {
+          staticPodEvents.mirrorNotReplaced(pod, mirror, podFullName, refusal);
+        }
+      },
     });
     // The DELETE the kubelet sends for a terminated pod is the mirror client's: grace 0, UID precondition.
     apiPodDeleter = (podFullName, uid) => mirrorClient.deleteMirrorPod(podFullName, uid);
@@ -248,6 +299,7 @@ export function createAgent(options: AgentOptions): Agent {
         metrics.recordMirrorOperation(action, result);
         if (result !== 'skipped') metrics.observeSyncDuration(seconds);
       },
+      onCreateFailed: (pod, podFullName, err) => staticPodEvents.mirrorCreateFailed(pod, podFullName, err),
     });
     // Mirrors wait for the Node; the moment it exists, every static pod gets its turn.
     registration.onReady(() => mirrorSync?.enqueueAll());
@@ -268,23 +320,84 @@ export function createAgent(options: AgentOptions): Agent {
     },
   });
 
-  const servers: { readOnly?: AgentServer; healthz?: AgentServer } = {};
-  const bound: { readOnly?: BoundAddress; healthz?: BoundAddress } = {};
-  const readOnlyPort = options.listenPorts?.readOnly ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
-  const healthzPort = options.listenPorts?.healthz ?? (config.healthzPort > 0 ? config.healthzPort : undefined);
+  const servers: { readOnly?: AgentServer; healthz?: AgentServer; kubelet?: AgentServer } = {};
+  const listenPort = (key: 'readOnly' | 'healthz' | 'kubelet', configured: number): number | undefined =>
+    options.listenPorts !== undefined ? options.listenPorts[key] : configured > 0 ? configured : undefined;
+  const readOnlyPort = listenPort('readOnly', config.readOnlyPort);
+  const healthzPort = listenPort('healthz', config.healthzPort);
+  let kubeletPort = listenPort('kubelet', config.port);
+  const webhooks = config.authenticationTokenWebhook || config.authorizationMode === 'Webhook';
+  if (kubeletPort !== undefined && webhooks && apis === undefined) {
+    // Standalone, nobody can answer a TokenReview or SubjectAccessReview: rather than refuse
+    // every request, the port stays closed (the kubelet refuses to start instead).
+    logger.warn(
+      {
+        err: kpError('KP_ERR_SERVER_NO_API', [
+          [
+            ...(config.authorizationMode === 'Webhook' ? ['authorization.mode Webhook'] : []),
+            ...(config.authenticationTokenWebhook ? ['authentication.webhook.enabled'] : []),
+          ],
+        ]),
+      },
+      'kubelet port off: its webhooks need an API server',
+    );
+    kubeletPort = undefined;
+  }
+  const podsWithStatus = podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') });
+  async function createKubeletServer(port: number): Promise<AgentServer> {
+    const tls = await loadServingTLS({
+      ...(config.tlsCertFile !== undefined ? { certFile: config.tlsCertFile } : {}),
+      ...(config.tlsPrivateKeyFile !== undefined ? { keyFile: config.tlsPrivateKeyFile } : {}),
+      ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+      nodeName: config.nodeName,
+      addresses: [config.address, config.nodeIP],
+    });
+    return createAgentServer({
+      address: config.address,
+      port,
+      setting: '--port or port',
+      tls,
+      logger,
+      guard: createKubeletAuth({
+        nodeName: config.nodeName,
+        x509: config.clientCAFile !== undefined,
+        ...(config.authenticationTokenWebhook && apis !== undefined ? { tokenReviews: apis.authentication } : {}),
+        tokenCacheTTLMs: config.authenticationWebhookCacheTTLMs,
+        anonymous: config.anonymousAuth,
+        authorization: config.authorizationMode === 'Webhook' && apis !== undefined ? apis.authorization : 'AlwaysAllow',
+        authorizedCacheTTLMs: config.authorizationWebhookCacheAuthorizedTTLMs,
+        unauthorizedCacheTTLMs: config.authorizationWebhookCacheUnauthorizedTTLMs,
+        clock,
+        logger,
+      }),
+      routes: [
+        healthzRoute(),
+        podsWithStatus,
+        metricsRoute({ registry }),
+        configzRoute({ config }),
+        containerLogsRoute({
+          podManager,
+          logsFor: (uid, container) => statusProvider.containerLogs?.(uid, container),
+          now: () => clock.now(),
+        }),
+      ],
+    });
+  }
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
-      routes: [
-        healthzRoute(),
-        podsRoute({ podManager, statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }),
-        metricsRoute({ registry }),
-      ],
+      setting: '--read-only-port or readOnlyPort',
+      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry })],
     });
   }
   if (healthzPort !== undefined) {
-    servers.healthz = createAgentServer({ address: config.healthzBindAddress, port: healthzPort, routes: [healthzRoute()] });
+    servers.healthz = createAgentServer({
+      address: config.healthzBindAddress,
+      port: healthzPort,
+      setting: '--healthz-port or healthzPort',
+      routes: [healthzRoute()],
+    });
   }
 
   const intervals: ClockTimer[] = [];
@@ -375,12 +488,23 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     connected: config.kubeconfig !== undefined,
     async start() {
+      // Ports first: a port that is taken fails the start before anything else has begun, and
+      // the ports already bound are let go, so a failed start leaves nothing open.
+      try {
+        if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
+        if (servers.healthz) bound.healthz = await servers.healthz.listen();
+        if (kubeletPort !== undefined) {
+          servers.kubelet = await createKubeletServer(kubeletPort);
+          bound.kubelet = await servers.kubelet.listen();
+        }
+      } catch (err) {
+        await Promise.all([servers.readOnly?.close(), servers.healthz?.close(), servers.kubelet?.close()]);
+        throw err;
+      }
       if (workers !== undefined) unsubscribeTerminal = statusProvider.onChange?.((uid) => checkTerminal(uid));
       dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
-      if (servers.readOnly) bound.readOnly = await servers.readOnly.listen();
-      if (servers.healthz) bound.healthz = await servers.healthz.listen();
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();
@@ -396,6 +520,7 @@ export function createAgent(options: AgentOptions): Agent {
           standalone: !config.kubeconfig,
           readOnly: bound.readOnly,
           healthz: bound.healthz,
+          kubelet: bound.kubelet,
         },
         'agent started',
       );
@@ -422,8 +547,10 @@ export function createAgent(options: AgentOptions): Agent {
           nodeRegistration?.stop(),
           mirrorsStopped,
           dispatchLoop,
+          recorder.stop(),
           servers.readOnly?.close(),
           servers.healthz?.close(),
+          servers.kubelet?.close(),
         ]),
         shutdownBound,
       ]);
@@ -434,6 +561,7 @@ export function createAgent(options: AgentOptions): Agent {
     addresses: () => ({ ...bound }),
     allSourcesReady: () => sourcesReady.allReady(),
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
+    eventsIdle: () => recorder.idle(),
   };
 }
 

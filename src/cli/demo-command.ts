@@ -7,8 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { createAgent } from '../agent/agent.js';
+import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
@@ -16,6 +15,7 @@ import type { PodManager } from '../pod/manager.js';
 import { embeddedTree, writeTree } from '../sea/embedded-files.js';
 import { resolveRunConfig } from './flags.js';
 import { startLiveView } from './live-view.js';
+import { flagNames, parseCommandOptions } from './command-options.js';
 import { untilSignal } from './signals.js';
 
 /**
@@ -48,18 +48,23 @@ options:
   -h, --help
 `;
 
+const OPTIONS = {
+  config: { type: 'string' },
+  'pod-manifest-path': { type: 'string' },
+  node: { type: 'string', default: 'demo-node' },
+  dir: { type: 'string' },
+  'until-synced': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags = flagNames(OPTIONS);
+
+export function parse(args: readonly string[]) {
+  return parseCommandOptions(OPTIONS, args);
+}
+
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: 'string' },
-      'pod-manifest-path': { type: 'string' },
-      node: { type: 'string', default: 'demo-node' },
-      dir: { type: 'string' },
-      'until-synced': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
@@ -74,14 +79,17 @@ export async function run(args: string[]): Promise<number> {
   const { config } = await resolveRunConfig(flags);
   const logFile = join(dir, 'agent.log');
   const logger = createLogger({ destination: createWriteStream(logFile, { flags: 'a' }), pretty: false });
-  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0 } });
+  // Every endpoint on a free port: a kubelet (or another demo) on the machine often holds
+  // the default ones.
+  const agent = createAgent({ config, logger, listenPorts: { readOnly: 0, healthz: 0, kubelet: 0 } });
   await agent.start();
-  const readOnly = agent.addresses().readOnly;
+  const endpoints = describeEndpoints(agent.addresses());
+  process.stderr.write(`${endpoints}\n`);
 
   const header = [
     `kubelet-pods demo · node ${node} · manifests in ${config.staticPodPath}`,
     `kubectl --kubeconfig ${cluster.adminKubeconfig} get pods -A`,
-    `endpoints: http://${readOnly?.address}:${readOnly?.port}/pods  /metrics  /healthz · agent log: ${logFile}`,
+    `${endpoints} · agent log: ${logFile}`,
     'edit, add or remove manifests and watch their mirror pods follow · Ctrl-C to stop',
   ];
   const view = startLiveView({ podManager: agent.podManager, header });
@@ -99,6 +107,17 @@ export async function run(args: string[]): Promise<number> {
   await untilSignal();
   await stop();
   return 0;
+}
+
+/** One line naming where each endpoint listens. */
+function describeEndpoints(addresses: ReturnType<Agent['addresses']>): string {
+  const at = (a: { address: string; port: number } | undefined, scheme: string, paths: string): string =>
+    a === undefined ? 'off' : `${scheme}://${a.address}:${a.port}${paths}`;
+  return [
+    `endpoints: read-only ${at(addresses.readOnly, 'http', '/pods /metrics /healthz')}`,
+    `healthz ${at(addresses.healthz, 'http', '/healthz')}`,
+    `kubelet ${at(addresses.kubelet, 'https', '/pods /metrics /configz /containerLogs (authenticated)')}`,
+  ].join(' · ');
 }
 
 // The mirror pods come back through the API source, status included, so the pod manager is

@@ -8,11 +8,13 @@ import { kpError } from '../errors.js';
  * (src/config/fields.ts), all string-valued, `--manifest-url-header` repeatable.
  */
 
-const FLAGS = CONFIG_FIELDS.flatMap((f) => (f.flag !== undefined ? [f.flag] : []));
+// Boolean flags take `--flag` (true) or `--flag=false`, as Go's boolean flags do.
+const FLAGS = CONFIG_FIELDS.flatMap((f) => (f.flag !== undefined ? [{ ...f.flag, boolean: f.type.kind === 'boolean' }] : []));
 
 const FLAG_SPEC: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
-  FLAGS.map((flag) => [flag.name, { type: 'string', multiple: flag.multiple === true }]),
+  FLAGS.map((flag) => [flag.name, { type: flag.boolean ? 'boolean' : 'string', multiple: flag.multiple === true }]),
 );
+const BOOLEAN_FLAGS: ReadonlySet<string> = new Set(FLAGS.filter((f) => f.boolean).map((f) => f.name));
 
 /** The flag names `parseRunArgs` accepts, for the CLI's help text. */
 export const RUN_FLAG_NAMES: readonly string[] = Object.freeze(FLAGS.map((flag) => `--${flag.name}`));
@@ -35,6 +37,7 @@ export function parseRunArgs(argv: readonly string[]): RunFlags {
       problems.push(`unexpected argument ${JSON.stringify(token.value)}`);
     } else if (token.kind === 'option') {
       if (!(token.name in FLAG_SPEC)) problems.push(`unknown flag ${token.rawName}`);
+      else if (BOOLEAN_FLAGS.has(token.name)) continue;
       else if (token.value === undefined) problems.push(`flag ${token.rawName} needs a value`);
       // `--kubeconfig --config=x` would otherwise take the next flag as the value.
       else if (token.inlineValue === false && token.value.startsWith('--')) {
@@ -50,6 +53,8 @@ export function parseRunArgs(argv: readonly string[]): RunFlags {
       if (Array.isArray(value)) flags[flag.key] = value.filter((v): v is string => typeof v === 'string');
     } else if (typeof value === 'string') {
       flags[flag.key] = value;
+    } else if (value === true) {
+      flags[flag.key] = 'true';
     }
   }
   return Object.freeze(flags) as RunFlags;

@@ -1,10 +1,10 @@
 // `kubelet-pods local-cluster`: starts the local control plane and keeps it running until
 // SIGINT or SIGTERM, for demos and for running the agent by hand against a real API server.
 
-import { parseArgs } from 'node:util';
 
 import { kpError } from '../errors.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { flagNames, parseCommandOptions } from './command-options.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
@@ -24,6 +24,8 @@ options:
   --keep-data            keep etcd data in <dir>/etcd for the next start
   --secure-port <port>   kube-apiserver port (default: a free one)
   --etcd-port <port>     etcd client port (default: a free one)
+  --extra-address <ips>  comma-separated addresses where the API server is also reachable
+                         (relayed to loopback; named in its certificate), e.g. a veth host end
   -h, --help             show this text
 `;
 
@@ -36,25 +38,24 @@ function parsePort(flag: string, value: string | undefined): number | undefined 
   return port;
 }
 
+const OPTIONS = {
+  dir: { type: 'string' },
+  nodes: { type: 'string', default: 'node-1' },
+  'keep-data': { type: 'boolean', default: false },
+  'secure-port': { type: 'string' },
+  'etcd-port': { type: 'string' },
+  'extra-address': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags = flagNames(OPTIONS);
+
+export function parse(args: readonly string[]) {
+  return parseCommandOptions(OPTIONS, args);
+}
+
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        dir: { type: 'string' },
-        nodes: { type: 'string', default: 'node-1' },
-        'keep-data': { type: 'boolean', default: false },
-        'secure-port': { type: 'string' },
-        'etcd-port': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
-  }
+  const { values } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
@@ -69,6 +70,9 @@ export async function run(args: string[]): Promise<number> {
     keepData: values['keep-data'],
     securePort: parsePort('--secure-port', values['secure-port']),
     etcdPort: parsePort('--etcd-port', values['etcd-port']),
+    ...(values['extra-address'] !== undefined
+      ? { extraAddresses: values['extra-address'].split(',').map((a) => a.trim()).filter((a) => a !== '') }
+      : {}),
   });
   process.stdout.write(
     `${JSON.stringify({

@@ -1,28 +1,10 @@
 #!/usr/bin/env node
-// The kubelet-pods command: a thin dispatcher. Each subcommand lives in its own module,
-// loaded only when it is asked for, and exports `run(args): Promise<number>` (the exit code).
+// The kubelet-pods command: a thin dispatcher. Each subcommand lives in its own module
+// (commands.ts lists them), loaded only when it is asked for, and exports
+// `run(args): Promise<number>` (the exit code).
 
 import { hasErrorCode } from '../errors.js';
-
-interface Subcommand {
-  summary: string;
-  load: () => Promise<{ run(args: string[]): Promise<number> }>;
-}
-
-const subcommands: Record<string, Subcommand> = {
-  run: {
-    summary: 'run the node agent: static pods from files and URLs, mirror pods in the API server',
-    load: () => import('./run-command.js'),
-  },
-  demo: {
-    summary: 'start a local control plane and the agent on examples/, with a live view (npm start)',
-    load: () => import('./demo-command.js'),
-  },
-  'local-cluster': {
-    summary: 'run a real kube-apiserver + etcd on loopback with node credentials',
-    load: () => import('./local-cluster-command.js'),
-  },
-};
+import { SUBCOMMANDS as subcommands } from './commands.js';
 
 function usage(): string {
   const width = Math.max(...Object.keys(subcommands).map((n) => n.length));

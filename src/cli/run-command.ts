@@ -4,7 +4,7 @@
 import { createAgent } from '../agent/agent.js';
 import { createLogger } from '../logger.js';
 import { IGNORED_FIELDS_MESSAGE } from '../config/kubelet-config-file.js';
-import { resolveRunConfig, RUN_FLAG_NAMES } from './flags.js';
+import { parseRunArgs, resolveRunConfig, RUN_FLAG_NAMES } from './flags.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods run [flags]
@@ -18,6 +18,12 @@ flags (the kubelet's names; see docs/configuration.md):
   ${RUN_FLAG_NAMES.join('\n  ')}
   -h, --help
 `;
+
+export const flags: readonly string[] = [...RUN_FLAG_NAMES, '--help'];
+
+export function parse(args: readonly string[]): unknown {
+  return args.includes('--help') || args.includes('-h') ? {} : parseRunArgs(args);
+}
 
 export async function run(args: string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {

@@ -31,6 +31,12 @@ export interface LocalClusterOptions {
    * 410 Gone, so tests of that path shorten it (e.g. `5s`).
    */
   etcdCompactionInterval?: string;
+  /**
+   * Addresses besides 127.0.0.1 where the API server is also reachable on its port (relayed
+   * to loopback) and which its serving certificate names: the host end of a veth pair, for an
+   * agent in a network namespace that the API server proxies to. None by default.
+   */
+  extraAddresses?: readonly string[];
   /** A kube-control-plane program to run instead of the cached build. */
   binary?: string;
   /** Options for the cached build (ignored with `binary`). */
@@ -52,6 +58,12 @@ export interface LocalCluster {
   readonly nodeKubeconfigs: Readonly<Record<string, string>>;
   readonly securePort: number;
   readonly etcdPort: number;
+  /**
+   * The cluster CA (`<dir>/pki/ca.crt`): it signed the API server's serving certificate and
+   * the client certificate the API server presents to kubelets (CN
+   * kube-apiserver-kubelet-client, O system:masters), so an agent's `clientCAFile`.
+   */
+  readonly caFile: string;
   /** kube-apiserver's and etcd's log (the program's stderr), appended across restarts. */
   readonly logFile: string;
   /** True between a successful start and the next stop. */
@@ -134,6 +146,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     const args = [`--dir=${dir}`, `--nodes=${nodes.join(',')}`, '--keep-data', '--exit-with-stdin'];
     if (securePort !== undefined) args.push(`--secure-port=${securePort}`);
     if (etcdPort !== undefined) args.push(`--etcd-port=${etcdPort}`);
+    if (options.extraAddresses !== undefined && options.extraAddresses.length > 0) {
+      args.push(`--extra-address=${options.extraAddresses.join(',')}`);
+    }
     if (options.etcdCompactionInterval !== undefined) {
       args.push(`--etcd-compaction-interval=${options.etcdCompactionInterval}`);
     }
@@ -170,6 +185,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     nodeKubeconfigs: { ...first.nodeKubeconfigs },
     securePort: first.securePort,
     etcdPort: first.etcdPort,
+    caFile: join(dir, 'pki', 'ca.crt'),
     logFile,
     get running() {
       return running !== undefined;

@@ -35,10 +35,32 @@ export interface AgentConfig {
   readonly maxPods: number;
   readonly kubeAPIQPS: number;
   readonly kubeAPIBurst: number;
-  /** Where the read-only port listens. */
+  /** Event writes per second (their own token bucket); 0: no limit. */
+  readonly eventRecordQPS: number;
+  readonly eventBurst: number;
+  /** False: no Kubernetes Events are recorded (`--events=false`). */
+  readonly events: boolean;
+  /** Where the read-only and kubelet ports listen. */
   readonly address: string;
-  /** The kubelet port the Node advertises (`daemonEndpoints.kubeletEndpoint.Port`). */
+  /**
+   * The kubelet port (HTTPS, authenticated), which the Node advertises
+   * (`daemonEndpoints.kubeletEndpoint.Port`); 0 turns it off.
+   */
   readonly port: number;
+  /** The kubelet port's serving certificate and key; both undefined: a self-signed one. */
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  /** `authentication.x509.clientCAFile`: client certificates it signed authenticate. */
+  readonly clientCAFile: string | undefined;
+  /** `authentication.webhook.enabled`: bearer tokens are checked with a TokenReview. */
+  readonly authenticationTokenWebhook: boolean;
+  readonly authenticationWebhookCacheTTLMs: number;
+  /** `authentication.anonymous.enabled`: requests without credentials are system:anonymous. */
+  readonly anonymousAuth: boolean;
+  /** `authorization.mode`. */
+  readonly authorizationMode: 'AlwaysAllow' | 'Webhook';
+  readonly authorizationWebhookCacheAuthorizedTTLMs: number;
+  readonly authorizationWebhookCacheUnauthorizedTTLMs: number;
   /** 0 disables the read-only endpoints (`/pods`, `/metrics`, `/healthz`). */
   readonly readOnlyPort: number;
   readonly healthzBindAddress: string;
@@ -66,9 +88,17 @@ export interface RunFlags {
   readonly manifestURLHeader?: readonly string[];
   readonly address?: string;
   readonly port?: string;
+  readonly tlsCertFile?: string;
+  readonly tlsPrivateKeyFile?: string;
+  readonly clientCAFile?: string;
+  /** `true` or `false`, as given (`--anonymous-auth` alone is `true`). */
+  readonly authenticationTokenWebhook?: string;
+  readonly anonymousAuth?: string;
+  readonly authorizationMode?: string;
   readonly readOnlyPort?: string;
   readonly healthzPort?: string;
   readonly nodeIP?: string;
+  readonly events?: string;
   readonly podCIDR?: string;
   readonly simulatedLifecycle?: string;
 }
@@ -92,8 +122,9 @@ export interface LoadAgentConfigOptions {
 export type NetworkInterfaces = Readonly<Record<string, readonly NetworkInterfaceInfo[] | undefined>>;
 
 type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
-  | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'address' | 'port' | 'readOnlyPort'
-  | 'healthzBindAddress' | 'healthzPort';
+  | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'address' | 'port' | 'readOnlyPort'
+  | 'healthzBindAddress' | 'healthzPort' | 'authenticationTokenWebhook' | 'authenticationWebhookCacheTTLMs' | 'anonymousAuth'
+  | 'authorizationMode' | 'authorizationWebhookCacheAuthorizedTTLMs' | 'authorizationWebhookCacheUnauthorizedTTLMs';
 
 /**
  * The kubelet's defaults for the honoured fields, except `address` and `healthzBindAddress`:
@@ -149,9 +180,13 @@ function resolveAgentConfig(
 ): AgentConfig {
   const p: Problems = { file: [], flags: [] };
 
-  const scalars: Record<string, number | string> = {};
+  const scalars: Record<string, Scalar> = {};
+  // Without a file, the kubelet's legacy flag defaults apply where it has them.
+  const withoutFile = path === '';
   for (const f of scalarFields()) {
-    let value = f.field !== undefined ? fileScalar(f.field, f.type, file[f.field], p.file) : f.type.default;
+    const fallback = withoutFile ? defaultWithoutFile(f.type) : f.type.default;
+    let value =
+      f.field !== undefined ? fileScalar(f.field, { ...f.type, default: fallback } as ScalarFieldType, fieldValue(file, f.field), p.file) : fallback;
     if (f.flag !== undefined) {
       const raw = flags[f.flag.key];
       if (typeof raw === 'string') value = flagScalar(`--${f.flag.name}`, f.type, raw, value, p.flags);
@@ -159,12 +194,22 @@ function resolveAgentConfig(
     scalars[f.key] = value;
   }
 
-  // As the kubelet does, a relative staticPodPath in the file is relative to the file's folder;
-  // one given as a flag is relative to the working directory.
-  const flagPath = nonEmpty(flags.podManifestPath);
-  const filePath = nonEmpty(fileString('staticPodPath', file, p.file));
-  const staticPodPath =
-    flagPath !== undefined ? resolvePath(flagPath) : filePath !== undefined ? resolvePath(dirname(path), filePath) : undefined;
+  // As the kubelet does, a relative path in the file is relative to the file's folder; one
+  // given as a flag is relative to the working directory.
+  const pathField = (flag: string | undefined, field: string): string | undefined => {
+    const fromFlag = nonEmpty(flag);
+    const fromFile = nonEmpty(fileString(field, file, p.file));
+    return fromFlag !== undefined ? resolvePath(fromFlag) : fromFile !== undefined ? resolvePath(dirname(path), fromFile) : undefined;
+  };
+  const staticPodPath = pathField(flags.podManifestPath, 'staticPodPath');
+  const tlsCertFile = pathField(flags.tlsCertFile, 'tlsCertFile');
+  const tlsPrivateKeyFile = pathField(flags.tlsPrivateKeyFile, 'tlsPrivateKeyFile');
+  const clientCAFile = pathField(flags.clientCAFile, 'authentication.x509.clientCAFile');
+  if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
+    const problems = flags.tlsCertFile !== undefined || flags.tlsPrivateKeyFile !== undefined ? p.flags : p.file;
+    const names = problems === p.flags ? '--tls-cert-file and --tls-private-key-file' : 'tlsCertFile and tlsPrivateKeyFile';
+    problems.push(`${names}: give both or neither`);
+  }
   const staticPodURL = nonEmpty(flags.manifestURL) ?? nonEmpty(fileString('staticPodURL', file, p.file));
   const staticPodURLHeader =
     flags.manifestURLHeader !== undefined
@@ -199,6 +244,13 @@ function resolveAgentConfig(
   const simulatedLifecycle =
     lifecycleOf(flags.simulatedLifecycle, '--simulated-lifecycle', p.flags) ?? lifecycleOf(file['simulatedLifecycle'], 'simulatedLifecycle', p.file) ?? 'kubelet';
 
+  let events = true;
+  const eventsFlag = flags.events?.trim().toLowerCase();
+  if (eventsFlag === 'false') events = false;
+  else if (eventsFlag !== undefined && eventsFlag !== 'true') {
+    p.flags.push(`--events: must be true or false, got ${JSON.stringify(flags.events)}`);
+  }
+
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
   if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
@@ -210,11 +262,32 @@ function resolveAgentConfig(
     staticPodPath,
     staticPodURL,
     staticPodURLHeader,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    clientCAFile,
     ...(scalars as Pick<AgentConfig, ScalarKey>),
     nodeIP,
+    events,
     podCIDR,
     simulatedLifecycle,
   });
+}
+
+type Scalar = number | string | boolean;
+
+/** A field's default for an agent started with flags only (no `--config` file). */
+export function defaultWithoutFile(type: ScalarFieldType): Scalar {
+  return 'flagsOnlyDefault' in type && type.flagsOnlyDefault !== undefined ? type.flagsOnlyDefault : type.default;
+}
+
+/** A field of the file by its path (`authentication.x509.clientCAFile`); undefined when absent. */
+export function fieldValue(file: KubeletConfigFile, path: string): unknown {
+  let value: unknown = file;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
 }
 
 /**
@@ -258,9 +331,17 @@ function isLinkLocal(address: string): boolean {
 }
 
 /** A scalar field's value from the file; the default (and a problem) when it is wrong. */
-function fileScalar(field: string, type: ScalarFieldType, v: unknown, problems: string[]): number | string {
+function fileScalar(field: string, type: ScalarFieldType, v: unknown, problems: string[]): Scalar {
   if (v === undefined || v === null) return type.default;
   switch (type.kind) {
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      problems.push(`${field}: must be true or false, got ${describeValue(v)}`);
+      return type.default;
+    case 'choice':
+      if (typeof v === 'string' && type.values.includes(v)) return v;
+      problems.push(`${field}: must be one of ${type.values.join(', ')}, got ${describeValue(v)}`);
+      return type.default;
     case 'duration':
       return fileDuration(field, type.allowZero, v, type.default, problems);
     case 'number':
@@ -321,7 +402,7 @@ function fileAddress(field: string, v: unknown, fallback: string, problems: stri
 }
 
 function fileString(field: string, file: KubeletConfigFile, problems: string[]): string | undefined {
-  const v = file[field];
+  const v = fieldValue(file, field);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') {
     problems.push(`${field}: must be a string, got ${describeValue(v)}`);
@@ -331,8 +412,19 @@ function fileString(field: string, file: KubeletConfigFile, problems: string[]):
 }
 
 /** A scalar given as a flag, over `current` (the file's value or the default). */
-function flagScalar(flag: string, type: ScalarFieldType, raw: string, current: number | string, problems: string[]): number | string {
+function flagScalar(flag: string, type: ScalarFieldType, raw: string, current: Scalar, problems: string[]): Scalar {
   switch (type.kind) {
+    case 'boolean': {
+      // Go's strconv.ParseBool, which the kubelet's boolean flags use.
+      if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(raw)) return true;
+      if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(raw)) return false;
+      problems.push(`${flag}: must be true or false, got ${JSON.stringify(raw)}`);
+      return current;
+    }
+    case 'choice':
+      if (type.values.includes(raw)) return raw;
+      problems.push(`${flag}: must be one of ${type.values.join(', ')}, got ${JSON.stringify(raw)}`);
+      return current;
     case 'address':
       if (isIP(raw) !== 0) return raw;
       problems.push(`${flag}: must be an IP address, got ${JSON.stringify(raw)}`);

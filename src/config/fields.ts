@@ -12,7 +12,10 @@ export interface ConfigField {
   readonly key: keyof AgentConfig;
   /** The kubelet flag, without the dashes, when the agent takes one. */
   readonly flag?: { readonly name: string; readonly key: keyof RunFlags; readonly multiple?: boolean };
-  /** The KubeletConfiguration field, when the agent honours one. */
+  /**
+   * The KubeletConfiguration field, when the agent honours one; a nested field as its path
+   * (`authentication.x509.clientCAFile`).
+   */
   readonly field?: string;
   readonly type: FieldType;
   /** What the value does, as the docs say it (one table cell of Markdown). */
@@ -29,10 +32,18 @@ export type FieldType =
   | { readonly kind: 'duration'; readonly allowZero: boolean; readonly default: number }
   /** A YAML number from 0 to `max`. */
   | { readonly kind: 'number'; readonly integer: boolean; readonly max: number; readonly default: number }
-  /** An integer from 0 to 65535 (a string when given as a flag). */
-  | { readonly kind: 'port'; readonly default: number }
+  /**
+   * An integer from 0 to 65535 (a string when given as a flag). `flagsOnlyDefault`, when set,
+   * is the default of an agent started without `--config`: the kubelet keeps a few legacy
+   * flag defaults that differ from the KubeletConfiguration file's (`default`).
+   */
+  | { readonly kind: 'port'; readonly default: number; readonly flagsOnlyDefault?: number }
   /** An IP address. */
   | { readonly kind: 'address'; readonly default: string }
+  /** true or false (`--flag`, `--flag=false` as a flag). */
+  | { readonly kind: 'boolean'; readonly default: boolean; readonly flagsOnlyDefault?: boolean }
+  /** One of `values`. */
+  | { readonly kind: 'choice'; readonly values: readonly string[]; readonly default: string; readonly flagsOnlyDefault?: string }
   /** A path, a URL, the headers, the node name: checked by their own rules. */
   | { readonly kind: 'other'; readonly defaultDoc: string };
 
@@ -130,6 +141,18 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     doc: 'client burst',
   },
   {
+    key: 'eventRecordQPS',
+    field: 'eventRecordQPS',
+    type: { kind: 'number', integer: true, max: MAX_INT32, default: 50 },
+    doc: 'Event writes per second, a token bucket of their own beside `kubeAPIQPS`, as the kubelet\'s event client has; `0`: no limit',
+  },
+  {
+    key: 'eventBurst',
+    field: 'eventBurst',
+    type: { kind: 'number', integer: true, max: MAX_INT32, default: 100 },
+    doc: 'Event write burst (used when `eventRecordQPS` > 0)',
+  },
+  {
     key: 'healthzBindAddress',
     field: 'healthzBindAddress',
     type: { kind: 'address', default: '127.0.0.1' },
@@ -140,21 +163,81 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     flag: { name: 'address', key: 'address' },
     field: 'address',
     type: { kind: 'address', default: '127.0.0.1' },
-    doc: "where the read-only port listens (the kubelet's default is `0.0.0.0`)",
+    doc: "where the read-only and kubelet ports listen (the kubelet's default is `0.0.0.0`)",
   },
   {
     key: 'port',
     flag: { name: 'port', key: 'port' },
     field: 'port',
     type: { kind: 'port', default: 10250 },
-    doc: "reported as the Node's `daemonEndpoints.kubeletEndpoint.Port`; nothing listens on it (kubelet-pods serves no kubelet API)",
+    doc: "the kubelet port: HTTPS, authenticated and authorized (see below), serving `/pods`, `/metrics`, `/healthz`, `/configz` and `/containerLogs`; reported as the Node's `daemonEndpoints.kubeletEndpoint.Port`. `0` turns it off (kubelet-pods only: the kubelet requires a port)",
+  },
+  {
+    key: 'tlsCertFile',
+    flag: { name: 'tls-cert-file', key: 'tlsCertFile' },
+    field: 'tlsCertFile',
+    type: { kind: 'other', defaultDoc: 'a self-signed certificate made at start' },
+    doc: "the kubelet port's serving certificate (PEM, with any intermediates after it); with `tlsPrivateKeyFile`. In the file, relative to the file's folder",
+  },
+  {
+    key: 'tlsPrivateKeyFile',
+    flag: { name: 'tls-private-key-file', key: 'tlsPrivateKeyFile' },
+    field: 'tlsPrivateKeyFile',
+    type: { kind: 'other', defaultDoc: 'none' },
+    doc: "the key of `tlsCertFile` (PEM). In the file, relative to the file's folder",
+  },
+  {
+    key: 'clientCAFile',
+    flag: { name: 'client-ca-file', key: 'clientCAFile' },
+    field: 'authentication.x509.clientCAFile',
+    type: { kind: 'other', defaultDoc: 'none' },
+    doc: "CA bundle (PEM): a client certificate it signed authenticates on the kubelet port as its CN (user) and O (groups); none: no client certificates. In the file, relative to the file's folder",
+  },
+  {
+    key: 'authenticationTokenWebhook',
+    flag: { name: 'authentication-token-webhook', key: 'authenticationTokenWebhook' },
+    field: 'authentication.webhook.enabled',
+    type: { kind: 'boolean', default: true, flagsOnlyDefault: false },
+    doc: 'bearer tokens on the kubelet port are checked with a TokenReview in the API server. As the kubelet: off when started with flags only, on when a `--config` file leaves it unset',
+  },
+  {
+    key: 'authenticationWebhookCacheTTLMs',
+    field: 'authentication.webhook.cacheTTL',
+    type: { kind: 'duration', allowZero: true, default: 120_000 },
+    doc: 'how long a TokenReview answer is reused; `0` asks every time',
+  },
+  {
+    key: 'anonymousAuth',
+    flag: { name: 'anonymous-auth', key: 'anonymousAuth' },
+    field: 'authentication.anonymous.enabled',
+    type: { kind: 'boolean', default: false, flagsOnlyDefault: true },
+    doc: 'requests to the kubelet port without credentials are `system:anonymous` (group `system:unauthenticated`) instead of refused with 401. As the kubelet: on when started with flags only, off when a `--config` file leaves it unset',
+  },
+  {
+    key: 'authorizationMode',
+    flag: { name: 'authorization-mode', key: 'authorizationMode' },
+    field: 'authorization.mode',
+    type: { kind: 'choice', values: ['AlwaysAllow', 'Webhook'], default: 'Webhook', flagsOnlyDefault: 'AlwaysAllow' },
+    doc: "`Webhook`: every request to the kubelet port is authorized with a SubjectAccessReview (`nodes/<subresource>` as the kubelet maps paths); `AlwaysAllow`: every authenticated request is allowed. As the kubelet: `AlwaysAllow` when started with flags only, `Webhook` when a `--config` file leaves it unset",
+  },
+  {
+    key: 'authorizationWebhookCacheAuthorizedTTLMs',
+    field: 'authorization.webhook.cacheAuthorizedTTL',
+    type: { kind: 'duration', allowZero: true, default: 300_000 },
+    doc: 'how long an allowing SubjectAccessReview answer is reused; `0` asks every time',
+  },
+  {
+    key: 'authorizationWebhookCacheUnauthorizedTTLMs',
+    field: 'authorization.webhook.cacheUnauthorizedTTL',
+    type: { kind: 'duration', allowZero: true, default: 30_000 },
+    doc: 'how long a denying SubjectAccessReview answer is reused; `0` asks every time',
   },
   {
     key: 'readOnlyPort',
     flag: { name: 'read-only-port', key: 'readOnlyPort' },
     field: 'readOnlyPort',
-    type: { kind: 'port', default: 0 },
-    doc: '`/pods`, `/metrics`, `/healthz`; `0` disables them',
+    type: { kind: 'port', default: 0, flagsOnlyDefault: 10255 },
+    doc: "`/pods`, `/metrics`, `/healthz` over plain HTTP, unauthenticated; `0` disables them. As the kubelet: `10255` when started with flags only, `0` when a `--config` file leaves it unset",
   },
   {
     key: 'healthzPort',
@@ -168,6 +251,12 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     flag: { name: 'node-ip', key: 'nodeIP' },
     type: { kind: 'other', defaultDoc: "the machine's first non-internal IPv4 address (see below)" },
     doc: "the node's address: every pod's `hostIP`, and the pod IP of host-network pods. One address; `0.0.0.0` or `::` picks the machine's address of that family",
+  },
+  {
+    key: 'events',
+    flag: { name: 'events', key: 'events' },
+    type: { kind: 'other', defaultDoc: '`true`' },
+    doc: 'record Kubernetes Events about static and mirror pods on the Node and the mirror pods (docs/events.md); `false` records none. Ours, not the kubelet\'s: a flag only, so a kubelet\'s configuration file stays valid for the kubelet',
   },
   {
     key: 'podCIDR',

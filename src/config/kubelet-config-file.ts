@@ -49,11 +49,24 @@ export function decodeKubeletConfigFile(path: string, text: string): KubeletConf
   return obj;
 }
 
-/** The top-level fields of `file` that kubelet-pods does not act on, sorted. */
+/**
+ * The fields of `file` that kubelet-pods does not act on, sorted: top-level names, and inside
+ * an object some of whose fields are honoured (`authentication`), the paths of the others
+ * (`authentication.x509.foo`).
+ */
 export function ignoredFieldsOf(file: KubeletConfigFile): string[] {
-  return Object.keys(file)
-    .filter((k) => !HONOURED_FIELDS.has(k))
-    .sort();
+  const ignored: string[] = [];
+  const visit = (obj: Readonly<Record<string, unknown>>, prefix: string): void => {
+    for (const [k, v] of Object.entries(obj)) {
+      const path = prefix + k;
+      if (HONOURED_FIELDS.has(path)) continue;
+      const partly = [...HONOURED_FIELDS].some((f) => f.startsWith(`${path}.`));
+      if (partly && v !== null && typeof v === 'object' && !Array.isArray(v)) visit(v as Record<string, unknown>, `${path}.`);
+      else ignored.push(path);
+    }
+  };
+  visit(file, '');
+  return ignored.sort();
 }
 
 /** The log message the agent writes once at start, with the list as the `ignoredFields` field. */

@@ -1,6 +1,8 @@
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   HttpMethod,
@@ -17,6 +19,20 @@ export interface ApiClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
   coordination: CoordinationV1Api;
+  /**
+   * For Events only: the same connection pool, but its own token bucket (`eventRecordQPS` /
+   * `eventBurst`), as the kubelet gives its event client a separate rate limit, so that a burst
+   * of events never delays a mirror pod and the reverse. The main limiter when none was given.
+   */
+  events: CoreV1Api;
+  /** TokenReviews and SubjectAccessReviews for the kubelet port. */
+  authentication: AuthenticationV1Api;
+  authorization: AuthorizationV1Api;
+}
+
+export interface ApiClientsOptions {
+  /** The event client's own limiter (see `ApiClients.events`). */
+  eventLimiter?: RateLimiter;
 }
 
 /** Connections kept open to the API server; enough for the mirror sync's concurrency. */
@@ -32,33 +48,40 @@ const MAX_SOCKETS = 64;
  * is built here with a request middleware that waits for a token, then swaps the per-request
  * agent for a shared keep-alive one made once from the same TLS options.
  */
-export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter): ApiClients {
+export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, options: ApiClientsOptions = {}): ApiClients {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw kpError('KP_ERR_CONFIG_KUBECONFIG', ['its current context names no cluster']);
   let shared: HttpsAgent | undefined;
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: staticCredentials(kubeConfig, cluster.server) },
-    promiseMiddleware: [
-      {
-        pre: async (context: RequestContext) => {
-          await limiter.acquire(priorityOf(context));
-          const agent = context.getAgent();
-          // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
-          if (agent?.constructor === HttpsAgent) {
-            shared ??= keepAliveAgent((agent as HttpsAgent).options);
-            context.setAgent(shared);
-          }
-          return context;
+  const authentication = staticCredentials(kubeConfig, cluster.server);
+  const configurationWith = (bucket: RateLimiter): ReturnType<typeof createConfiguration> =>
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: authentication },
+      promiseMiddleware: [
+        {
+          pre: async (context: RequestContext) => {
+            await bucket.acquire(priorityOf(context));
+            const agent = context.getAgent();
+            // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
+            if (agent?.constructor === HttpsAgent) {
+              shared ??= keepAliveAgent((agent as HttpsAgent).options);
+              context.setAgent(shared);
+            }
+            return context;
+          },
+          post: async (response) => response,
         },
-        post: async (response) => response,
-      },
-    ],
-  });
+      ],
+    });
+  const configuration = configurationWith(limiter);
+  const core = new CoreV1Api(configuration);
   return {
     kubeConfig,
-    core: new CoreV1Api(configuration),
+    core,
     coordination: new CoordinationV1Api(configuration),
+    events: options.eventLimiter !== undefined ? new CoreV1Api(configurationWith(options.eventLimiter)) : core,
+    authentication: new AuthenticationV1Api(configuration),
+    authorization: new AuthorizationV1Api(configuration),
   };
 }
 

@@ -3,7 +3,13 @@ import type { Logger } from '../logger.js';
 import { apiErrorInfo, apiFailureCause } from './api-error.js';
 
 /** The registry codes of the agent's loops whose failures are API calls; each names its object, then the reason. */
-export type ApiFailureCode = 'KP_ERR_NODE_REGISTER' | 'KP_ERR_NODE_LEASE' | 'KP_ERR_STATUS_WRITE';
+export type ApiFailureCode =
+  | 'KP_ERR_NODE_REGISTER'
+  | 'KP_ERR_NODE_LEASE'
+  | 'KP_ERR_STATUS_WRITE'
+  | 'KP_ERR_EVENT_WRITE'
+  | 'KP_ERR_SERVER_AUTHN'
+  | 'KP_ERR_SERVER_AUTHZ';
 
 export interface ApiFailure<C extends ApiFailureCode> {
   code: C;

@@ -29,6 +29,11 @@ export interface KubeMirrorClientOptions {
    */
   getNode: (nodeName: string) => Promise<MirrorNode | undefined>;
   logger?: MirrorClientLogger;
+  /**
+   * Called when the API server refused a delete (any answer but 404 and a failed UID
+   * precondition, which are expected races): `uid` is the precondition given, if any.
+   */
+  onDeleteRefused?: (podFullName: string, uid: string | undefined, refusal: ApiStatusError) => void;
 }
 
 /** The MirrorClient of the agent: see `KubeMirrorClient` for what create and delete do. */
@@ -55,8 +60,10 @@ export class KubeMirrorClient implements MirrorClient {
   readonly #nodeName: string;
   readonly #getNode: (nodeName: string) => Promise<MirrorNode | undefined>;
   readonly #logger: MirrorClientLogger | undefined;
+  readonly #onDeleteRefused: KubeMirrorClientOptions['onDeleteRefused'];
 
   constructor(options: KubeMirrorClientOptions) {
+    this.#onDeleteRefused = options.onDeleteRefused;
     this.#api = options.api;
     this.#nodeName = options.nodeName;
     this.#getNode = options.getNode;
@@ -90,6 +97,7 @@ export class KubeMirrorClient implements MirrorClient {
     };
     const namespace = metadata.namespace ?? '';
 
+    let alreadyExists: ApiStatusError;
     try {
       await api.createNamespacedPod({ namespace, body: mirror });
       return;
@@ -98,6 +106,7 @@ export class KubeMirrorClient implements MirrorClient {
       if (status.code !== 409 || status.reason !== 'AlreadyExists') {
         throw kpError('KP_ERR_MIRROR_CREATE', [fullName, status.message], { cause: new ApiStatusError(status) });
       }
+      alreadyExists = new ApiStatusError(status);
     }
 
     // AlreadyExists: done if that pod is our mirror with the same hash.
@@ -107,8 +116,9 @@ export class KubeMirrorClient implements MirrorClient {
     } catch (err) {
       const status = apiStatusOf(err);
       // A node may only read pods bound to it, so a foreign pod holding the name ends here.
+      // The cause is the create's AlreadyExists: what callers branch on is that the name is taken.
       throw kpError('KP_ERR_MIRROR_CREATE', [fullName, `a pod of that name already exists and reading it failed: ${status.message}`], {
-        cause: new ApiStatusError(status),
+        cause: alreadyExists,
       });
     }
     const existingHash = existing.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY];
@@ -138,7 +148,9 @@ export class KubeMirrorClient implements MirrorClient {
         this.#logger?.debug({ pod: podFullName, uid, reason: status.reason }, 'mirror pod not deleted');
         return false;
       }
-      this.#logger?.warn({ pod: podFullName, uid, httpStatus: status.code, reason: status.reason, err: new ApiStatusError(status) }, 'failed to delete mirror pod');
+      const refusal = new ApiStatusError(status);
+      this.#logger?.warn({ pod: podFullName, uid, httpStatus: status.code, reason: status.reason, err: refusal }, 'failed to delete mirror pod');
+      if (status.code !== undefined) this.#onDeleteRefused?.(podFullName, uid, refusal);
       return false;
     }
   }

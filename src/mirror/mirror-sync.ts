@@ -44,6 +44,8 @@ export interface MirrorSyncOptions {
   clock?: Clock;
   logger?: Logger;
   onAction?: (action: MirrorAction, result: MirrorActionResult, podFullName: string, seconds: number) => void;
+  /** A mirror create failed with `err` (after it was logged); the agent records an event. */
+  onCreateFailed?: (staticPod: Pod, podFullName: string, err: unknown) => void;
 }
 
 /**
@@ -158,6 +160,7 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
     } catch (err) {
       report('create', 'error', podFullName, started);
       logger.warn({ pod: podFullName, podUID: pod.metadata?.uid, err }, 'failed to create mirror pod');
+      options.onCreateFailed?.(pod, podFullName, err);
       return false;
     }
   }

@@ -28,8 +28,11 @@ export interface NodeRegistrationOptions {
   machine?: MachineInfo;
   /** The `pods` capacity; 110, the kubelet's default. */
   maxPods?: number;
-  /** `daemonEndpoints.kubeletEndpoint.Port`; 10250, the kubelet's default. */
-  kubeletPort?: number;
+  /**
+   * `daemonEndpoints.kubeletEndpoint.Port`; 10250, the kubelet's default. A function is asked
+   * at each status computation (the agent's port is known once it listens).
+   */
+  kubeletPort?: number | (() => number);
   kubeletVersion?: string;
   /** How often the status is computed (and the Node read back); 10 s like the kubelet. */
   nodeStatusUpdateFrequencyMs?: number;
@@ -277,6 +280,11 @@ class NodeRegistrationLoop implements NodeRegistration {
   }
 
   /** The status this node reports now, keeping the transition times of `previous`. */
+  #kubeletPort(): number {
+    const port = this.#options.kubeletPort;
+    return typeof port === 'function' ? port() : (port ?? 10250);
+  }
+
   #status(now: Date, previous: NodeStatus | undefined) {
     const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
     return {
@@ -284,7 +292,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       addresses: this.#addresses(),
       capacity: this.#resources(),
       allocatable: this.#resources(),
-      daemonEndpoints: { kubeletEndpoint: { Port: this.#options.kubeletPort ?? 10250 } },
+      daemonEndpoints: { kubeletEndpoint: { Port: this.#kubeletPort() } },
       nodeInfo: this.#nodeInfo(),
     };
   }

@@ -20,6 +20,7 @@ export interface AgentMetrics {
   readonly workingPods: Gauge<'lifecycle' | 'config' | 'static'>;
   /** `kubelet_restarted_pods_total{static}`: pods started again with the same UID after they stopped. */
   readonly restartedPods: Counter<'static'>;
+  readonly events: Counter<'result'>;
 
   setMirrorPods(count: number): void;
   setDesiredPods(counts: { static: number; nonStatic: number }): void;
@@ -33,6 +34,8 @@ export interface AgentMetrics {
   /** Sets every lifecycle × config × static series; those missing from `counts` are 0. */
   setWorkingPods(counts: ReadonlyMap<string, number>): void;
   recordRestartedPod(isStatic: boolean): void;
+  /** What became of one Kubernetes Event: created, patched, spam-filtered, dropped. */
+  recordEvent(result: string): void;
 }
 
 export const AGENT_METRIC_NAMES = Object.freeze([
@@ -45,6 +48,7 @@ export const AGENT_METRIC_NAMES = Object.freeze([
   'kubelet_active_pods',
   'kubelet_working_pods',
   'kubelet_restarted_pods_total',
+  'kubelet_pods_events_total',
 ] as const);
 
 /** Registers the agent's metrics on `registry`; fails with KP_ERR_METRIC_REGISTERED if one is taken. */
@@ -106,6 +110,12 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['static'] as const,
     registers,
   });
+  const events = new Counter({
+    name: 'kubelet_pods_events_total',
+    help: 'Kubernetes Events recorded, by what became of them: created, patched (a repeat), spam-filtered, dropped (kubelet-pods).',
+    labelNames: ['result'] as const,
+    registers,
+  });
   return Object.freeze({
     activePods,
     workingPods,
@@ -128,6 +138,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     syncDuration,
     sourceErrors,
     statusWrites,
+    events,
     setMirrorPods: (count: number) => mirrorPods.set(count),
     setDesiredPods: (counts: { static: number; nonStatic: number }) => {
       desiredPods.set({ static: 'true' }, counts.static);
@@ -138,5 +149,6 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
     recordSourceError: (source: string) => sourceErrors.inc({ source }),
     recordStatusWrite: (result: string) => statusWrites.inc({ result }),
+    recordEvent: (result: string) => events.inc({ result }),
   });
 }

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { FILE_SOURCE, PodOperation } from '../constants.js';
-import { kpError } from '../errors.js';
+import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { sortByteOrder } from './canonical-json.js';
@@ -23,6 +23,11 @@ export interface FileSourceOptions {
   /** Set false to rely on the periodic re-list only. Default true. */
   readonly watch?: boolean;
   readonly logger?: SourceLogger;
+  /**
+   * Called when a manifest is refused (too large, not a pod, invalid, referencing API
+   * objects), once per content of the file, as it is logged: the agent records an event.
+   */
+  readonly onRejected?: (path: string, error: KubeletPodsError) => void;
   /** Periods, burst pacing, and the wall time compared with file times; the real clock by default. */
   readonly clock?: Clock;
 }
@@ -130,7 +135,7 @@ class FileSourceImpl implements FileSource {
     this.#options = options;
     this.#logger = options.logger ?? noopLogger;
     this.#clock = options.clock ?? realClock;
-    this.#cache = createManifestCache({ nodeName: options.nodeName, clock: this.#clock, logger: this.#logger });
+    this.#cache = createManifestCache({ nodeName: options.nodeName, clock: this.#clock, logger: this.#logger, onRejected: options.onRejected });
   }
 
   start(): void {

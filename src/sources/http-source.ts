@@ -1,5 +1,5 @@
 import { HTTP_SOURCE, MAX_CONFIG_LENGTH, PodOperation } from '../constants.js';
-import { hasErrorCode, kpError } from '../errors.js';
+import { hasErrorCode, kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { parseHttpBody } from './manifest.js';
@@ -18,6 +18,11 @@ export interface HttpSourceOptions {
   /** Whole-request timeout, default 10 s. */
   readonly timeoutMs?: number;
   readonly logger?: SourceLogger;
+  /**
+   * Called when a body is refused (not a pod or pod list, invalid, referencing API objects),
+   * once per content of the body, as it is logged: the agent records an event.
+   */
+  readonly onRejected?: (url: string, error: KubeletPodsError) => void;
   /** Poll period and request timeout; the real clock by default. */
   readonly clock?: Clock;
   /** Defaults to the global fetch (undici). */
@@ -165,7 +170,10 @@ class HttpSourceImpl implements HttpSource {
     // Remembered before parsing: an unparsable body is not parsed again until it changes.
     this.#lastBody = body;
     const result = parseHttpBody(body, url, this.#options.nodeName);
-    if ('error' in result) throw result.error;
+    if ('error' in result) {
+      this.#options.onRejected?.(url, result.error);
+      throw result.error;
+    }
     this.#send(result.pods);
   }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { FILE_SOURCE, MAX_CONFIG_LENGTH } from '../constants.js';
-import { kpError } from '../errors.js';
+import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import type { Clock } from '../time/clock.js';
 import { sortByteOrder } from './canonical-json.js';
@@ -20,6 +20,11 @@ export interface ManifestCacheOptions {
   /** Wall time, compared with file times by the racily-clean rule. */
   readonly clock: Clock;
   readonly logger: SourceLogger;
+  /**
+   * Called when a manifest is refused (too large, not a pod, invalid, referencing API
+   * objects), at the same moments it is logged: once per content of the file.
+   */
+  readonly onRejected?: ((path: string, error: KubeletPodsError) => void) | undefined;
 }
 
 /**
@@ -173,7 +178,7 @@ class ManifestCacheImpl implements ManifestCache {
    * thrown.
    */
   async #read(path: string, info: Stats, previous: Entry | undefined): Promise<Entry> {
-    const { clock, logger, nodeName } = this.#options;
+    const { clock, nodeName } = this.#options;
     const readAt = clock.now().getTime();
     this.#filesRead += 1;
     const data = await readLimited(path);
@@ -182,14 +187,19 @@ class ManifestCacheImpl implements ManifestCache {
     if (data === 'too-large') {
       const error = kpError('KP_ERR_SOURCE_FILE_TOO_LARGE', [path, MAX_CONFIG_LENGTH]);
       const digest = 'too-large';
-      if (previous?.digest !== digest) logger.error({ source: FILE_SOURCE, path, err: error }, "can't process config file");
+      if (previous?.digest !== digest) this.#rejected(path, error);
       return { digest, outcome: { error }, ...signature };
     }
     const digest = createHash('sha256').update(data).digest('hex');
     if (previous && previous.digest === digest) return { digest, outcome: previous.outcome, ...signature };
     const outcome = parseManifestFile(data, path, nodeName);
-    if ('error' in outcome) logger.error({ source: FILE_SOURCE, path, err: outcome.error }, "can't process config file");
+    if ('error' in outcome) this.#rejected(path, outcome.error);
     return { digest, outcome, ...signature };
+  }
+
+  #rejected(path: string, error: KubeletPodsError): void {
+    this.#options.logger.error({ source: FILE_SOURCE, path, err: error }, "can't process config file");
+    this.#options.onRejected?.(path, error);
   }
 }
 

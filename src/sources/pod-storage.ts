@@ -21,7 +21,14 @@ export interface PodConfigEvent {
   /** The kubelet's event text, naming the pod, its UID and the source. */
   readonly message: string;
   readonly source: string;
+  /** The pod dropped. */
   readonly pod: Pod;
+  /** Where the dropped pod came from (its manifest path), when the source said. */
+  readonly origin?: string;
+  /** The earlier pod of the same full name, which is kept. */
+  readonly keptPod: Pod;
+  /** Where the kept pod came from, when the source said. */
+  readonly keptOrigin?: string;
 }
 
 export interface PodStorageOptions {
@@ -303,7 +310,16 @@ class PodStorageImpl implements PodStorage {
     const message =
       `Error validating pod ${fullName}(${uidOf(pod)}) from ${source} ` +
       `due to duplicate pod name ${JSON.stringify(pod.metadata?.name ?? '')}, ignoring`;
-    this.#options.onEvent?.({ type: 'Warning', reason: 'FailedValidation', message, source, pod });
+    this.#options.onEvent?.({
+      type: 'Warning',
+      reason: 'FailedValidation',
+      message,
+      source,
+      pod,
+      keptPod,
+      ...(origin !== undefined ? { origin } : {}),
+      ...(keptOrigin !== undefined ? { keptOrigin } : {}),
+    });
   }
 
   #emit(source: string, r: MergeResult): void {

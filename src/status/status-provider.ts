@@ -6,6 +6,7 @@ import { isStaticPod } from '../pod/classify.js';
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
+import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
 
 /**
  * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
@@ -38,6 +39,12 @@ export interface StatusProvider {
   forget?(uid: string): void;
   /** Cancels every timer; the provider answers but no longer notifies. */
   stop?(): void;
+  /**
+   * What the runtime wrote for container `container` of the pod with UID `uid`, oldest first
+   * (served by `/containerLogs`, so `kubectl logs` on the mirror pod shows it); undefined when
+   * the container has written nothing.
+   */
+  containerLogs?(uid: string, container: string): readonly ContainerLogLine[] | undefined;
 }
 
 export interface SimulatedStatusProviderOptions {
@@ -71,6 +78,8 @@ export interface SimulatedStatusProviderOptions {
    * (the same pod starts as late in every run); 0 by default.
    */
   startJitterMs?: number;
+  /** The bound of each container's log; 64 KiB by default. */
+  maxLogBytesPerContainer?: number;
 }
 
 /** Per-pod simulation settings, read from the static pod's (or pod's) annotations. */
@@ -96,6 +105,9 @@ export interface SimulatedRuntime extends StatusProvider {
    * false when the pod or container is unknown or not running (yet).
    */
   exitContainer(uid: string, container: string, exitCode: number, afterMs?: number): boolean;
+  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined;
+  /** Adds a line (or lines, split at newlines) to a container's log, stamped `time` (now by default). */
+  appendContainerLog(uid: string, container: string, text: string, time?: Date): void;
 }
 
 /**
@@ -129,6 +141,16 @@ export interface SimulatedRuntime extends StatusProvider {
  * and listeners hear about it. Times are whole seconds, as the API server stores them, so a
  * status read back compares equal to the one written. Listeners hear about every Pending →
  * Running step through a timer; `stop` clears every timer.
+ *
+ * Its runtime "writes" each container's life to the container's log, each line stamped in whole
+ * seconds: `started container "web" (image nginx:1.27)` as it starts (a regular init container
+ * then `container "init" exited with code 0 (Completed)`); `container "web" exited with code 1
+ * (Error)` when it exits by itself; `restarted container "web" (image nginx:1.27), restart 1`
+ * on each restart; `stopping container "web" (grace period 30s)` when its pod is terminated,
+ * then `container "web" stopped with code 0 (Completed)` or, past the kill budget,
+ * `container "web" killed with code 137 (Error)`. `appendContainerLog` adds lines of the
+ * caller's. Each container's log is bounded (`maxLogBytesPerContainer`) and forgotten with its
+ * pod.
  */
 export function createSimulatedStatusProvider(options: SimulatedStatusProviderOptions = {}): SimulatedRuntime {
   const startDelayMs = options.startDelayMs ?? 1000;
@@ -146,12 +168,18 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     const v = options[key];
     if (v !== undefined && !(v >= 0 && Number.isFinite(v))) throw kpError('KP_ERR_STATUS_OPTIONS', [key, String(v)]);
   }
-  return new SimulatedStatusProvider(startDelayMs, options.clock ?? realClock, addresses, {
-    hostIP: options.hostIP,
-    recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
-    stopMs: options.stopMs ?? 0,
-    startJitterMs: options.startJitterMs ?? 0,
-  });
+  return new SimulatedStatusProvider(
+    startDelayMs,
+    options.clock ?? realClock,
+    addresses,
+    {
+      hostIP: options.hostIP,
+      recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
+      stopMs: options.stopMs ?? 0,
+      startJitterMs: options.startJitterMs ?? 0,
+    },
+    createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
+  );
 }
 
 interface Terminated {
@@ -214,7 +242,16 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     readonly clock: Clock,
     readonly addresses: PodAddressAllocator,
     readonly node: NodeFacts,
+    readonly logs: ContainerLogBuffer,
   ) {}
+
+  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined {
+    return this.logs.lines(uid, container);
+  }
+
+  appendContainerLog(uid: string, container: string, text: string, time?: Date): void {
+    this.logs.append(uid, container, time ?? this.clock.now(), text);
+  }
 
   statusFor(pod: Pod, now: Date): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
@@ -248,6 +285,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       if (stopping === undefined) {
         stopping = { at, exitCode: outcome.exitCode, reason: outcome.reason, timer: undefined, waiters: [] };
         tracked.stopping = stopping;
+        if (started) this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
       } else if (at < stopping.at) {
         // A shorter grace period restarts the countdown: the kill comes sooner.
         this.clock.clearTimeout(stopping.timer);
@@ -281,6 +319,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     for (const resolve of tracked?.stopping?.waiters.splice(0) ?? []) resolve();
     this.#tracked.delete(uid);
     this.#waitingForAddress.delete(uid);
+    this.logs.forget(uid);
     if (this.addresses.addressOf(uid) === undefined) return;
     this.addresses.release(uid);
     // The freed address goes to the pod that has waited longest; its start delay begins now.
@@ -351,6 +390,11 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   #startContainers(uid: string, tracked: Tracked, at: number): void {
     const exits = exitPlan(tracked.pod);
+    for (const c of tracked.pod.spec?.initContainers ?? []) {
+      this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+      if (!isSidecar(c)) this.#log(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
+    }
+    for (const c of tracked.pod.spec?.containers ?? []) this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
     tracked.runs = new Map();
     for (const c of tracked.pod.spec?.containers ?? []) {
       const run: ContainerRun = { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
@@ -370,6 +414,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const now = this.clock.now().getTime();
     run.terminated = { exitCode, reason: exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
     tracked.changedAt = now;
+    this.#log(uid, name, now, `container ${JSON.stringify(name)} exited with code ${exitCode} (${run.terminated.reason})`);
     if (!shouldRestart(tracked.pod.spec?.restartPolicy, exitCode)) {
       run.state = 'exited';
       this.#notify(uid);
@@ -392,6 +437,8 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const now = this.clock.now().getTime();
     Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
     tracked.changedAt = now;
+    const image = tracked.pod.spec?.containers?.find((c) => c.name === name)?.image ?? '';
+    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${image}), restart ${run.restartCount}`);
     this.#scheduleExit(uid, tracked, name, run, exitPlan(tracked.pod).get(name));
     this.#notify(uid);
   }
@@ -400,6 +447,8 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     stopping.timer = undefined;
     if (this.#tracked.get(uid) !== tracked) return;
     const now = this.clock.now().getTime();
+    const verb = stopping.exitCode === 0 ? 'stopped' : 'killed';
+    this.#logRunning(uid, tracked, now, (name) => `container ${JSON.stringify(name)} ${verb} with code ${stopping.exitCode} (${stopping.reason})`);
     for (const run of tracked.runs?.values() ?? []) {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
@@ -414,6 +463,17 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     tracked.stopped = true;
     this.#notify(uid);
     for (const resolve of stopping.waiters.splice(0)) resolve();
+  }
+
+  /** A line for each container running now: sidecars and regular containers of a started pod. */
+  #logRunning(uid: string, tracked: Tracked, at: number, line: (name: string) => string): void {
+    if (tracked.runs === undefined) return;
+    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) this.#log(uid, c.name, at, line(c.name));
+    for (const [name, run] of tracked.runs) if (run.state === 'running') this.#log(uid, name, at, line(name));
+  }
+
+  #log(uid: string, container: string, at: number, text: string): void {
+    this.logs.append(uid, container, wholeSeconds(new Date(at)), text);
   }
 }
 

@@ -27,6 +27,9 @@ export interface AgentProcess {
 
 export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
   const args = ['run', '--kubeconfig', options.kubeconfig, '--hostname-override', options.nodeName, '--healthz-port', '0'];
+  // No fixed ports unless a test asks for them (its extraArgs come later and win): with flags
+  // only, the read-only port would be the kubelet's 10255.
+  args.push('--read-only-port', '0', '--port', '0');
   if (options.manifestDir !== undefined) args.push('--pod-manifest-path', options.manifestDir);
   if (options.manifestURL !== undefined) args.push('--manifest-url', options.manifestURL);
   args.push(...(options.extraArgs ?? []));

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach } from 'node:test';
 
-import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 
 import { startLocalCluster, type LocalCluster } from '../../src/cluster/local-cluster.js';
 
@@ -115,4 +115,14 @@ export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFi
   });
 
   return fixture;
+}
+
+/** A pod as `api` reads it, or undefined when the API server answers 404. */
+export async function readPodIfExists(api: CoreV1Api, namespace: string, name: string): Promise<V1Pod | undefined> {
+  try {
+    return await api.readNamespacedPod({ namespace, name });
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
 }

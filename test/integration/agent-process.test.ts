@@ -28,7 +28,7 @@ const HASH = 'kubernetes.io/config.hash';
 function startAgentProcess(dir: string): { child: ChildProcess; stderr: () => string } {
   const child = spawn(
     process.execPath,
-    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0'],
+    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0', '--read-only-port', '0', '--port', '0'],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   children.push(child);

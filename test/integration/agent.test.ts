@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { useControlPlane, readPodIfExists } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
 
@@ -38,15 +38,6 @@ async function startAgent(node: string, flags: string[]): Promise<Agent> {
   return agent;
 }
 
-async function readPod(api: CoreV1Api, namespace: string, name: string): Promise<V1Pod | undefined> {
-  try {
-    return await api.readNamespacedPod({ namespace, name });
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }
-}
-
 async function podsOnNode(node: string): Promise<V1Pod[]> {
   const list = await cp.adminApi.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
   return list.items;
@@ -62,7 +53,7 @@ describe('node agent on a real control plane', () => {
     await writeFile(join(dir, 'web.yaml'), manifest('web', cp.namespace));
     const agent = await startAgent(node, ['--pod-manifest-path', dir]);
 
-    const mirror = await waitFor(async () => readPod(cp.adminApi, cp.namespace, `web-${node}`), 'mirror pod web', { timeoutMs: 20_000 });
+    const mirror = await waitFor(async () => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'mirror pod web', { timeoutMs: 20_000 });
     const staticPod = agent.podManager.getPodByName(cp.namespace, `web-${node}`)!;
     assert.ok(staticPod, 'the static pod is in the pod manager');
     assert.equal(mirror.metadata?.annotations?.[MIRROR], staticPod.metadata?.uid);
@@ -77,7 +68,7 @@ describe('node agent on a real control plane', () => {
     );
     const running = await waitFor(
       async () => {
-        const p = await readPod(cp.adminApi, cp.namespace, `web-${node}`);
+        const p = await readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`);
         return p?.status?.phase === 'Running' ? p : undefined;
       },
       'mirror status Running',
@@ -109,13 +100,13 @@ describe('node agent on a real control plane', () => {
     await writeFile(join(dir, 'db.yaml'), manifest('db', cp.namespace));
     await startAgent(node, ['--pod-manifest-path', dir]);
     const name = `db-${node}`;
-    const first = await waitFor(() => readPod(cp.adminApi, cp.namespace, name), 'first mirror', { timeoutMs: 20_000 });
+    const first = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, name), 'first mirror', { timeoutMs: 20_000 });
 
     // `kubectl delete pod`: graceful, so the API server only sets a deletionTimestamp.
     await cp.adminApi.deleteNamespacedPod({ namespace: cp.namespace, name });
     const second = await waitFor(
       async () => {
-        const p = await readPod(cp.adminApi, cp.namespace, name);
+        const p = await readPodIfExists(cp.adminApi, cp.namespace, name);
         return p && p.metadata?.uid !== first.metadata?.uid && !p.metadata?.deletionTimestamp ? p : undefined;
       },
       'mirror recreated after a graceful delete',
@@ -127,7 +118,7 @@ describe('node agent on a real control plane', () => {
     await cp.adminApi.deleteNamespacedPod({ namespace: cp.namespace, name, gracePeriodSeconds: 0 });
     const third = await waitFor(
       async () => {
-        const p = await readPod(cp.adminApi, cp.namespace, name);
+        const p = await readPodIfExists(cp.adminApi, cp.namespace, name);
         return p && p.metadata?.uid !== second.metadata?.uid ? p : undefined;
       },
       'mirror recreated after a forced delete',
@@ -147,14 +138,14 @@ describe('node agent on a real control plane', () => {
     await writeFile(path, manifest('api', cp.namespace, 'nginx:1.27'));
     await startAgent(node, ['--pod-manifest-path', dir]);
     const name = `api-${node}`;
-    const before = await waitFor(() => readPod(cp.adminApi, cp.namespace, name), 'first mirror', { timeoutMs: 20_000 });
+    const before = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, name), 'first mirror', { timeoutMs: 20_000 });
 
     // An editor's save: write a new file and rename it over the old one.
     await writeFile(join(dir, '.api.yaml.swp'), manifest('api', cp.namespace, 'nginx:1.28'));
     await rename(join(dir, '.api.yaml.swp'), path);
     const replaced = await waitFor(
       async () => {
-        const p = await readPod(cp.adminApi, cp.namespace, name);
+        const p = await readPodIfExists(cp.adminApi, cp.namespace, name);
         return p && p.metadata?.annotations?.[MIRROR] !== before.metadata?.annotations?.[MIRROR] ? p : undefined;
       },
       'mirror replaced with the new hash',
@@ -170,13 +161,13 @@ describe('node agent on a real control plane', () => {
     await writeFile(join(dir, 'a.yaml'), manifest('a', cp.namespace));
     await writeFile(join(dir, 'b.yaml'), manifest('b', cp.namespace));
     await startAgent(node, ['--pod-manifest-path', dir]);
-    await waitFor(() => readPod(cp.adminApi, cp.namespace, `a-${node}`), 'mirror a', { timeoutMs: 20_000 });
-    await waitFor(() => readPod(cp.adminApi, cp.namespace, `b-${node}`), 'mirror b', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `a-${node}`), 'mirror a', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `b-${node}`), 'mirror b', { timeoutMs: 20_000 });
     await rm(join(dir, 'a.yaml'));
-    await waitFor(async () => (await readPod(cp.adminApi, cp.namespace, `a-${node}`)) === undefined, 'mirror a deleted', {
+    await waitFor(async () => (await readPodIfExists(cp.adminApi, cp.namespace, `a-${node}`)) === undefined, 'mirror a deleted', {
       timeoutMs: 20_000,
     });
-    assert.ok(await readPod(cp.adminApi, cp.namespace, `b-${node}`), 'mirror b untouched');
+    assert.ok(await readPodIfExists(cp.adminApi, cp.namespace, `b-${node}`), 'mirror b untouched');
   });
 
   it('a broken manifest: a clear error, and the other pods untouched', async () => {
@@ -196,13 +187,13 @@ describe('node agent on a real control plane', () => {
     const agent = createAgent({ config, logger: capture, housekeepingIntervalMs: 200, listenPorts: { readOnly: 0, healthz: 0 } });
     agents.push(agent);
     await agent.start();
-    const good = await waitFor(() => readPod(cp.adminApi, cp.namespace, `good-${node}`), 'mirror good', { timeoutMs: 20_000 });
+    const good = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `good-${node}`), 'mirror good', { timeoutMs: 20_000 });
 
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: [ {name: x, image: ');
     await waitFor(() => lines.find((l) => JSON.stringify(l).includes(broken)), 'an error naming the broken file', { timeoutMs: 10_000 });
     await agent.mirrorsIdle();
-    const still = await readPod(cp.adminApi, cp.namespace, `good-${node}`);
+    const still = await readPodIfExists(cp.adminApi, cp.namespace, `good-${node}`);
     assert.equal(still?.metadata?.uid, good.metadata?.uid, 'the good mirror was not touched');
     assert.equal(agent.podManager.getPods().length, 1);
   });
@@ -212,7 +203,7 @@ describe('node agent on a real control plane', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kp-e2e-'));
     await writeFile(join(dir, 'one.yaml'), manifest('one', cp.namespace));
     const agent = await startAgent(node, ['--pod-manifest-path', dir]);
-    await waitFor(() => readPod(cp.adminApi, cp.namespace, `one-${node}`), 'mirror one', { timeoutMs: 20_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `one-${node}`), 'mirror one', { timeoutMs: 20_000 });
 
     await cp.cluster.stop();
     // Changes made while the API server is down must land once it is back.
@@ -220,7 +211,7 @@ describe('node agent on a real control plane', () => {
     await waitFor(() => agent.podManager.getPodByName(cp.namespace, `two-${node}`), 'the agent read two.yaml during the outage');
     await cp.cluster.start();
 
-    await waitFor(() => readPod(cp.adminApi, cp.namespace, `two-${node}`), 'mirror two after the outage', { timeoutMs: 60_000 });
+    await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `two-${node}`), 'mirror two after the outage', { timeoutMs: 60_000 });
     const names = (await podsOnNode(node)).map((p) => p.metadata?.name).sort();
     assert.deepEqual(names, [`one-${node}`, `two-${node}`], 'nothing lost, nothing duplicated');
   });
@@ -243,8 +234,8 @@ describe('node agent on a real control plane', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/manifests`;
       await startAgent(node, ['--manifest-url', url]);
-      const proxy = await waitFor(() => readPod(cp.adminApi, cp.namespace, `proxy-${node}`), 'mirror proxy', { timeoutMs: 20_000 });
-      await waitFor(() => readPod(cp.adminApi, cp.namespace, `dns-${node}`), 'mirror dns', { timeoutMs: 20_000 });
+      const proxy = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `proxy-${node}`), 'mirror proxy', { timeoutMs: 20_000 });
+      await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `dns-${node}`), 'mirror dns', { timeoutMs: 20_000 });
       assert.equal(proxy.metadata?.annotations?.['kubernetes.io/config.source'], 'http');
       // The file source's toleration has no key; the API server's DefaultTolerationSeconds
       // adds keyed ones (not-ready, unreachable) to every pod, mirrors included.

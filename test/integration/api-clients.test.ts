@@ -81,3 +81,27 @@ it('static credentials are worked out once, not per request; an exec plugin user
   for (let i = 0; i < 3; i++) await exec.core.readNode({ name: 'pool-node' });
   assert.equal(execApplied, 3);
 });
+
+it('events go through their own bucket (eventRecordQPS) on the same connection pool', async () => {
+  const kubeConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
+  // The main bucket has one token, refilled once a minute: a second main request would wait.
+  const main = createTokenBucket({ qps: 1 / 60, burst: 1 });
+  const { core, events } = createApiClients(kubeConfig, main, { eventLimiter: createTokenBucket({ qps: 50, burst: 10 }) });
+  const event = (i: number) => ({
+    metadata: { name: `pool-node.${i}-${Date.now()}`, namespace: 'default' },
+    involvedObject: { kind: 'Node', name: 'pool-node', uid: 'pool-node' },
+    reason: 'Probe',
+    message: 'm',
+    type: 'Normal',
+    source: { component: 'kubelet', host: 'pool-node' },
+  });
+  const { sockets } = await countSockets(async () => {
+    await core.readNode({ name: 'pool-node' }); // the main bucket's only token
+    const started = performance.now();
+    for (let i = 0; i < 5; i++) await events.createNamespacedEvent({ namespace: 'default', body: event(i) });
+    assert.ok(performance.now() - started < 10_000, 'event writes did not wait for the main bucket');
+  });
+  assert.ok(sockets >= 1 && sockets <= 2, `one pool for both: ${sockets} connections`);
+  const { events: unlimitedEvents, core: sameCore } = createApiClients(kubeConfig, unlimited);
+  assert.equal(unlimitedEvents, sameCore, 'without an event limiter, events share the main client');
+});

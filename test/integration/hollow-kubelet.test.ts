@@ -10,11 +10,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 
 import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
 import { hasErrorCode } from '../../src/errors.js';
-import { useControlPlane, kubeConfigFromFile } from '../helpers/control-plane.js';
+import { useControlPlane, kubeConfigFromFile, readPodIfExists } from '../helpers/control-plane.js';
 import { podManifestYaml } from '../helpers/manifests.js';
 import { readPods } from '../helpers/node-endpoints.js';
 import { waitFor } from '../helpers/wait.js';
@@ -29,15 +29,6 @@ after(async () => {
 });
 const cp = useControlPlane({ nodes: [NODE] });
 
-
-async function readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-  try {
-    return await cp.adminApi.readNamespacedPod({ namespace, name });
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }
-}
 
 describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
   it('registers a Ready Node, renews its Lease, mirrors a static pod until its manifest is removed, and stops', async () => {
@@ -101,7 +92,7 @@ describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
 
       // The mirror pod of web.yaml.
       const name = `web-${NODE}`;
-      const mirror = await waitFor(() => readPod(namespace, name), 'mirror pod', { timeoutMs: 60_000, intervalMs: 200 });
+      const mirror = await waitFor(() => readPodIfExists(cp.adminApi, namespace, name), 'mirror pod', { timeoutMs: 60_000, intervalMs: 200 });
       const annotations = mirror.metadata?.annotations ?? {};
       assert.ok(annotations['kubernetes.io/config.mirror'], 'config.mirror annotation');
       assert.equal(annotations['kubernetes.io/config.mirror'], annotations['kubernetes.io/config.hash']);
@@ -113,7 +104,7 @@ describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
       );
       const running = await waitFor(
         async () => {
-          const p = await readPod(namespace, name);
+          const p = await readPodIfExists(cp.adminApi, namespace, name);
           return p?.status?.phase === 'Running' ? p : undefined;
         },
         'mirror Running',
@@ -137,11 +128,11 @@ describe('hollow kubelet (the real kubelet with a fake runtime)', () => {
         'the restarted kubelet has read its manifests',
         { timeoutMs: 30_000, intervalMs: 200 },
       );
-      assert.equal((await readPod(namespace, name))?.metadata?.uid, mirror.metadata?.uid, 'the same mirror pod');
+      assert.equal((await readPodIfExists(cp.adminApi, namespace, name))?.metadata?.uid, mirror.metadata?.uid, 'the same mirror pod');
 
       // Removing the manifest removes the mirror.
       await rm(join(manifests, 'web.yaml'));
-      await waitFor(async () => (await readPod(namespace, name)) === undefined, 'mirror deleted', { timeoutMs: 60_000, intervalMs: 200 });
+      await waitFor(async () => (await readPodIfExists(cp.adminApi, namespace, name)) === undefined, 'mirror deleted', { timeoutMs: 60_000, intervalMs: 200 });
     } catch (err) {
       process.stderr.write(`--- hollow kubelet log (tail) ---\n${(await kubelet.logs()).split('\n').slice(-60).join('\n')}\n`);
       throw err;

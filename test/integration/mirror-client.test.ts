@@ -9,9 +9,8 @@ import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { CONFIG_MIRROR_ANNOTATION_KEY } from '../../src/constants.js';
 import { hasErrorCode } from '../../src/errors.js';
 import { KubeMirrorClient, type MirrorNode } from '../../src/mirror/kube-mirror-client.js';
-import { apiStatusOf } from '../../src/kube/api-error.js';
 import type { Pod } from '../../src/pod/types.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { useControlPlane, readPodIfExists } from '../helpers/control-plane.js';
 import { staticPodObject } from '../helpers/manifests.js';
 
 const NODE_A = 'node-a';
@@ -38,15 +37,6 @@ function nodeGetter(result: () => Promise<MirrorNode | undefined>): {
   };
 }
 
-async function readPod(api: CoreV1Api, name: string, namespace: string): Promise<Pod | undefined> {
-  try {
-    return await api.readNamespacedPod({ name, namespace });
-  } catch (err) {
-    if (apiStatusOf(err).code === 404) return undefined;
-    throw err;
-  }
-}
-
 let nodes: Record<string, V1Node> | undefined;
 async function node(name: string): Promise<V1Node> {
   nodes ??= {};
@@ -68,7 +58,7 @@ describe('MC-2 TestCreateMirrorPod', () => {
       return true;
     });
     assert.deepEqual(getter.asked, [NODE_A]);
-    assert.equal(await readPod(cp.adminApi, 'test-pod-name', cp.namespace), undefined);
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'test-pod-name'), undefined);
   });
 
   it('MC-2 TestCreateMirrorPod/node missing UID', async () => {
@@ -80,7 +70,7 @@ describe('MC-2 TestCreateMirrorPod', () => {
       return true;
     });
     assert.deepEqual(getter.asked, [NODE_A]);
-    assert.equal(await readPod(cp.adminApi, 'test-pod-name', cp.namespace), undefined);
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'test-pod-name'), undefined);
   });
 
   it('MC-2 TestCreateMirrorPod/node not found', async () => {
@@ -104,7 +94,7 @@ describe('MC-2 TestCreateMirrorPod', () => {
 
     assert.deepEqual(getter.asked, [NODE_A]);
     assert.deepEqual(pod, before, 'the static pod must not be changed');
-    const mirror = await readPod(cp.adminApi, 'test-pod-name', cp.namespace);
+    const mirror = await readPodIfExists(cp.adminApi, cp.namespace, 'test-pod-name');
     assert.ok(mirror, 'the mirror pod exists under the static pod name and namespace');
     assert.equal(mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY], HASH);
     // Every static annotation is carried over.
@@ -127,7 +117,7 @@ describe('createMirrorPod against the API server', () => {
   it('a second create with the same hash succeeds and leaves one pod', async () => {
     const client = clientFor(NODE_A);
     await client.createMirrorPod(staticPod('twice', cp.namespace));
-    const first = await readPod(cp.adminApi, 'twice', cp.namespace);
+    const first = await readPodIfExists(cp.adminApi, cp.namespace, 'twice');
     await client.createMirrorPod(staticPod('twice', cp.namespace));
     const pods = await cp.adminApi.listNamespacedPod({ namespace: cp.namespace });
     assert.equal(pods.items.length, 1);
@@ -177,14 +167,14 @@ describe('createMirrorPod against the API server', () => {
   for (const holder of holders) {
     it(`a create fails clearly when ${holder.desc} holds the name, and leaves it alone`, async () => {
       await holder.create(cp.namespace);
-      const existing = await readPod(cp.adminApi, 'taken', cp.namespace);
+      const existing = await readPodIfExists(cp.adminApi, cp.namespace, 'taken');
       assert.ok(existing);
 
       await assert.rejects(clientFor(NODE_A).createMirrorPod(staticPod('taken', cp.namespace)), (err: unknown) => {
         holder.expect(err);
         return true;
       });
-      const after = await readPod(cp.adminApi, 'taken', cp.namespace);
+      const after = await readPodIfExists(cp.adminApi, cp.namespace, 'taken');
       assert.equal(after?.metadata?.uid, existing.metadata?.uid);
       assert.equal(after?.metadata?.resourceVersion, existing.metadata?.resourceVersion);
     });
@@ -223,7 +213,7 @@ describe('createMirrorPod against the API server', () => {
         assert.doesNotMatch(err.message, /HTTP-Code|Headers|Bearer/);
         return true;
       });
-      assert.equal(await readPod(cp.adminApi, 'refused', cp.namespace), undefined);
+      assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'refused'), undefined);
     });
   }
 
@@ -234,7 +224,7 @@ describe('createMirrorPod against the API server', () => {
       assert.match(err.message, /node "node-a" can only create pods with spec\.nodeName set to itself/);
       return true;
     });
-    assert.equal(await readPod(cp.adminApi, 'other-node', cp.namespace), undefined);
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'other-node'), undefined);
   });
 
   it('standalone (no API client): create does nothing', async () => {
@@ -242,7 +232,7 @@ describe('createMirrorPod against the API server', () => {
     const client = new KubeMirrorClient({ nodeName: NODE_A, getNode: getter.getNode });
     await client.createMirrorPod(staticPod('standalone', cp.namespace));
     assert.deepEqual(getter.asked, []);
-    assert.equal(await readPod(cp.adminApi, 'standalone', cp.namespace), undefined);
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'standalone'), undefined);
   });
 });
 
@@ -250,21 +240,21 @@ describe('deleteMirrorPod against the API server', () => {
   it('deletes with the right UID precondition; a stale UID resolves false and the pod stays', async () => {
     const client = clientFor(NODE_A);
     await client.createMirrorPod(staticPod('victim', cp.namespace));
-    const mirror = await readPod(cp.adminApi, 'victim', cp.namespace);
+    const mirror = await readPodIfExists(cp.adminApi, cp.namespace, 'victim');
     const fullName = `victim_${cp.namespace}`;
 
     assert.equal(await client.deleteMirrorPod(fullName, 'stale-uid-0000'), false);
-    assert.equal((await readPod(cp.adminApi, 'victim', cp.namespace))?.metadata?.uid, mirror?.metadata?.uid);
+    assert.equal((await readPodIfExists(cp.adminApi, cp.namespace, 'victim'))?.metadata?.uid, mirror?.metadata?.uid);
 
     assert.equal(await client.deleteMirrorPod(fullName, mirror!.metadata!.uid!), true);
-    assert.equal(await readPod(cp.adminApi, 'victim', cp.namespace), undefined, 'grace period 0 removes it at once');
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'victim'), undefined, 'grace period 0 removes it at once');
   });
 
   it('deletes without a UID precondition', async () => {
     const client = clientFor(NODE_A);
     await client.createMirrorPod(staticPod('no-uid', cp.namespace));
     assert.equal(await client.deleteMirrorPod(`no-uid_${cp.namespace}`), true);
-    assert.equal(await readPod(cp.adminApi, 'no-uid', cp.namespace), undefined);
+    assert.equal(await readPodIfExists(cp.adminApi, cp.namespace, 'no-uid'), undefined);
   });
 
   it('deleting a pod that does not exist resolves false', async () => {
@@ -290,7 +280,7 @@ describe('deleteMirrorPod against the API server', () => {
       logger: { warn: (fields) => warnings.push(fields), debug: () => {} },
     });
     assert.equal(await client.deleteMirrorPod(`b-pod_${cp.namespace}`), false);
-    assert.ok(await readPod(cp.adminApi, 'b-pod', cp.namespace), "node-b's pod is still there");
+    assert.ok(await readPodIfExists(cp.adminApi, cp.namespace, 'b-pod'), "node-b's pod is still there");
     assert.equal(warnings.length, 1);
     const { err } = warnings[0] as { err?: unknown };
     assert.ok(err instanceof Error, 'err is logged as an Error');

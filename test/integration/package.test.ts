@@ -139,7 +139,7 @@ import { join } from 'node:path';
 import { createAgent, createSimulatedStatusProvider, resolveRunConfig, type AgentConfig } from 'kubelet-pods/agent';
 const dir = await mkdtemp(join(tmpdir(), 'kp-consumer-'));
 await writeFile(join(dir, 'web.yaml'), ${JSON.stringify(MANIFEST)});
-const { config } = await resolveRunConfig(['--pod-manifest-path', dir, '--hostname-override', 'Node-1', '--healthz-port', '0']);
+const { config } = await resolveRunConfig(['--pod-manifest-path', dir, '--hostname-override', 'Node-1', '--healthz-port', '0', '--read-only-port', '0', '--port', '0']);
 const typed: AgentConfig = config;
 const agent = createAgent({ config: typed, statusProvider: createSimulatedStatusProvider({ startDelayMs: 0 }) });
 await agent.start();

@@ -28,7 +28,7 @@ const KILLS = pick(4, 10);
 function startAgentProcess(dir: string, run: number): ChildProcess {
   const child = spawn(
     process.execPath,
-    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0'],
+    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0', '--read-only-port', '0', '--port', '0'],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   children.push(child);

@@ -42,6 +42,11 @@ type options struct {
 	// stopGrace bounds a graceful stop: kube-apiserver waits for open watches before it
 	// exits, which with a connected client takes up to a minute.
 	stopGrace time.Duration
+	// extraAddresses are addresses besides 127.0.0.1 where the API server is also reachable
+	// (forwarded to its loopback port) and which its serving certificate names: the host end
+	// of a veth pair, for a node agent in a network namespace that the API server must proxy
+	// to (it refuses to proxy to loopback node addresses).
+	extraAddresses []net.IP
 }
 
 func parseOptions() (options, error) {
@@ -55,7 +60,19 @@ func parseOptions() (options, error) {
 	flag.DurationVar(&o.compactionInterval, "etcd-compaction-interval", 5*time.Minute, "how often kube-apiserver compacts etcd (its --etcd-compaction-interval)")
 	flag.DurationVar(&o.stopGrace, "stop-grace", time.Second, "after SIGINT/SIGTERM, exit at the latest this long later even if open watches keep kube-apiserver busy")
 	flag.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "stop as on SIGTERM when stdin closes (for a parent process that holds a pipe to it)")
+	var extra string
+	flag.StringVar(&extra, "extra-address", "", "comma-separated IP addresses where the API server is also reachable on its port (forwarded to 127.0.0.1; named in its serving certificate)")
 	flag.Parse()
+	for _, a := range strings.Split(extra, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		ip := net.ParseIP(a)
+		if ip == nil {
+			return o, fmt.Errorf("--extra-address: %q is not an IP address", a)
+		}
+		o.extraAddresses = append(o.extraAddresses, ip)
+	}
 	if o.dir == "" {
 		return o, fmt.Errorf("--dir is required")
 	}
@@ -104,7 +121,7 @@ func run() error {
 		}
 	}
 
-	pki, err := ensurePKI(o.dir)
+	pki, err := ensurePKI(o.dir, o.extraAddresses)
 	if err != nil {
 		return err
 	}
@@ -129,6 +146,12 @@ func run() error {
 			os.RemoveAll(etcdDir)
 		}
 	}()
+
+	for _, ip := range o.extraAddresses {
+		if err := forwardToLoopback(ip, o.securePort); err != nil {
+			return err
+		}
+	}
 
 	server := fmt.Sprintf("https://127.0.0.1:%d", o.securePort)
 	if err := writeKubeconfigs(o.dir, server, pki.caPEM, tokens); err != nil {
@@ -173,6 +196,11 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--tls-cert-file=" + pki.servingCert,
 		"--tls-private-key-file=" + pki.servingKey,
 		"--client-ca-file=" + pki.caCert,
+		// How the API server reaches kubelets (node proxy, pods/log, exec): as
+		// kube-apiserver-kubelet-client (system:masters), at the Node's InternalIP first.
+		"--kubelet-client-certificate=" + pki.kubeletClientCert,
+		"--kubelet-client-key=" + pki.kubeletClientKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--token-auth-file=" + tokens.file,
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
@@ -187,6 +215,37 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--cert-dir=" + filepath.Join(o.dir, "pki"),
 		"--v=0",
 	}
+}
+
+// forwardToLoopback accepts connections on ip:port and relays each to 127.0.0.1:port, where
+// kube-apiserver listens, for as long as the program runs.
+func forwardToLoopback(ip net.IP, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), fmt.Sprint(port)))
+	if err != nil {
+		return fmt.Errorf("--extra-address %s: %w", ip, err)
+	}
+	target := fmt.Sprintf("127.0.0.1:%d", port)
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return nil
 }
 
 // readyLine is the single line printed on stdout once /readyz is ok; the TypeScript helper

@@ -22,25 +22,38 @@ type pkiFiles struct {
 	caCert, caKey           string
 	servingCert, servingKey string
 	saPrivate, saPublic     string
-	caPEM                   []byte
+	// kubeletClientCert/Key: the identity the API server presents to kubelets (node proxy,
+	// pods/log), kube-apiserver-kubelet-client in system:masters, as kubeadm sets it up.
+	kubeletClientCert, kubeletClientKey string
+	caPEM                               []byte
+	// extraIPs are further addresses the serving certificate must name (--extra-address).
+	extraIPs []net.IP
 }
 
-func ensurePKI(dir string) (*pkiFiles, error) {
+func ensurePKI(dir string, extraIPs []net.IP) (*pkiFiles, error) {
 	pkiDir := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(pkiDir, 0o700); err != nil {
 		return nil, err
 	}
 	p := &pkiFiles{
-		caCert:      filepath.Join(pkiDir, "ca.crt"),
-		caKey:       filepath.Join(pkiDir, "ca.key"),
-		servingCert: filepath.Join(pkiDir, "apiserver.crt"),
-		servingKey:  filepath.Join(pkiDir, "apiserver.key"),
-		saPrivate:   filepath.Join(pkiDir, "sa.key"),
-		saPublic:    filepath.Join(pkiDir, "sa.pub"),
+		caCert:            filepath.Join(pkiDir, "ca.crt"),
+		caKey:             filepath.Join(pkiDir, "ca.key"),
+		servingCert:       filepath.Join(pkiDir, "apiserver.crt"),
+		servingKey:        filepath.Join(pkiDir, "apiserver.key"),
+		saPrivate:         filepath.Join(pkiDir, "sa.key"),
+		saPublic:          filepath.Join(pkiDir, "sa.pub"),
+		kubeletClientCert: filepath.Join(pkiDir, "apiserver-kubelet-client.crt"),
+		kubeletClientKey:  filepath.Join(pkiDir, "apiserver-kubelet-client.key"),
+		extraIPs:          extraIPs,
 	}
 	if caPEM, err := os.ReadFile(p.caCert); err == nil {
 		if _, err := os.Stat(p.saPublic); err == nil {
 			p.caPEM = caPEM
+			// A directory from an older version, or a start with another --extra-address:
+			// add what is missing, signed by the CA already there.
+			if err := p.completeLeaves(); err != nil {
+				return nil, fmt.Errorf("complete certificates in %q: %w", pkiDir, err)
+			}
 			return p, nil
 		}
 	}
@@ -48,6 +61,107 @@ func ensurePKI(dir string) (*pkiFiles, error) {
 		return nil, fmt.Errorf("generate certificates in %q: %w", pkiDir, err)
 	}
 	return p, nil
+}
+
+// completeLeaves makes the kubelet client certificate if it is missing, and the serving
+// certificate again if it does not name every extra address.
+func (p *pkiFiles) completeLeaves() error {
+	ca, caKey, err := p.loadCA()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(p.kubeletClientCert); err != nil {
+		if err := p.writeLeaf(ca, caKey, p.kubeletClientCert, p.kubeletClientKey, kubeletClientTemplate()); err != nil {
+			return err
+		}
+	}
+	if servingPEM, err := os.ReadFile(p.servingCert); err == nil {
+		if block, _ := pem.Decode(servingPEM); block != nil {
+			if cert, err := x509.ParseCertificate(block.Bytes); err == nil && namesAll(cert, p.extraIPs) {
+				return nil
+			}
+		}
+	}
+	return p.writeLeaf(ca, caKey, p.servingCert, p.servingKey, p.servingTemplate())
+}
+
+func namesAll(cert *x509.Certificate, ips []net.IP) bool {
+	for _, ip := range ips {
+		found := false
+		for _, have := range cert.IPAddresses {
+			found = found || have.Equal(ip)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *pkiFiles) loadCA() (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	block, _ := pem.Decode(p.caPEM)
+	if block == nil {
+		return nil, nil, fmt.Errorf("%s: no PEM certificate", p.caCert)
+	}
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(p.caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyBlock, _ := pem.Decode(keyPEM)
+	if keyBlock == nil {
+		return nil, nil, fmt.Errorf("%s: no PEM key", p.caKey)
+	}
+	key, err := x509.ParseECPrivateKey(keyBlock.Bytes)
+	return ca, key, err
+}
+
+// writeLeaf makes a key and a certificate from template signed by the CA, and writes both.
+func (p *pkiFiles) writeLeaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey, certPath, keyPath string, template *x509.Certificate) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return err
+	}
+	template.SerialNumber = serial.Add(serial, big.NewInt(16))
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(keyPath, pem.EncodeToMemory(ecKeyBlock(key)), 0o600)
+}
+
+func (p *pkiFiles) servingTemplate() *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses: append([]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.0.0.1")}, p.extraIPs...),
+	}
+}
+
+func kubeletClientTemplate() *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
 }
 
 func (p *pkiFiles) generate() error {
@@ -74,25 +188,6 @@ func (p *pkiFiles) generate() error {
 		return err
 	}
 
-	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	servingTemplate := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.0.0.1")},
-	}
-	servingDER, err := x509.CreateCertificate(rand.Reader, servingTemplate, caCert, &servingKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -109,8 +204,6 @@ func (p *pkiFiles) generate() error {
 	}{
 		{p.caCert, &pem.Block{Type: "CERTIFICATE", Bytes: caDER}},
 		{p.caKey, ecKeyBlock(caKey)},
-		{p.servingCert, &pem.Block{Type: "CERTIFICATE", Bytes: servingDER}},
-		{p.servingKey, ecKeyBlock(servingKey)},
 		{p.saPrivate, &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}},
 		{p.saPublic, &pem.Block{Type: "PUBLIC KEY", Bytes: saPub}},
 	}
@@ -119,7 +212,10 @@ func (p *pkiFiles) generate() error {
 			return err
 		}
 	}
-	return nil
+	if err := p.writeLeaf(caCert, caKey, p.servingCert, p.servingKey, p.servingTemplate()); err != nil {
+		return err
+	}
+	return p.writeLeaf(caCert, caKey, p.kubeletClientCert, p.kubeletClientKey, kubeletClientTemplate())
 }
 
 func ecKeyBlock(k *ecdsa.PrivateKey) *pem.Block {

@@ -17,6 +17,10 @@ const standalone: AgentConfig = {
   staticPodPath: undefined,
   staticPodURL: undefined,
   staticPodURLHeader: {},
+  tlsCertFile: undefined,
+  tlsPrivateKeyFile: undefined,
+  clientCAFile: undefined,
+  port: 0,
   fileCheckFrequencyMs: 20_000,
   httpCheckFrequencyMs: 20_000,
   syncFrequencyMs: 60_000,
@@ -28,6 +32,7 @@ const standalone: AgentConfig = {
   healthzBindAddress: '127.0.0.1',
   healthzPort: 0,
   nodeIP: '127.0.0.1',
+  events: true,
   podCIDR: '10.88.0.0/16',
   simulatedLifecycle: 'kubelet',
 };
@@ -52,4 +57,30 @@ it('runs housekeeping every housekeeping interval of the clock it was given, and
   assert.ok(clock.pendingTimers > 0, 'the intervals are on the fake clock');
   await agent.stop();
   assert.equal(clock.pendingTimers, 0, 'stop() clears every timer it set');
+});
+
+it('standalone, the kubelet port serves when nothing needs the API server, and stays closed (with a warning) when webhooks would', async () => {
+  const flagsOnly = { ...standalone, anonymousAuth: true, authenticationTokenWebhook: false, authorizationMode: 'AlwaysAllow' as const };
+  const open = createAgent({ config: flagsOnly, listenPorts: { kubelet: 0 } });
+  await open.start();
+  try {
+    const kubelet = open.addresses().kubelet;
+    assert.ok(kubelet !== undefined && kubelet.port > 0, 'it listens');
+    assert.equal(kubelet.address, '127.0.0.1');
+  } finally {
+    await open.stop();
+  }
+  const warnings: object[] = [];
+  const logger = { debug: () => {}, info: () => {}, warn: (o: object) => warnings.push(o), error: () => {} };
+  const webhook = { ...standalone, authenticationTokenWebhook: true, authorizationMode: 'Webhook' as const };
+  const closed = createAgent({ config: webhook, logger, listenPorts: { kubelet: 0 } });
+  await closed.start();
+  try {
+    assert.equal(closed.addresses().kubelet, undefined);
+    const err = (warnings[0] as { err?: { code?: string; message?: string } }).err;
+    assert.equal(err?.code, 'KP_ERR_SERVER_NO_API');
+    assert.match(err?.message ?? '', /authorization\.mode Webhook and authentication\.webhook\.enabled need an API server/);
+  } finally {
+    await closed.stop();
+  }
 });

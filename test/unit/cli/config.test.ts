@@ -1,6 +1,7 @@
 // KubeletConfiguration loading and kubelet flag merging for `kubelet-pods run`
 // (cmd/kubelet/app/options and the v1beta1 defaults in pkg/kubelet/apis/config/v1beta1).
 
+import { resolve } from 'node:path';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -88,14 +89,13 @@ describe('loadAgentConfig', () => {
     assert.equal(config.kubeAPIBurst, 100);
     assert.equal(config.address, '127.0.0.1');
     assert.equal(config.healthzBindAddress, '127.0.0.1');
-    assert.equal(config.readOnlyPort, 0);
+    assert.equal(config.readOnlyPort, 10255, "the kubelet's legacy flag default, without a file");
     assert.equal(config.healthzPort, 10248);
     assert.equal(config.staticPodPath, undefined);
     assert.equal(config.staticPodURL, undefined);
     assert.deepEqual(config.staticPodURLHeader, {});
     assert.equal(config.kubeconfig, undefined);
     assert.ok(Object.isFrozen(config));
-    assert.equal(config.readOnlyPort, AGENT_CONFIG_DEFAULTS.readOnlyPort);
   });
 
   it('loads the shared example KubeletConfiguration and honours its fields', async () => {
@@ -108,14 +108,22 @@ describe('loadAgentConfig', () => {
     assert.equal(config.nodeStatusUpdateFrequencyMs, 10_000);
     assert.equal(config.kubeAPIQPS, 5);
     assert.equal(config.kubeAPIBurst, 10);
+    assert.equal(config.eventRecordQPS, 5);
+    assert.equal(config.eventBurst, 10);
+    assert.equal(config.events, true);
     assert.equal(config.address, '0.0.0.0');
     assert.equal(config.readOnlyPort, 10255);
     assert.equal(config.healthzPort, 10248);
     assert.equal(config.healthzBindAddress, '127.0.0.1');
-    for (const f of ['authentication', 'authorization', 'cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
+    for (const f of ['cgroupDriver', 'evictionHard', 'streamingConnectionIdleTimeout']) {
       assert.ok(ignoredFields.includes(f), `${f} should be listed as ignored`);
     }
-    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort']) {
+    assert.equal(config.clientCAFile, '/etc/kubernetes/pki/ca.pem');
+    assert.equal(config.anonymousAuth, false);
+    assert.equal(config.authenticationTokenWebhook, true);
+    assert.equal(config.authorizationMode, 'Webhook');
+    assert.equal(config.authorizationWebhookCacheUnauthorizedTTLMs, 30_000);
+    for (const f of ['apiVersion', 'kind', 'staticPodPath', 'syncFrequency', 'kubeAPIQPS', 'eventRecordQPS', 'eventBurst', 'address', 'port', 'maxPods', 'readOnlyPort', 'healthzPort', 'authentication', 'authorization']) {
       assert.ok(!ignoredFields.includes(f), `${f} is honoured, not ignored`);
     }
     assert.deepEqual([...ignoredFields], [...ignoredFields].sort());
@@ -190,6 +198,30 @@ describe('loadAgentConfig', () => {
     );
   });
 
+  it('the kubelet port\'s authentication flags: the kubelet\'s legacy defaults with flags only, the file\'s defaults with a file, Go booleans', async () => {
+    const flagsOnly = (await resolveRunConfig(['--hostname-override', 'n'], files({}))).config;
+    assert.deepEqual([flagsOnly.anonymousAuth, flagsOnly.authenticationTokenWebhook, flagsOnly.authorizationMode], [true, false, 'AlwaysAllow']);
+    const withFile = (await resolveRunConfig(['--config', '/c.yaml'], files({ '/c.yaml': header }))).config;
+    assert.deepEqual([withFile.anonymousAuth, withFile.authenticationTokenWebhook, withFile.authorizationMode], [false, true, 'Webhook']);
+    const set = (
+      await resolveRunConfig(['--anonymous-auth=false', '--authentication-token-webhook', '--authorization-mode', 'Webhook', '--client-ca-file', 'ca.pem'], files({}))
+    ).config;
+    assert.deepEqual([set.anonymousAuth, set.authenticationTokenWebhook, set.authorizationMode], [false, true, 'Webhook']);
+    assert.equal(set.clientCAFile, resolve('ca.pem'), 'a flag path is relative to the working directory');
+    const file = header + 'tlsCertFile: pki/kubelet.crt\ntlsPrivateKeyFile: pki/kubelet.key\nauthentication:\n  anonymous:\n    enabled: true\n';
+    const fromFile = (await resolveRunConfig(['--config', '/etc/kp/c.yaml'], files({ '/etc/kp/c.yaml': file }))).config;
+    assert.equal(fromFile.tlsCertFile, '/etc/kp/pki/kubelet.crt', "a file path is relative to the file's folder");
+    assert.equal(fromFile.anonymousAuth, true);
+    await assert.rejects(resolveRunConfig(['--anonymous-auth=maybe'], files({})), expectError('KP_ERR_CONFIG_FLAGS', '--anonymous-auth', 'true or false'));
+    await assert.rejects(resolveRunConfig(['--authorization-mode', 'RBAC'], files({})), expectError('KP_ERR_CONFIG_FLAGS', '--authorization-mode', 'AlwaysAllow, Webhook'));
+    await assert.rejects(resolveRunConfig(['--tls-cert-file', 'x.crt'], files({})), expectError('KP_ERR_CONFIG_FLAGS', '--tls-cert-file and --tls-private-key-file'));
+    const bad = header + 'authorization:\n  mode: Node\nauthentication:\n  webhook:\n    enabled: "yes"\n';
+    await assert.rejects(
+      resolveRunConfig(['--config', '/b.yaml'], files({ '/b.yaml': bad })),
+      expectError('KP_ERR_CONFIG_INVALID', 'authorization.mode', 'authentication.webhook.enabled'),
+    );
+  });
+
   it('rejects bad flag values, naming the flag', async () => {
     await assert.rejects(loadAgentConfig({ readOnlyPort: '-1' }, files({})), expectError('KP_ERR_CONFIG_FLAGS', '--read-only-port'));
     await assert.rejects(loadAgentConfig({ healthzPort: 'abc' }, files({})), expectError('KP_ERR_CONFIG_FLAGS', '--healthz-port'));
@@ -215,6 +247,24 @@ describe('loadAgentConfig', () => {
     assert.ok(hasErrorCode(fileErr, 'KP_ERR_CONFIG_INVALID'));
     assert.ok(fileErr.message.includes('staticPodURLHeader.X-Token'));
     assert.ok(!fileErr.message.includes('super-secret'), fileErr.message);
+  });
+
+  it('--events turns Kubernetes Events off or on; anything but true or false is refused', async () => {
+    assert.equal((await resolveRunConfig(['--events=false'], files({}))).config.events, false);
+    assert.equal((await resolveRunConfig(['--events', 'TRUE'], files({}))).config.events, true);
+    assert.equal((await resolveRunConfig([], files({}))).config.events, true);
+    await assert.rejects(resolveRunConfig(['--events=off'], files({})), expectError('KP_ERR_CONFIG_FLAGS', '--events: must be true or false, got "off"'));
+  });
+
+  it('eventRecordQPS and eventBurst are non-negative integers (0: no limit)', async () => {
+    const path = '/etc/k.yaml';
+    const { config } = await loadAgentConfig({ config: path }, files({ [path]: `${header}eventRecordQPS: 0\neventBurst: 3\n` }));
+    assert.equal(config.eventRecordQPS, 0);
+    assert.equal(config.eventBurst, 3);
+    await assert.rejects(
+      loadAgentConfig({ config: path }, files({ [path]: `${header}eventRecordQPS: -1\neventBurst: 1.5\n` })),
+      expectError('KP_ERR_CONFIG_INVALID', 'eventRecordQPS: must be between 0', 'eventBurst: must be an integer'),
+    );
   });
 
   it('reports an unreadable file with KP_ERR_CONFIG_READ naming it', async () => {

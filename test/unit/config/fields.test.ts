@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { RUN_FLAG_NAMES } from '../../../src/cli/flags.js';
-import { AGENT_CONFIG_DEFAULTS, loadAgentConfig } from '../../../src/config/agent-config.js';
+import { AGENT_CONFIG_DEFAULTS, defaultWithoutFile, loadAgentConfig } from '../../../src/config/agent-config.js';
 import { formatDuration } from '../../../src/config/durations.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type FieldType } from '../../../src/config/fields.js';
 import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
@@ -14,7 +14,11 @@ import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
 // A default as the docs show it: a Go duration, a number or an address in backticks, or words.
 function formatDefault(type: FieldType): string {
   if (type.kind === 'other') return type.defaultDoc;
-  return `\`${type.kind === 'duration' ? formatDuration(type.default) : String(type.default)}\``;
+  const value = `\`${type.kind === 'duration' ? formatDuration(type.default) : String(type.default)}\``;
+  if ('flagsOnlyDefault' in type && type.flagsOnlyDefault !== undefined) {
+    return `\`${type.flagsOnlyDefault}\` (flags only), ${value} (with \`--config\`)`;
+  }
+  return value;
 }
 
 function docRow(f: ConfigField): string {
@@ -64,26 +68,40 @@ describe('the configuration table', () => {
     assert.equal(new Set(fields).size, fields.length);
   });
 
-  it('the defaults are the scalar fields\' defaults, and what a config without file or flags holds', async () => {
+  it('the defaults are the scalar fields\' defaults: a file that sets nothing holds them, flags alone the legacy ones', async () => {
     const { config } = await loadAgentConfig({}, { hostname: () => 'node-a' });
+    const emptyFile = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
+    const withFile = (await loadAgentConfig({ config: '/c.yaml' }, { hostname: () => 'node-a', readFile: async () => emptyFile })).config;
     const scalars = scalarFields();
     assert.deepEqual(Object.keys(AGENT_CONFIG_DEFAULTS).sort(), scalars.map((f) => f.key).sort());
     for (const f of scalars) {
       assert.equal(AGENT_CONFIG_DEFAULTS[f.key as keyof typeof AGENT_CONFIG_DEFAULTS], f.type.default, f.key);
-      assert.equal(config[f.key], f.type.default, f.key);
+      assert.equal(withFile[f.key], f.type.default, f.key);
+      assert.equal(config[f.key], defaultWithoutFile(f.type), f.key);
     }
   });
 
-  it('the flags are the table\'s, in its order; scalar flags are addresses or ports', () => {
+  it('the read-only port is the kubelet\'s: 10255 with flags only, 0 when a file leaves it unset, the flag over both', async () => {
+    const hostname = (): string => 'node-a';
+    const file = (text: string) => ({ hostname, readFile: async () => `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${text}` });
+    assert.equal((await loadAgentConfig({}, { hostname })).config.readOnlyPort, 10255);
+    assert.equal((await loadAgentConfig({ readOnlyPort: '0' }, { hostname })).config.readOnlyPort, 0);
+    assert.equal((await loadAgentConfig({ config: '/c.yaml' }, file(''))).config.readOnlyPort, 0);
+    assert.equal((await loadAgentConfig({ config: '/c.yaml' }, file('readOnlyPort: 10266\n'))).config.readOnlyPort, 10266);
+    assert.equal((await loadAgentConfig({ config: '/c.yaml', readOnlyPort: '10255' }, file(''))).config.readOnlyPort, 10255);
+  });
+
+  it('the flags are the table\'s, in its order; scalar flags are addresses, ports, booleans or choices', () => {
     assert.deepEqual(RUN_FLAG_NAMES, CONFIG_FIELDS.flatMap((f) => (f.flag ? [`--${f.flag.name}`] : [])));
     for (const f of scalarFields()) {
-      if (f.flag !== undefined) assert.ok(f.type.kind === 'address' || f.type.kind === 'port', `--${f.flag.name} has a flag rule`);
+      if (f.flag !== undefined) assert.ok(['address', 'port', 'boolean', 'choice'].includes(f.type.kind), `--${f.flag.name} has a flag rule`);
     }
   });
 
-  it('the honoured file fields are the table\'s, plus apiVersion and kind', () => {
-    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', evictionHard: {}, authentication: {} };
-    for (const f of CONFIG_FIELDS) if (f.field !== undefined) file[f.field] = 'x';
-    assert.deepEqual(ignoredFieldsOf(file), ['authentication', 'evictionHard']);
+  it('the honoured file fields are the table\'s, plus apiVersion and kind; inside a partly honoured object the others are named by path', () => {
+    const file: Record<string, unknown> = { apiVersion: 'v', kind: 'k', evictionHard: {}, authentication: { webhook: { enabled: true }, x509: { clientCAFile: 'ca', other: 1 } } };
+    for (const f of CONFIG_FIELDS) if (f.field !== undefined && !f.field.includes('.')) file[f.field] = 'x';
+    assert.deepEqual(ignoredFieldsOf(file), ['authentication.x509.other', 'evictionHard']);
+    assert.deepEqual(ignoredFieldsOf({ authorization: 'Webhook', tlsMinVersion: 'x' }), ['authorization', 'tlsMinVersion']);
   });
 });

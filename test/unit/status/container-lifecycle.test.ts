@@ -232,3 +232,91 @@ describe('simulated runtime: container lifecycles', () => {
     assert.equal(status(p).phase, 'Pending');
   });
 });
+
+describe('simulated runtime: container logs follow the lifecycle', () => {
+  const at = (iso: string): number => Date.parse(`2026-01-02T03:04:${iso}Z`);
+  function logOf(runtime: ReturnType<typeof createSimulatedStatusProvider>, uid: string, container: string): string[] {
+    return (runtime.containerLogs(uid, container) ?? []).map((l) => `${l.time.toISOString().slice(17, 19)} ${l.text}`);
+  }
+  function richPod(uid: string, annotations: Record<string, string> = {}): Pod {
+    return {
+      metadata: { name: `p-${uid}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file', ...annotations } },
+      spec: {
+        nodeName: 'n',
+        initContainers: [{ name: 'init', image: 'busybox' }, { name: 'side', image: 'envoy', restartPolicy: 'Always' }],
+        containers: [{ name: 'main', image: 'app:1' }, { name: 'other', image: 'app:2' }],
+      },
+    };
+  }
+
+  it('a line as each container starts, exits with its code, restarts, is signalled and killed past its budget', async () => {
+    const clock = new FakeClock(at('05.000'));
+    const runtime = createSimulatedStatusProvider({ clock, startDelayMs: 1000, stopMs: 10_000 });
+    const p = richPod('logs', { [SIMULATION_ANNOTATIONS.exit]: 'main=3@5' });
+    runtime.statusFor(p, clock.now());
+    assert.equal(runtime.containerLogs('logs', 'main'), undefined, 'nothing before the start');
+    await clock.advance(1000); // started at :06
+    await clock.advance(5000); // main exits (3) at :11, restarted at once
+    await clock.advance(5000); // exits again at :16: back-off, not running
+    const stopped = runtime.terminate(p, 5); // stop time 10 s > budget 5 s: killed at :21
+    await clock.advance(5000);
+    await stopped;
+    assert.deepEqual(logOf(runtime, 'logs', 'init'), ['06 started container "init" (image busybox)', '06 container "init" exited with code 0 (Completed)']);
+    assert.deepEqual(logOf(runtime, 'logs', 'main'), [
+      '06 started container "main" (image app:1)',
+      '11 container "main" exited with code 3 (Error)',
+      '11 restarted container "main" (image app:1), restart 1',
+      '16 container "main" exited with code 3 (Error)',
+    ]);
+    for (const [name, image] of [
+      ['other', 'app:2'],
+      ['side', 'envoy'],
+    ] as const) {
+      assert.deepEqual(logOf(runtime, 'logs', name), [
+        `06 started container "${name}" (image ${image})`,
+        `16 stopping container "${name}" (grace period 5s)`,
+        `21 container "${name}" killed with code 137 (Error)`,
+      ]);
+    }
+    runtime.forget('logs');
+    assert.equal(runtime.containerLogs('logs', 'main'), undefined, 'forgotten with the pod');
+  });
+
+  it('a container that stops within its budget is logged stopped with code 0; a pod stopped before its start logs nothing', async () => {
+    const clock = new FakeClock(at('05.000'));
+    const runtime = createSimulatedStatusProvider({ clock, startDelayMs: 1000, stopMs: 2000 });
+    const p = richPod('calm');
+    runtime.statusFor(p, clock.now());
+    await clock.advance(1000);
+    const stopped = runtime.terminate(p, 30);
+    await clock.advance(2000);
+    await stopped;
+    assert.deepEqual(logOf(runtime, 'calm', 'main'), [
+      '06 started container "main" (image app:1)',
+      '06 stopping container "main" (grace period 30s)',
+      '08 container "main" stopped with code 0 (Completed)',
+    ]);
+    const early = richPod('early');
+    runtime.statusFor(early, clock.now());
+    const cancelled = runtime.terminate(early, 30);
+    await clock.advance(0);
+    await cancelled;
+    await clock.advance(5000);
+    assert.equal(runtime.containerLogs('early', 'main'), undefined);
+  });
+
+  it('stays bounded through any number of restarts, the oldest lines dropped first', async () => {
+    const clock = new FakeClock(at('05.000'));
+    const runtime = createSimulatedStatusProvider({ clock, startDelayMs: 0, maxLogBytesPerContainer: 200 });
+    const p = pod('loop', { annotations: { [SIMULATION_ANNOTATIONS.exit]: 'main=1@1' } });
+    runtime.statusFor(p, clock.now());
+    for (let i = 0; i < 40; i++) await clock.advance(60_000);
+    const lines = runtime.containerLogs('loop', 'main') ?? [];
+    const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l.text) + 1, 0);
+    assert.ok(bytes <= 200, `${bytes} bytes kept`);
+    assert.ok(lines.length >= 2);
+    assert.match(lines.at(-1)!.text, /^(restarted container "main" \(image pause\), restart \d+|container "main" exited with code 1 \(Error\))$/);
+    assert.doesNotMatch(lines[0]!.text, /^started container/, 'the start line went first');
+    assert.ok(main(runtime.statusFor(p, clock.now())).restartCount >= 10, 'it restarted many times');
+  });
+});

@@ -1,0 +1,148 @@
+import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY } from '../constants.js';
+import { hasErrorCode, quote } from '../errors.js';
+import { ApiStatusError } from '../kube/api-error.js';
+import type { Pod } from '../pod/types.js';
+import type { PodConfigEvent } from '../sources/pod-config.js';
+import type { EventObjectRef, EventRecorder } from './event-recorder.js';
+
+/**
+ * The reasons of the events kubelet-pods records about static and mirror pods (docs/events.md
+ * says when each fires). Only `FailedValidation` is the kubelet's own; the others go beyond
+ * it: the kubelet only logs these situations, and users find out much later that a static
+ * pod has no mirror.
+ */
+export const StaticPodEventReason = {
+  /** The API server refused a mirror pod (admission webhook or policy, NodeRestriction, a missing namespace, …). */
+  FailedCreateMirrorPod: 'FailedCreateMirrorPod',
+  /** A pod that is not this static pod's mirror holds the mirror's name and cannot be replaced. */
+  MirrorPodConflict: 'MirrorPodConflict',
+  /** A manifest was refused at decode: not a pod, invalid, too large, referencing API objects. */
+  FailedDecodeStaticPod: 'FailedDecodeStaticPod',
+  /** A second manifest defines a pod whose full name an earlier one already has (on the Node). */
+  DuplicateStaticPod: 'DuplicateStaticPod',
+  /** The kubelet's own reason for the same duplicate, on the pod (config.go filterInvalidPods). */
+  FailedValidation: 'FailedValidation',
+} as const;
+
+export type StaticPodEventReason = (typeof StaticPodEventReason)[keyof typeof StaticPodEventReason];
+
+/** The kubelet's reference to its Node in events: the node name as the UID too, no namespace. */
+export function nodeEventRef(nodeName: string): EventObjectRef {
+  return { kind: 'Node', name: nodeName, uid: nodeName };
+}
+
+/**
+ * A mirror pod as `kubectl describe pod` looks its events up: by name and namespace, and by
+ * the UID its `kubernetes.io/config.mirror` annotation holds (the static pod's hash), not the
+ * mirror's own UID. Undefined for a pod that is not a mirror.
+ */
+export function mirrorEventRef(mirror: Pod): EventObjectRef | undefined {
+  const hash = mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY];
+  if (hash === undefined) return undefined;
+  return { kind: 'Pod', name: mirror.metadata?.name ?? '', namespace: mirror.metadata?.namespace ?? '', uid: hash };
+}
+
+/** The mirror-to-be of a static pod, by the hash its mirror will carry. */
+function staticPodEventRef(pod: Pod): EventObjectRef {
+  const hash = pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY] ?? pod.metadata?.uid ?? '';
+  return { kind: 'Pod', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: hash };
+}
+
+const podName = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+
+export interface StaticPodEventsOptions {
+  recorder: Pick<EventRecorder, 'event'>;
+  nodeName: string;
+  /** The mirror pod the agent knows for a full name (the pod manager's), if any. */
+  getMirrorPod: (podFullName: string) => Pod | undefined;
+}
+
+/** Turns what went wrong with static and mirror pods into events on the Node and the mirror. */
+export interface StaticPodEvents {
+  /**
+   * A mirror pod create failed. Recorded only when the API server answered (a refusal, a name
+   * taken); an unreachable server is only logged, since the event could not be written either.
+   */
+  mirrorCreateFailed(staticPod: Pod, podFullName: string, err: unknown): void;
+  /**
+   * The API server refused to delete `mirror`, a mirror of `staticPod`'s name with another
+   * hash, so it cannot be replaced.
+   */
+  mirrorNotReplaced(staticPod: Pod, mirror: Pod, podFullName: string, refusal: Error): void;
+  /** A manifest file was refused at decode. */
+  manifestRejected(path: string, err: Error): void;
+  /**
+   * The manifest URL's body was refused at decode. The event names the URL without its user
+   * information, query and fragment, which may hold credentials: events are readable cluster-wide.
+   */
+  manifestURLRejected(url: string, err: Error): void;
+  /** The merger dropped a pod whose full name an earlier pod of its source has. */
+  duplicateIgnored(event: PodConfigEvent): void;
+}
+
+export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPodEvents {
+  const { recorder, nodeName, getMirrorPod } = options;
+  const node = nodeEventRef(nodeName);
+
+  /** On the Node, and on the mirror pod of that full name if there is one. */
+  function onNodeAndMirror(podFullName: string, reason: StaticPodEventReason, message: string): void {
+    recorder.event(node, 'Warning', reason, message);
+    const mirror = getMirrorPod(podFullName);
+    const ref = mirror && mirrorEventRef(mirror);
+    if (ref) recorder.event(ref, 'Warning', reason, message);
+  }
+
+  return {
+    mirrorCreateFailed(staticPod, podFullName, err) {
+      const message = `Static pod ${podName(staticPod)} has no mirror pod: ${(err as Error).message}`;
+      if (hasErrorCode(err, 'KP_ERR_MIRROR_HASH_CONFLICT')) {
+        onNodeAndMirror(podFullName, StaticPodEventReason.MirrorPodConflict, message);
+        return;
+      }
+      if (!hasErrorCode(err, 'KP_ERR_MIRROR_CREATE') || !(err.cause instanceof ApiStatusError) || err.cause.code === undefined) return;
+      // A create answered AlreadyExists whose holder the node may not even read.
+      const taken = err.cause.code === 409 && err.cause.reason === 'AlreadyExists';
+      onNodeAndMirror(podFullName, taken ? StaticPodEventReason.MirrorPodConflict : StaticPodEventReason.FailedCreateMirrorPod, message);
+    },
+    mirrorNotReplaced(staticPod, mirror, podFullName, refusal) {
+      const hash = mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY] ?? '';
+      onNodeAndMirror(
+        podFullName,
+        StaticPodEventReason.MirrorPodConflict,
+        `Static pod ${podName(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
+      );
+    },
+    manifestRejected(path, err) {
+      // Decode errors begin with the path already; it is said once.
+      const reason = err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message;
+      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${reason}`);
+    },
+    manifestURLRejected(url, err) {
+      const shown = urlForEvent(url);
+      const reason = err.message.split(url).join(shown);
+      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pods from manifest URL ${quote(shown)} ignored: ${reason}`);
+    },
+    duplicateIgnored(event) {
+      const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(event.pod.metadata?.uid ?? '')})`;
+      const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(event.keptPod.metadata?.uid ?? '')}`;
+      recorder.event(
+        node,
+        'Warning',
+        StaticPodEventReason.DuplicateStaticPod,
+        `Static pod ${podName(event.pod)} ${dropped} ignored: ${kept} of source ${quote(event.source)} defines a pod of the same name, which is kept`,
+      );
+      // The kubelet's own event, on the mirror users see: the kept pod's (the dropped pod never has one).
+      recorder.event(staticPodEventRef(event.keptPod), 'Warning', StaticPodEventReason.FailedValidation, event.message);
+    },
+  };
+}
+
+/** A URL as an event may show it: scheme, host and path only. */
+export function urlForEvent(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '<manifest URL>';
+  }
+}
