@@ -120,10 +120,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     activePods,
     workingPods,
     restartedPods,
-    setActivePods: (counts: { static: number; nonStatic: number }) => {
-      activePods.set({ static: 'true' }, counts.static);
-      activePods.set({ static: '' }, counts.nonStatic);
-    },
+    setActivePods: (counts: { static: number; nonStatic: number }) => setByStatic(activePods, counts),
     setWorkingPods: (counts: ReadonlyMap<string, number>) => {
       for (const lifecycle of ['sync', 'terminating', 'terminated']) {
         for (const config of ['desired', 'orphan']) {
@@ -140,10 +137,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     statusWrites,
     events,
     setMirrorPods: (count: number) => mirrorPods.set(count),
-    setDesiredPods: (counts: { static: number; nonStatic: number }) => {
-      desiredPods.set({ static: 'true' }, counts.static);
-      desiredPods.set({ static: '' }, counts.nonStatic);
-    },
+    setDesiredPods: (counts: { static: number; nonStatic: number }) => setByStatic(desiredPods, counts),
     recordMirrorOperation: (operation: Parameters<AgentMetrics['recordMirrorOperation']>[0], result: Parameters<AgentMetrics['recordMirrorOperation']>[1]) =>
       mirrorOperations.inc({ operation, result }),
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
@@ -151,4 +145,10 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     recordStatusWrite: (result: string) => statusWrites.inc({ result }),
     recordEvent: (result: string) => events.inc({ result }),
   });
+}
+
+/** A gauge with the kubelet's `static` label: "true" for pods from files or URLs, "" for the rest. */
+function setByStatic(gauge: Gauge<'static'>, counts: { static: number; nonStatic: number }): void {
+  gauge.set({ static: 'true' }, counts.static);
+  gauge.set({ static: '' }, counts.nonStatic);
 }

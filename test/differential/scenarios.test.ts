@@ -23,7 +23,7 @@ import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
+import { startClusterProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
 import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
 import { freePort, readPods } from '../helpers/node-endpoints.js';
@@ -76,13 +76,7 @@ interface Side {
 }
 
 async function startProxy(node: string): Promise<{ proxy: RecordingProxy; kubeconfig: string; dir: string }> {
-  const pki = join(cp.cluster.dir, 'pki');
-  const proxy = await startRecordingProxy({
-    target: cp.cluster.server,
-    caFile: join(pki, 'ca.crt'),
-    certFile: join(pki, 'apiserver.crt'),
-    keyFile: join(pki, 'apiserver.key'),
-  });
+  const proxy = await startClusterProxy(cp.cluster);
   const dir = await mkdtemp(join(tmpdir(), `kp-events-${node}-`));
   const kubeconfig = join(dir, 'kubeconfig');
   await proxy.writeKubeconfig(cp.cluster.nodeKubeconfigs[node]!, kubeconfig);

@@ -17,7 +17,7 @@ import { resolveRunConfig } from '../../src/cli/flags.js';
 import type { Logger } from '../../src/logger.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
-import { startRecordingProxy, type RecordingProxy } from '../differential/api-proxy.js';
+import { startClusterProxy, type RecordingProxy } from '../differential/api-proxy.js';
 import { EventRecorder } from '../differential/event-recorder.js';
 import { describeDeleteOptions } from '../differential/request-body.js';
 import type { WatchRecord } from '../differential/event-sequence.js';
@@ -45,13 +45,7 @@ interface Node {
  * source sets up its watch can wait for the next full listing (fileCheckFrequency, 20 s).
  */
 async function startNode(node: string, files: Record<string, string> = {}): Promise<Node> {
-  const pki = join(cp.cluster.dir, 'pki');
-  const proxy = await startRecordingProxy({
-    target: cp.cluster.server,
-    caFile: join(pki, 'ca.crt'),
-    certFile: join(pki, 'apiserver.crt'),
-    keyFile: join(pki, 'apiserver.key'),
-  });
+  const proxy = await startClusterProxy(cp.cluster);
   proxies.push(proxy);
   const dir = await mkdtemp(join(tmpdir(), `kp-${node}-`));
   const kubeconfig = join(dir, 'kubeconfig');
