@@ -11,6 +11,7 @@ export {
   type LoadedAgentConfig,
   type LoadAgentConfigOptions,
   type RunFlags,
+  type SimulatedLifecycle,
 } from './config/agent-config.js';
 export {
   describeIgnoredFields,
@@ -21,7 +22,9 @@ export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
 export {
   createSimulatedStatusProvider,
   KUBELET_OWNED_POD_CONDITIONS,
+  SIMULATION_ANNOTATIONS,
   type StatusProvider,
+  type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
 } from './status/status-provider.js';
 export type { ContainerLogLine } from './status/container-log-buffer.js';

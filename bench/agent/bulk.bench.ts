@@ -108,7 +108,7 @@ async function agentBulk(
   const configFile = await writeConfigFile(dir, kubelet);
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
-  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: manifests, configFile, recordRequests: record });
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: manifests, configFile, recordRequests: record, simulatedLifecycle: 'instant' });
   try {
     // Warm-up pod: the Node is registered and the agent is connected before the clock starts.
     await writeFile(join(manifests, 'warm.yaml'), manifestYaml('warm', namespace));

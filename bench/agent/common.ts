@@ -238,6 +238,8 @@ export interface AgentChildOptions {
   logFile?: string;
   logLevel?: string;
   housekeepingIntervalMs?: number;
+  /** `--simulated-lifecycle`: `instant` where a benchmark measures raw speed; the agent's default otherwise. */
+  simulatedLifecycle?: 'kubelet' | 'instant';
   /**
    * Record the time of every non-watch HTTPS request the agent sends (QPS adherence), and count
    * every request by method and response status (requestCounts()).

@@ -4,7 +4,9 @@
 //   recreate mirror deleted with the API (default grace, as `kubectl delete pod`) → a mirror
 //            with a new UID ADDED
 //   remove   manifest removed → mirror DELETED
-// The agent runs as its own process (bench/agent/agent-child.ts) with default settings.
+// The agent runs as its own process (bench/agent/agent-child.ts) with default settings, once
+// per lifecycle mode: `instant` (raw speed) and `kubelet` (the default: a removed pod is
+// terminated first and its mirror deleted by the next 2 s housekeeping, as the kubelet does).
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -14,29 +16,46 @@ import { isMirrorPod } from '../../src/pod/classify.js';
 
 export const LATENCY_NODE = 'bench-latency';
 
-export interface LatencyResult {
-  samplesPerScenario: number;
+export type LatencyMode = 'instant' | 'kubelet';
+export const LATENCY_MODES: readonly LatencyMode[] = ['instant', 'kubelet'];
+
+export interface LatencyModeResult {
+  mode: LatencyMode;
   scenarios: Record<'create' | 'createRunning' | 'recreate' | 'remove', Percentiles>;
 }
 
+export interface LatencyResult {
+  samplesPerScenario: number;
+  modes: LatencyModeResult[];
+}
+
 export async function runLatencyBench(cluster: LocalCluster, samples: number): Promise<LatencyResult> {
+  const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
+  const admin = adminKc.makeApiClient(CoreV1Api);
+  await createNamespace(admin, 'bench-latency');
+  const modes: LatencyModeResult[] = [];
+  for (const mode of LATENCY_MODES) modes.push(await runMode(cluster, samples, mode));
+  return { samplesPerScenario: samples, modes };
+}
+
+async function runMode(cluster: LocalCluster, samples: number, mode: LatencyMode): Promise<LatencyModeResult> {
   const node = LATENCY_NODE;
   const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
   const admin = adminKc.makeApiClient(CoreV1Api);
   const namespace = 'bench-latency';
-  await createNamespace(admin, namespace);
   const dir = await tempDir('kp-bench-lat-');
   const staging = await tempDir('kp-bench-lat-staging-');
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
-  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir, ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}) });
-  const mirrorName = (i: number): string => `lat-${i}-${node}`;
-  const file = (i: number): string => join(dir, `lat-${i}.yaml`);
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir, simulatedLifecycle: mode, ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}) });
+  // Names per mode: the second agent finds the first one's mirrors gone or going.
+  const mirrorName = (i: number): string => `${mode}-lat-${i}-${node}`;
+  const file = (i: number): string => join(dir, `${mode}-lat-${i}.yaml`);
   try {
     // Warm up: node registered, watch connections open, JIT warm.
     for (let i = 0; i < 5; i++) {
-      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === `warm-${i}-${node}`, 'warm-up mirror', 30_000);
-      await writeFile(join(dir, `warm-${i}.yaml`), manifestYaml(`warm-${i}`, namespace));
+      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === `${mode}-warm-${i}-${node}`, 'warm-up mirror', 30_000);
+      await writeFile(join(dir, `${mode}-warm-${i}.yaml`), manifestYaml(`${mode}-warm-${i}`, namespace));
       await seen;
     }
 
@@ -44,8 +63,8 @@ export async function runLatencyBench(cluster: LocalCluster, samples: number): P
     const createRunning: number[] = [];
     for (let i = 0; i < samples; i++) {
       // Written beside the directory, then renamed in: the manifest appears whole, at t0.
-      const staged = join(staging, `lat-${i}.yaml`);
-      await writeFile(staged, manifestYaml(`lat-${i}`, namespace));
+      const staged = join(staging, `${mode}-lat-${i}.yaml`);
+      await writeFile(staged, manifestYaml(`${mode}-lat-${i}`, namespace));
       const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === mirrorName(i) && isMirrorPod(e.pod), `mirror ${i}`);
       const running = observer.next((e) => e.pod.metadata?.name === mirrorName(i) && e.pod.status?.phase === 'Running', `mirror ${i} Running`);
       const t0 = performance.now();
@@ -74,10 +93,11 @@ export async function runLatencyBench(cluster: LocalCluster, samples: number): P
       const t0 = performance.now();
       await rm(file(i));
       remove.push((await gone).at - t0);
+      // Kubelet mode: the mirror is deleted by housekeeping up to 2 s after the pod stopped.
     }
 
     return {
-      samplesPerScenario: samples,
+      mode,
       scenarios: {
         create: percentiles(create),
         createRunning: percentiles(createRunning),

@@ -55,7 +55,7 @@ async function measure(cluster: LocalCluster, size: number, idleWindowMs: number
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
   const t0 = performance.now();
-  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: manifests, configFile });
+  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: manifests, configFile, simulatedLifecycle: 'instant' });
   try {
     if (size === 0) {
       // No pods: wait (with a deadline) for the Node object the agent registers.

@@ -82,6 +82,9 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
     node: o.node,
     manifestDir: o.manifestDir,
     configFile,
+    // Raw speed: pods are not terminated gracefully (the hollow kubelet's fake runtime stops
+    // containers at once too).
+    simulatedLifecycle: 'instant',
     recordRequests: true,
     ...(o.recordRequestLog ? { recordRequestLog: true } : {}),
     ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}),

@@ -11,16 +11,74 @@ import { realClock, type Clock } from '../time/clock.js';
  * only a new pod, e.g. an edited manifest, is considered again). A rejected pod stays in the
  * pod manager and still gets its mirror; its status is `Failed`.
  *
- * What the kubelet does that this leaves out: CPU, memory and extended-resource fit (no
- * simulated pod uses node resources), and the preemption of non-critical pods to make room for
+ * Node selector and required node affinity are checked against the Node's labels (reason
+ * `NodeAffinity`, the kubelet's message). What the kubelet does that this leaves out: CPU,
+ * memory and extended-resource fit (no simulated pod uses node resources), the OS label check,
+ * NoExecute taints for ordinary pods, and the preemption of non-critical pods to make room for
  * a critical one (static pods are critical; the only other pods are the API server's, which
  * kubelet-pods does not run).
  */
 export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
 
-/** The node's allocatable, as much of it as admission reads. */
+/** The node's allocatable, name and labels, as much of it as admission reads. */
 export interface AdmissionNode {
+  readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> };
   readonly status?: { readonly allocatable?: Readonly<Record<string, string>> };
+}
+
+/** The kubelet's rejection of a pod whose node selector or required node affinity the node does not match. */
+export const NODE_AFFINITY_REJECTION = Object.freeze({
+  reason: 'NodeAffinity',
+  message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+});
+
+type NodeSelectorRequirement = { key: string; operator: string; values?: string[] };
+
+/**
+ * The scheduler's node affinity filter as the kubelet's admission runs it (GeneralPredicates):
+ * every `nodeSelector` label must be on the node, and when the pod has required node affinity,
+ * one of its terms must match: all of a term's `matchExpressions` on the labels (In, NotIn,
+ * Exists, DoesNotExist, Gt, Lt) and `matchFields` on `metadata.name`; a term with neither
+ * matches nothing.
+ */
+export function matchesNodeAffinity(pod: Pod, node: AdmissionNode): boolean {
+  const labels = node.metadata?.labels ?? {};
+  for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) if (labels[k] !== v) return false;
+  const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (required === undefined) return true;
+  const fields: Record<string, string> = node.metadata?.name !== undefined ? { 'metadata.name': node.metadata.name } : {};
+  return (required.nodeSelectorTerms ?? []).some((term) => {
+    const expressions = (term.matchExpressions ?? []) as NodeSelectorRequirement[];
+    const fieldReqs = (term.matchFields ?? []) as NodeSelectorRequirement[];
+    if (expressions.length === 0 && fieldReqs.length === 0) return false;
+    return expressions.every((r) => requirementHolds(r, labels)) && fieldReqs.every((r) => requirementHolds(r, fields));
+  });
+}
+
+function requirementHolds(r: NodeSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
+  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const value = labels[r.key];
+  const values = r.values ?? [];
+  switch (r.operator) {
+    case 'In':
+      return has && values.includes(value!);
+    case 'NotIn':
+      return !has || !values.includes(value!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
+    case 'Gt':
+    case 'Lt': {
+      if (!has || values.length !== 1) return false;
+      const a = Number.parseInt(value!, 10);
+      const b = Number.parseInt(values[0]!, 10);
+      if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+      return r.operator === 'Gt' ? a > b : a < b;
+    }
+    default:
+      return false;
+  }
 }
 
 /**
@@ -30,7 +88,12 @@ export interface AdmissionNode {
  */
 export function admitPod(pod: Pod, activePods: { readonly length: number }, node: AdmissionNode): AdmitResult {
   const allocatable = Number(node.status?.allocatable?.['pods'] ?? Number.POSITIVE_INFINITY);
-  if (!(activePods.length + 1 > allocatable)) return { admit: true };
+  if (!(activePods.length + 1 > allocatable)) {
+    // Resources first, then node affinity, as GeneralPredicates reports them; only when the
+    // node's labels are known.
+    if (node.metadata?.labels !== undefined && !matchesNodeAffinity(pod, node)) return { admit: false, ...NODE_AFFINITY_REJECTION };
+    return { admit: true };
+  }
   // For a critical pod (every static pod is one) the kubelet first looks for pods to evict and,
   // finding none that would free a pod slot, reports the failed attempt under this reason; any
   // other pod gets the plain out-of-resource reason.
@@ -106,6 +169,10 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   // Only the optional parts the inner provider has: the writer behaves differently without them.
   if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
   if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
+  // A rejected pod never ran: nothing to stop.
+  if (inner.terminate) {
+    wrapped.terminate = (pod, grace) => (admission.rejection(pod.metadata?.uid ?? '') === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
+  }
   if (inner.stop) wrapped.stop = () => inner.stop!();
   if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
   return wrapped;

@@ -11,9 +11,10 @@ import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
+import { goArch } from '../node/machine-info.js';
 import { createNodeLease, type NodeLease } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
-import { getPodFullName, isStaticPod } from '../pod/classify.js';
+import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import { configzRoute } from '../server/configz.js';
@@ -33,6 +34,11 @@ import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mir
 import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
+import { createPodWorkers, type PodWorkers } from './pod-workers.js';
+import type { Pod } from '../pod/types.js';
+
+/** How long a terminated pod waits for its final status write before it counts as terminated. */
+const FINAL_STATUS_BOUND_MS = 10_000;
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -117,13 +123,65 @@ export function createAgent(options: AgentOptions): Agent {
   // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
   // configuration rather than the Node object admits the same way before registration.
   const allocatable = { status: { allocatable: { pods: String(config.maxPods) } } };
-  const admission = createPodAdmission(() => allocatable, clock);
+  // Node affinity reads the Node's labels: those of the registered Node, else the ones the
+  // agent registers it with (standalone, or before registration).
+  const ownLabels = {
+    'kubernetes.io/hostname': config.nodeName,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': goArch(process.arch),
+  };
+  const admission = createPodAdmission(
+    () => ({ ...allocatable, metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels } }),
+    clock,
+  );
   const statusProvider = withAdmission(
     options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
     admission,
     { hostIP: config.nodeIP },
   );
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
+
+  // The kubelet lifecycle: static pods run through pod workers (graceful termination, one
+  // running static pod per full name); `instant` leaves them out, so that mirrors follow the
+  // pod manager at once.
+  let statusWriter: MirrorStatusWriter | undefined;
+  let mirrorSync: MirrorSync | undefined;
+  let apiPodDeleter: ((podFullName: string, uid: string) => Promise<boolean>) | undefined;
+  const workers: PodWorkers | undefined =
+    config.simulatedLifecycle === 'kubelet'
+      ? createPodWorkers({
+          terminate: (pod, grace) => statusProvider.terminate?.(pod, grace) ?? Promise.resolve(),
+          // The final status reaches the mirror before the pod counts as terminated, which is
+          // what lets housekeeping delete the mirror.
+          afterStopped: async (pod) => {
+            if (statusWriter === undefined) return;
+            statusWriter.invalidate(pod.metadata?.uid ?? '');
+            // Bounded: an API server that does not answer must not keep the pod terminating
+            // (and its mirror in place) for ever; the writer retries the status on its own.
+            let limit: ClockTimer | undefined;
+            await Promise.race([
+              statusWriter.syncBatch(false),
+              new Promise<void>((resolve) => {
+                limit = clock.setTimeout(resolve, FINAL_STATUS_BOUND_MS);
+              }),
+            ]);
+            clock.clearTimeout(limit);
+          },
+          onStarted: (pod) => {
+            statusWriter?.invalidate(pod.metadata?.uid ?? '');
+            mirrorSync?.enqueue(getPodFullName(pod));
+          },
+          onStateChange: (pod, state) => {
+            if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
+          },
+          onRestarted: (pod) => {
+            metrics.recordRestartedPod(isStaticPod(pod));
+            statusProvider.forget?.(pod.metadata?.uid ?? '');
+          },
+          clock,
+          logger,
+        })
+      : undefined;
 
   // Channels are registered in the kubelet's order before any source runs: registering a
   // channel is what makes a source count towards "all sources ready".
@@ -157,8 +215,6 @@ export function createAgent(options: AgentOptions): Agent {
   let apiSource: ApiserverSource | undefined;
   let nodeRegistration: NodeRegistration | undefined;
   let nodeLease: NodeLease | undefined;
-  let statusWriter: MirrorStatusWriter | undefined;
-  let mirrorSync: MirrorSync | undefined;
   let apis: ApiClients | undefined;
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
@@ -204,6 +260,7 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
+      ...(workers !== undefined ? { publishedPods: publishedPods(podManager, workers, (uid) => admission.rejection(uid) !== undefined) } : {}),
     });
     const mirrorClient = createKubeMirrorClient({
       api: apis.core,
@@ -219,11 +276,23 @@ export function createAgent(options: AgentOptions): Agent {
         }
       },
     });
+    // The DELETE the kubelet sends for a terminated pod is the mirror client's: grace 0, UID precondition.
+    apiPodDeleter = (podFullName, uid) => mirrorClient.deleteMirrorPod(podFullName, uid);
     mirrorSync = createMirrorSync({
       podManager,
       mirrorClient,
       getNode: () => registration.getNode(),
       allSourcesReady: () => sourcesReady.allReady(),
+      ...(workers !== undefined
+        ? {
+            isTerminating: (name: string) => workers.isPodTerminatingByFullName(name),
+            // Rejected pods have no worker and keep their mirror, as before.
+            mayRun: (pod: Pod) => {
+              const uid = pod.metadata?.uid ?? '';
+              return workers.state(uid) === undefined || workers.isSyncing(uid);
+            },
+          }
+        : {}),
       clock,
       logger,
       onAction: (action, result, _name, seconds) => {
@@ -243,6 +312,7 @@ export function createAgent(options: AgentOptions): Agent {
     onPodsChanged: (pods, op) => {
       if (op === PodOperation.ADD) admission.admitNew(pods);
       else if (op === PodOperation.REMOVE) admission.forget(pods);
+      if (workers !== undefined) updateWorkers(workers, pods, op);
       // Status-only changes (often our own status writes coming back) need no mirror work.
       if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
       // The writer also forgets (in itself and the provider) static pods that are gone.
@@ -331,14 +401,85 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   const intervals: ClockTimer[] = [];
+  let unsubscribeTerminal: (() => void) | undefined;
   let dispatchLoop: Promise<void> | undefined;
 
+  // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
+  function updateWorkers(w: PodWorkers, pods: readonly Pod[], op: PodOperation): void {
+    for (const pod of pods) {
+      if (isMirrorPod(pod)) continue;
+      const uid = pod.metadata?.uid ?? '';
+      if (!isStaticPod(pod)) {
+        updateApiPodWorker(w, pod, uid, op);
+        continue;
+      }
+      if (op === PodOperation.ADD) {
+        if (admission.rejection(uid) === undefined) w.updatePod(pod, 'create');
+      } else if (op === PodOperation.UPDATE || op === PodOperation.RECONCILE) {
+        w.updatePod(pod, 'update');
+      } else if (op === PodOperation.REMOVE) {
+        // HandlePodRemoves: nothing while sources are not ready; housekeeping kills it later.
+        if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      }
+    }
+  }
+
+  // An ordinary pod bound to this node (API source): run as the kubelet runs it; a
+  // deletionTimestamp is a kill with the deletion's grace period (HandlePodUpdates), a pod gone
+  // from the API a kill too (HandlePodRemoves). Pods already terminal are not run.
+  function updateApiPodWorker(w: PodWorkers, pod: Pod, uid: string, op: PodOperation): void {
+    if (op === PodOperation.REMOVE) {
+      if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      return;
+    }
+    if (admission.rejection(uid) !== undefined) return;
+    const phase = pod.status?.phase;
+    if (w.state(uid) === undefined && (phase === 'Succeeded' || phase === 'Failed')) return;
+    w.updatePod(pod, w.state(uid) === undefined ? 'create' : 'update');
+    if (pod.metadata?.deletionTimestamp) w.updatePod(pod, 'kill');
+  }
+
+  // The kubelet's status manager, once a deleted pod has terminated and its final status is
+  // written: delete it for good, grace 0, with its UID as precondition.
+  async function finishDeletion(pod: Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
+    const current = podManager.getPodByUID(uid);
+    if (current === undefined || !current.metadata?.deletionTimestamp || apiPodDeleter === undefined) return;
+    const deleted = await apiPodDeleter(getPodFullName(current), uid);
+    logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
+  }
+
+  // SyncPod of a pod whose containers all completed (phase Succeeded or Failed) returns
+  // "terminal": the pod worker terminates the pod and it is never synced again, so a mirror a
+  // user deletes afterwards is not recreated (kubernetes issue 116483; docs/lifecycle.md).
+  function checkTerminal(uid: string): void {
+    if (workers === undefined || !workers.isSyncing(uid)) return;
+    const pod = workers.podOf(uid);
+    if (pod === undefined) return;
+    const phase = statusProvider.statusFor(pod, clock.now()).phase;
+    if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+  }
+
   function housekeeping(): void {
+    if (workers !== undefined && sourcesReady.allReady()) {
+      const desired = new Map<string, Pod>();
+      for (const pod of podManager.getPods()) if (admission.rejection(pod.metadata?.uid ?? '') === undefined) desired.set(pod.metadata?.uid ?? '', pod);
+      workers.syncKnownPods(desired);
+      metrics.setWorkingPods(workers.counts(desired).working);
+    }
     mirrorSync?.housekeeping();
     const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
     let staticCount = 0;
     for (const pod of pods) if (isStaticPod(pod)) staticCount++;
     metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });
+    let activeStatic = 0;
+    for (const pod of pods) if (isStaticPod(pod) && admission.rejection(pod.metadata?.uid ?? '') === undefined && workers?.state(pod.metadata?.uid ?? '') !== 'finished') activeStatic++;
+    let activeOther = 0;
+    for (const pod of pods) {
+      const state = workers?.state(pod.metadata?.uid ?? '');
+      if (!isStaticPod(pod) && state !== undefined && state !== 'finished') activeOther++;
+    }
+    metrics.setActivePods({ static: activeStatic, nonStatic: activeOther });
     metrics.setMirrorPods(mirrorPods.length);
   }
 
@@ -360,6 +501,7 @@ export function createAgent(options: AgentOptions): Agent {
         await Promise.all([servers.readOnly?.close(), servers.healthz?.close(), servers.kubelet?.close()]);
         throw err;
       }
+      if (workers !== undefined) unsubscribeTerminal = statusProvider.onChange?.((uid) => checkTerminal(uid));
       dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
@@ -385,6 +527,8 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
+      unsubscribeTerminal?.();
+      await workers?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.
       const mirrorsStopped = mirrorSync?.stop();
@@ -418,6 +562,43 @@ export function createAgent(options: AgentOptions): Agent {
     allSourcesReady: () => sourcesReady.allReady(),
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
+  };
+}
+
+/**
+ * The static pods whose statuses the writer publishes under the kubelet lifecycle: those the
+ * pod manager holds, except a pod waiting to start (no status yet) and one that has finished,
+ * plus removed pods still stopping (their mirror shows them stopping).
+ */
+function publishedPods(
+  podManager: PodManager,
+  workers: PodWorkers,
+  isRejected: (uid: string) => boolean,
+): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
+  // A pod without a worker is a rejected one (or, for an ordinary pod, one already terminal when
+  // it arrived): a rejected pod's Failed status is published, a terminal one's left alone.
+  const publishable = (pod: Pod): boolean => {
+    const uid = pod.metadata?.uid ?? '';
+    const state = workers.state(uid);
+    if (state === undefined) return isStaticPod(pod) || isRejected(uid);
+    return state !== 'waiting' && state !== 'finished';
+  };
+  return {
+    list() {
+      const out: Pod[] = [];
+      const seen = new Set<string>();
+      for (const pod of podManager.getPods()) {
+        if (!publishable(pod)) continue;
+        out.push(pod);
+        seen.add(pod.metadata?.uid ?? '');
+      }
+      for (const pod of workers.startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod)) out.push(pod);
+      return out;
+    },
+    byUID(uid) {
+      const pod = podManager.getPodByUID(uid) ?? workers.podOf(uid);
+      return pod !== undefined && publishable(pod) ? pod : undefined;
+    },
   };
 }
 

@@ -10,8 +10,11 @@ export function flagNames(options: Options): readonly string[] {
   return Object.keys(options).map((name) => `--${name}`);
 }
 
+/** What parseCommandOptions returns for `options` (named, so that declarations can be emitted). */
+export type ParsedCommandOptions<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: false }>>;
+
 /** Parses `args` against `options`; an unknown flag or a missing value is KP_ERR_CLI_USAGE. */
-export function parseCommandOptions<const O extends Options>(options: O, args: readonly string[]) {
+export function parseCommandOptions<const O extends Options>(options: O, args: readonly string[]): ParsedCommandOptions<O> {
   try {
     return parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
   } catch (err) {

@@ -70,7 +70,12 @@ export interface AgentConfig {
   readonly nodeIP: string;
   /** Where pods without host networking get their simulated addresses from. */
   readonly podCIDR: string;
+  /** How pods live and die: as the kubelet's pod workers (`kubelet`) or at once (`instant`). */
+  readonly simulatedLifecycle: SimulatedLifecycle;
 }
+
+export type SimulatedLifecycle = 'kubelet' | 'instant';
+export const SIMULATED_LIFECYCLES: readonly SimulatedLifecycle[] = Object.freeze(['kubelet', 'instant']);
 
 /** The kubelet flags' values, as given; absent flags are undefined. */
 export interface RunFlags {
@@ -95,6 +100,7 @@ export interface RunFlags {
   readonly nodeIP?: string;
   readonly events?: string;
   readonly podCIDR?: string;
+  readonly simulatedLifecycle?: string;
 }
 
 export interface LoadedAgentConfig {
@@ -229,6 +235,15 @@ function resolveAgentConfig(
     else p.flags.push(`--pod-cidr: ${problem}`);
   }
 
+  const lifecycleOf = (value: unknown, where: string, problems: string[]): SimulatedLifecycle | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value === 'string' && (SIMULATED_LIFECYCLES as readonly string[]).includes(value)) return value as SimulatedLifecycle;
+    problems.push(`${where}: must be one of ${SIMULATED_LIFECYCLES.join(', ')}, got ${describeValue(value)}`);
+    return undefined;
+  };
+  const simulatedLifecycle =
+    lifecycleOf(flags.simulatedLifecycle, '--simulated-lifecycle', p.flags) ?? lifecycleOf(file['simulatedLifecycle'], 'simulatedLifecycle', p.file) ?? 'kubelet';
+
   let events = true;
   const eventsFlag = flags.events?.trim().toLowerCase();
   if (eventsFlag === 'false') events = false;
@@ -254,6 +269,7 @@ function resolveAgentConfig(
     nodeIP,
     events,
     podCIDR,
+    simulatedLifecycle,
   });
 }
 

@@ -265,6 +265,13 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     type: { kind: 'other', defaultDoc: '`10.88.0.0/16`' },
     doc: 'the range pods without host networking get their (simulated) addresses from, one per pod, derived from its UID',
   },
+  {
+    key: 'simulatedLifecycle',
+    flag: { name: 'simulated-lifecycle', key: 'simulatedLifecycle' },
+    field: 'simulatedLifecycle',
+    type: { kind: 'other', defaultDoc: '`kubelet`' },
+    doc: "kubelet-pods' own: `kubelet` lives each pod's life as the kubelet's pod workers do (graceful termination, one running static pod per full name, mirrors replaced or deleted only once the old pod has stopped; docs/lifecycle.md); `instant` replaces and deletes mirrors at once, for benchmarks and users who want speed over fidelity",
+  },
 ] satisfies ConfigField[]);
 
 /** The fields with a scalar type, in table order. */

@@ -30,6 +30,12 @@ export interface MirrorSyncOptions {
    * is ever terminating.
    */
   isTerminating?: (podFullName: string) => boolean;
+  /**
+   * False while a static pod may not run yet (the kubelet lifecycle: another pod of its full
+   * name is still stopping). Its mirror is then neither created nor replaced: the existing one
+   * keeps its last status. Always true by default.
+   */
+  mayRun?: (pod: Pod) => boolean;
   /** At most this many full names reconciled at once (API calls are rate limited elsewhere). 32 by default. */
   concurrency?: number;
   /** Retry delay after a failed API call: doubles from `initialMs` up to `maxMs`. 500 ms to 30 s by default. */
@@ -77,6 +83,7 @@ export interface MirrorSync {
 export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
   const { podManager, mirrorClient, allSourcesReady, onAction } = options;
   const isTerminating = options.isTerminating ?? (() => false);
+  const mayRun = options.mayRun ?? (() => true);
   const clock = options.clock ?? realClock;
   const logger = options.logger ?? noopLogger;
   const queue = createKeyedWorkQueue<string>({
@@ -118,6 +125,8 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
       return deleteOrphan(podFullName);
     }
 
+    // The kubelet reconciles mirrors in SyncPod, which a pod waiting to start has not reached.
+    if (!mayRun(pod)) return true;
     if (mirror) {
       if (!mirror.metadata?.deletionTimestamp && isMirrorPodOf(mirror, pod)) return true;
       const started = clock.monotonic();

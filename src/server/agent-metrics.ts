@@ -14,6 +14,12 @@ export interface AgentMetrics {
   readonly syncDuration: Histogram;
   readonly sourceErrors: Counter<'source'>;
   readonly statusWrites: Counter<'result'>;
+  /** `kubelet_active_pods{static}`: pods counted at admission (admitted, not finished). */
+  readonly activePods: Gauge<'static'>;
+  /** `kubelet_working_pods{lifecycle,config,static}`: pods the pod workers run, by phase of their life. */
+  readonly workingPods: Gauge<'lifecycle' | 'config' | 'static'>;
+  /** `kubelet_restarted_pods_total{static}`: pods started again with the same UID after they stopped. */
+  readonly restartedPods: Counter<'static'>;
   readonly events: Counter<'result'>;
 
   setMirrorPods(count: number): void;
@@ -24,6 +30,10 @@ export interface AgentMetrics {
   observeSyncDuration(seconds: number): void;
   recordSourceError(source: string): void;
   recordStatusWrite(result: string): void;
+  setActivePods(counts: { static: number; nonStatic: number }): void;
+  /** Sets every lifecycle × config × static series; those missing from `counts` are 0. */
+  setWorkingPods(counts: ReadonlyMap<string, number>): void;
+  recordRestartedPod(isStatic: boolean): void;
   /** What became of one Kubernetes Event: created, patched, spam-filtered, dropped. */
   recordEvent(result: string): void;
 }
@@ -35,6 +45,9 @@ export const AGENT_METRIC_NAMES = Object.freeze([
   'kubelet_pods_sync_duration_seconds',
   'kubelet_pods_source_errors_total',
   'kubelet_pods_status_writes_total',
+  'kubelet_active_pods',
+  'kubelet_working_pods',
+  'kubelet_restarted_pods_total',
   'kubelet_pods_events_total',
 ] as const);
 
@@ -79,6 +92,24 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const activePods = new Gauge({
+    name: 'kubelet_active_pods',
+    help: 'The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.',
+    labelNames: ['static'] as const,
+    registers,
+  });
+  const workingPods = new Gauge({
+    name: 'kubelet_working_pods',
+    help: 'Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired or orphaned, and whether the pod is static.',
+    labelNames: ['lifecycle', 'config', 'static'] as const,
+    registers,
+  });
+  const restartedPods = new Counter({
+    name: 'kubelet_restarted_pods_total',
+    help: 'Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)',
+    labelNames: ['static'] as const,
+    registers,
+  });
   const events = new Counter({
     name: 'kubelet_pods_events_total',
     help: 'Kubernetes Events recorded, by what became of them: created, patched (a repeat), spam-filtered, dropped (kubelet-pods).',
@@ -86,6 +117,18 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     registers,
   });
   return Object.freeze({
+    activePods,
+    workingPods,
+    restartedPods,
+    setActivePods: (counts: { static: number; nonStatic: number }) => setByStatic(activePods, counts),
+    setWorkingPods: (counts: ReadonlyMap<string, number>) => {
+      for (const lifecycle of ['sync', 'terminating', 'terminated']) {
+        for (const config of ['desired', 'orphan']) {
+          for (const isStatic of ['true', '']) workingPods.set({ lifecycle, config, static: isStatic }, counts.get(`${lifecycle}|${config}|${isStatic}`) ?? 0);
+        }
+      }
+    },
+    recordRestartedPod: (isStatic: boolean) => restartedPods.inc({ static: isStatic ? 'true' : '' }),
     mirrorPods,
     desiredPods,
     mirrorOperations,
@@ -94,10 +137,7 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     statusWrites,
     events,
     setMirrorPods: (count: number) => mirrorPods.set(count),
-    setDesiredPods: (counts: { static: number; nonStatic: number }) => {
-      desiredPods.set({ static: 'true' }, counts.static);
-      desiredPods.set({ static: '' }, counts.nonStatic);
-    },
+    setDesiredPods: (counts: { static: number; nonStatic: number }) => setByStatic(desiredPods, counts),
     recordMirrorOperation: (operation: Parameters<AgentMetrics['recordMirrorOperation']>[0], result: Parameters<AgentMetrics['recordMirrorOperation']>[1]) =>
       mirrorOperations.inc({ operation, result }),
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
@@ -105,4 +145,10 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     recordStatusWrite: (result: string) => statusWrites.inc({ result }),
     recordEvent: (result: string) => events.inc({ result }),
   });
+}
+
+/** A gauge with the kubelet's `static` label: "true" for pods from files or URLs, "" for the rest. */
+function setByStatic(gauge: Gauge<'static'>, counts: { static: number; nonStatic: number }): void {
+  gauge.set({ static: 'true' }, counts.static);
+  gauge.set({ static: '' }, counts.nonStatic);
 }

@@ -16,7 +16,8 @@ export interface ContainerLogsRouteOptions {
  * Query parameters, as the kubelet reads them: `tailLines` (the last n lines), `timestamps`
  * (each line prefixed with its RFC 3339 time and a space), `limitBytes` (at most that many
  * bytes), `sinceSeconds` (only lines that recent). `follow` is accepted but the answer ends with
- * the lines so far: the simulated runtime writes only at start. A pod the node does not run, or
+ * the lines so far (the simulated runtime writes a line as a container starts, exits, restarts
+ * or is stopped; see createSimulatedStatusProvider). A pod the node does not run, or
  * a container it does not have, is 404; malformed parameters are 400.
  */
 export function containerLogsRoute(options: ContainerLogsRouteOptions & { now?: () => Date }): Route {

@@ -30,6 +30,16 @@ export interface MirrorStatusWriterOptions {
   logger?: Logger;
   /** Told about every write attempt (for `kubelet_pods_status_writes_total`). */
   onWrite?: (result: StatusWriteResult) => void;
+  /**
+   * The static pods whose statuses are published, and one of them by UID. By default the pod
+   * manager's static pods; with the kubelet lifecycle, the pods the pod workers run: a pod
+   * waiting to start has none yet, and a removed pod still stopping keeps publishing to its
+   * mirror until it has stopped.
+   */
+  publishedPods?: {
+    list(): Iterable<Pod>;
+    byUID(uid: string): Pod | undefined;
+  };
 }
 
 /**
@@ -69,6 +79,8 @@ export interface MirrorStatusWriter {
   syncBatch(full: boolean): Promise<void>;
   /** The cached status of a pod; a mirror UID is translated to its static pod first. */
   getPodStatus(uid: string): V1PodStatus | undefined;
+  /** The provider's status of this static pod changed (or the pod started again): ask it again soon. */
+  invalidate(uid: string): void;
 }
 
 export function createMirrorStatusWriter(options: MirrorStatusWriterOptions): MirrorStatusWriter {
@@ -109,6 +121,7 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #log: Logger;
   readonly #resyncMs: number;
   readonly #onWrite: ((result: StatusWriteResult) => void) | undefined;
+  readonly #published: { list(): Iterable<Pod>; byUID(uid: string): Pod | undefined };
 
   readonly #statuses = new Map<string, CachedStatus>();
   // Version last written (or found already present), by mirror UID.
@@ -138,6 +151,19 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log = childLogger(options.logger, { component: 'mirror-status-writer' });
     this.#resyncMs = resyncMs;
     this.#onWrite = options.onWrite;
+    const pm = options.podManager;
+    this.#published = options.publishedPods ?? {
+      list: () => pm.getPods().filter(isStaticPod),
+      byUID: (uid) => {
+        const pod = pm.getPodByUID(uid);
+        return pod !== undefined && isStaticPod(pod) ? pod : undefined;
+      },
+    };
+  }
+
+  invalidate(uid: string): void {
+    this.#changed.add(uid);
+    this.#scheduleIncremental();
   }
 
   start(): void {
@@ -215,8 +241,7 @@ class StatusWriter implements MirrorStatusWriter {
   #refreshStatuses(full: boolean, changed: ReadonlySet<string>): void {
     const askAll = full && this.#unsubscribe === undefined;
     let staticPods = 0;
-    for (const pod of this.#pm.getPods()) {
-      if (!isStaticPod(pod)) continue;
+    for (const pod of this.#published.list()) {
       const uid = pod.metadata?.uid ?? '';
       if (uid === '') continue;
       staticPods++;
@@ -254,23 +279,24 @@ class StatusWriter implements MirrorStatusWriter {
     const targets = new Map<string, CachedStatus>();
     for (const uid of uids) {
       if (uid === '') continue;
-      const pod = this.#pm.getPodByUID(uid);
-      if (pod !== undefined && isStaticPod(pod)) targets.set(uid, this.#refresh(uid, pod, changed.has(uid)));
+      const pod = this.#published.byUID(uid);
+      if (pod !== undefined) targets.set(uid, this.#refresh(uid, pod, changed.has(uid)));
       else if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
     }
     for (const name of names) {
-      const pod = this.#pm.getPodByFullName(name);
-      const uid = pod?.metadata?.uid ?? '';
-      if (pod !== undefined && uid !== '' && !targets.has(uid) && isStaticPod(pod)) targets.set(uid, this.#refresh(uid, pod, false));
+      const found = this.#pm.getPodByFullName(name);
+      const uid = found?.metadata?.uid ?? '';
+      const pod = uid === '' ? undefined : this.#published.byUID(uid);
+      if (pod !== undefined && !targets.has(uid)) targets.set(uid, this.#refresh(uid, pod, false));
     }
     return targets;
   }
 
-  // No termination is simulated: a static pod leaving the pod manager just stops being
-  // published (the kubelet would publish its terminal status first).
+  // A pod that is no longer published (gone from the pod manager in the instant lifecycle, or
+  // finished in the kubelet lifecycle, whose final status was written before) is forgotten.
   #forgetRemovedPods(): void {
     const present = new Set<string>();
-    for (const pod of this.#pm.getPods()) if (isStaticPod(pod)) present.add(pod.metadata?.uid ?? '');
+    for (const pod of this.#published.list()) present.add(pod.metadata?.uid ?? '');
     for (const uid of this.#statuses.keys()) {
       if (!present.has(uid)) {
         this.#statuses.delete(uid);
@@ -301,7 +327,9 @@ class StatusWriter implements MirrorStatusWriter {
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
     for (const [uid, cached] of candidates) {
-      const mirror = this.#pm.getMirrorPodByPod(cached.pod);
+      // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
+      // API watch last showed it.
+      const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
       // Static pod without a mirror: keep the status, write nothing yet.
       if (mirror === undefined) continue;
       const mirrorUID = mirror.metadata?.uid ?? '';

@@ -1,6 +1,8 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
+import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
+import { isStaticPod } from '../pod/classify.js';
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
@@ -22,6 +24,17 @@ export interface StatusProvider {
    * about every pod on each full resync.
    */
   onChange?(listener: (uid: string) => void): () => void;
+  /**
+   * Stops the pod's containers, honouring `gracePeriodSeconds` (at least 1; the runtime gives
+   * each container at least 2 s after SIGTERM), and resolves once every container has stopped.
+   * While it runs, `statusFor` reports the stopping pod and, once stopped, its final status
+   * (containers terminated with their exit codes); each change is reported through `onChange`.
+   * Called again while stopping, a shorter grace period shortens the stop (a longer one changes
+   * nothing) and every call resolves when the pod has stopped; called after, it resolves at once.
+   * It never rejects. A provider without it stops pods at once (the status stays as it was).
+   * See docs/lifecycle.md for the whole contract.
+   */
+  terminate?(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   /** Forgets a pod that is no longer run, cancelling anything scheduled for it. */
   forget?(uid: string): void;
   /** Cancels every timer; the provider answers but no longer notifies. */
@@ -54,8 +67,47 @@ export interface SimulatedStatusProviderOptions {
    * runtime that does not announce the feature to the kubelet.
    */
   recursiveReadOnlyMounts?: boolean;
+  /**
+   * How long each container takes to exit after SIGTERM; 0 (at once) by default. A pod's
+   * `simulation.kubelet-pods.io/stop-seconds` annotation overrides it. Beyond the kill budget
+   * (max(grace period, 2 s)) the container is killed: exit code 137.
+   */
+  stopMs?: number;
+  /**
+   * Up to this much is added to each pod's start delay, a fraction fixed by the pod's UID
+   * (the same pod starts as late in every run); 0 by default.
+   */
+  startJitterMs?: number;
   /** The bound of each container's log; 64 KiB by default. */
   maxLogBytesPerContainer?: number;
+}
+
+/** Per-pod simulation settings, read from the static pod's (or pod's) annotations. */
+export const SIMULATION_ANNOTATIONS = Object.freeze({
+  /** Seconds each container takes to exit after SIGTERM (a decimal number). */
+  stopSeconds: 'simulation.kubelet-pods.io/stop-seconds',
+  /**
+   * Containers that exit by themselves: `<container>=<exit code>@<seconds after each start>`,
+   * comma-separated, e.g. `main=1@5,side=0@30`.
+   */
+  exit: 'simulation.kubelet-pods.io/exit',
+});
+
+/** The simulated runtime's own calls, beyond the StatusProvider contract. */
+export interface SimulatedRuntime extends StatusProvider {
+  forget(uid: string): void;
+  stop(): void;
+  onChange(listener: (uid: string) => void): () => void;
+  terminate(pod: Pod, gracePeriodSeconds: number): Promise<void>;
+  /**
+   * Makes a running container of the pod exit with `exitCode` after `afterMs` (0: now); it is
+   * then restarted per the pod's restartPolicy with the kubelet's crash-loop backoff. Returns
+   * false when the pod or container is unknown or not running (yet).
+   */
+  exitContainer(uid: string, container: string, exitCode: number, afterMs?: number): boolean;
+  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined;
+  /** Adds a line (or lines, split at newlines) to a container's log, stamped `time` (now by default). */
+  appendContainerLog(uid: string, container: string, text: string, time?: Date): void;
 }
 
 /**
@@ -90,20 +142,17 @@ export interface SimulatedStatusProviderOptions {
  * status read back compares equal to the one written. Listeners hear about every Pending →
  * Running step through a timer; `stop` clears every timer.
  *
- * Its runtime "writes" one log line per container as it starts (`started container "web"
- * (image nginx:1.27)`), and for each regular init container one as it exits
- * (`container "init" exited with code 0 (Completed)`), stamped with the start time;
- * `appendContainerLog` adds lines of the caller's. Each container's log is bounded
- * (`maxLogBytesPerContainer`) and forgotten with its pod.
+ * Its runtime "writes" each container's life to the container's log, each line stamped in whole
+ * seconds: `started container "web" (image nginx:1.27)` as it starts (a regular init container
+ * then `container "init" exited with code 0 (Completed)`); `container "web" exited with code 1
+ * (Error)` when it exits by itself; `restarted container "web" (image nginx:1.27), restart 1`
+ * on each restart; `stopping container "web" (grace period 30s)` when its pod is terminated,
+ * then `container "web" stopped with code 0 (Completed)` or, past the kill budget,
+ * `container "web" killed with code 137 (Error)`. `appendContainerLog` adds lines of the
+ * caller's. Each container's log is bounded (`maxLogBytesPerContainer`) and forgotten with its
+ * pod.
  */
-export function createSimulatedStatusProvider(options: SimulatedStatusProviderOptions = {}): StatusProvider & {
-  forget(uid: string): void;
-  stop(): void;
-  onChange(listener: (uid: string) => void): () => void;
-  containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined;
-  /** Adds a line (or lines, split at newlines) to a container's log, stamped `time` (now by default). */
-  appendContainerLog(uid: string, container: string, text: string, time?: Date): void;
-} {
+export function createSimulatedStatusProvider(options: SimulatedStatusProviderOptions = {}): SimulatedRuntime {
   const startDelayMs = options.startDelayMs ?? 1000;
   if (!(startDelayMs >= 0) || !Number.isFinite(startDelayMs)) {
     throw kpError('KP_ERR_STATUS_OPTIONS', ['startDelayMs', String(options.startDelayMs)]);
@@ -115,13 +164,54 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     cidr: options.podCIDR ?? DEFAULT_POD_CIDR,
     reserved: options.hostIP !== undefined ? [options.hostIP] : [],
   });
+  for (const key of ['stopMs', 'startJitterMs'] as const) {
+    const v = options[key];
+    if (v !== undefined && !(v >= 0 && Number.isFinite(v))) throw kpError('KP_ERR_STATUS_OPTIONS', [key, String(v)]);
+  }
   return new SimulatedStatusProvider(
     startDelayMs,
     options.clock ?? realClock,
     addresses,
-    { hostIP: options.hostIP, recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false },
+    {
+      hostIP: options.hostIP,
+      recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
+      stopMs: options.stopMs ?? 0,
+      startJitterMs: options.startJitterMs ?? 0,
+    },
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
   );
+}
+
+interface Terminated {
+  exitCode: number;
+  reason: string;
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** One regular container's life once its pod has started. Times are wall milliseconds. */
+interface ContainerRun {
+  /** running; waiting (crash-loop backoff before a restart); exited (for good, or stopped). */
+  state: 'running' | 'waiting' | 'exited';
+  restartCount: number;
+  /** The current instance's start. */
+  startedAt: number;
+  /** The exited instance (state exited or waiting). */
+  terminated: Terminated | undefined;
+  /** The previous instance, shown as lastState while the container runs again. */
+  last: Terminated | undefined;
+  crashLoop: CrashLoopEntry | undefined;
+  /** A scheduled exit or restart. */
+  timer: ClockTimer | undefined;
+}
+
+interface Stopping {
+  /** When the last container stops (wall ms). */
+  at: number;
+  exitCode: number;
+  reason: string;
+  timer: ClockTimer | undefined;
+  waiters: Array<() => void>;
 }
 
 interface Tracked {
@@ -130,18 +220,17 @@ interface Tracked {
   /** When it is Running; undefined while it waits for an address. */
   runningAt: number | undefined;
   timer: ClockTimer | undefined;
-  /** The containers to log the start (and the init containers' exit) of. */
-  containers: readonly LoggedContainer[];
+  pod: Pod;
+  /** Per regular container, once the pod has started. */
+  runs: Map<string, ContainerRun> | undefined;
+  /** When a container last changed state after the start (whole seconds), for conditions. */
+  changedAt: number | undefined;
+  stopping: Stopping | undefined;
+  /** Every container has stopped (terminate() resolved). */
+  stopped: boolean;
 }
 
-interface LoggedContainer {
-  readonly name: string;
-  readonly image: string;
-  /** A regular init container: it exits (code 0) once it started. */
-  readonly exits: boolean;
-}
-
-class SimulatedStatusProvider implements StatusProvider {
+class SimulatedStatusProvider implements SimulatedRuntime {
   readonly #tracked = new Map<string, Tracked>();
   readonly #listeners = new Set<(uid: string) => void>();
   // Pods waiting for an address, in the order they were first seen.
@@ -167,9 +256,11 @@ class SimulatedStatusProvider implements StatusProvider {
   statusFor(pod: Pod, now: Date): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
     const tracked = this.#track(uid, pod, now);
-    if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) return pendingStatus(pod, tracked.acceptedAt, this.node);
+    if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) {
+      return pendingStatus(pod, tracked.acceptedAt, this.node);
+    }
     const podIP = pod.spec?.hostNetwork === true ? this.node.hostIP : this.addresses.addressOf(uid);
-    return runningStatus(pod, tracked.acceptedAt, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
+    return runningStatus(pod, tracked, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
   }
 
   onChange(listener: (uid: string) => void): () => void {
@@ -177,9 +268,55 @@ class SimulatedStatusProvider implements StatusProvider {
     return () => this.#listeners.delete(listener);
   }
 
+  terminate(pod: Pod, gracePeriodSeconds: number): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
+    const tracked = this.#track(uid, pod, this.clock.now());
+    if (tracked.stopped) return Promise.resolve();
+    const now = this.clock.now().getTime();
+    const grace = Math.max(1, gracePeriodSeconds);
+    const started = tracked.runningAt !== undefined && now >= tracked.runningAt;
+    // Nothing to signal when every container has already exited for good (a completed pod).
+    const running = started && [...(tracked.runs?.values() ?? [])].some((r) => r.state !== 'exited');
+    // A pod that has not started has nothing to stop: its start is cancelled.
+    const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
+    return new Promise<void>((resolve) => {
+      const at = now + outcome.afterMs;
+      let stopping = tracked.stopping;
+      if (stopping === undefined) {
+        stopping = { at, exitCode: outcome.exitCode, reason: outcome.reason, timer: undefined, waiters: [] };
+        tracked.stopping = stopping;
+        if (started) this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
+      } else if (at < stopping.at) {
+        // A shorter grace period restarts the countdown: the kill comes sooner.
+        this.clock.clearTimeout(stopping.timer);
+        Object.assign(stopping, { at, exitCode: outcome.exitCode, reason: outcome.reason, timer: undefined });
+      }
+      stopping.waiters.push(resolve);
+      if (stopping.timer !== undefined) return;
+      if (!started) {
+        if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
+        tracked.timer = undefined;
+        tracked.runningAt = undefined;
+      }
+      const entry = stopping;
+      entry.timer = this.clock.setTimeout(() => this.#finishStop(uid, tracked, entry), Math.max(0, entry.at - now));
+    });
+  }
+
+  exitContainer(uid: string, container: string, exitCode: number, afterMs = 0): boolean {
+    const tracked = this.#tracked.get(uid);
+    const run = tracked?.runs?.get(container);
+    if (tracked === undefined || run === undefined || run.state !== 'running' || tracked.stopping !== undefined) return false;
+    this.clock.clearTimeout(run.timer);
+    run.timer = this.clock.setTimeout(() => this.#exit(uid, tracked, container, run, exitCode), Math.max(0, afterMs));
+    return true;
+  }
+
   forget(uid: string): void {
     const tracked = this.#tracked.get(uid);
-    if (tracked?.timer !== undefined) this.clock.clearTimeout(tracked.timer);
+    if (tracked !== undefined) this.#clearTimers(tracked);
+    // Whoever waits for a forgotten pod to stop is not left waiting.
+    for (const resolve of tracked?.stopping?.waiters.splice(0) ?? []) resolve();
     this.#tracked.delete(uid);
     this.#waitingForAddress.delete(uid);
     this.logs.forget(uid);
@@ -196,62 +333,174 @@ class SimulatedStatusProvider implements StatusProvider {
   stop(): void {
     this.#stopped = true;
     for (const tracked of this.#tracked.values()) {
-      if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
-      tracked.timer = undefined;
+      this.#clearTimers(tracked);
+      for (const resolve of tracked.stopping?.waiters.splice(0) ?? []) resolve();
     }
+  }
+
+  #clearTimers(tracked: Tracked): void {
+    if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
+    tracked.timer = undefined;
+    if (tracked.stopping?.timer !== undefined) this.clock.clearTimeout(tracked.stopping.timer);
+    for (const run of tracked.runs?.values() ?? []) {
+      this.clock.clearTimeout(run.timer);
+      run.timer = undefined;
+    }
+  }
+
+  #notify(uid: string): void {
+    if (this.#stopped) return;
+    for (const listener of [...this.#listeners]) listener(uid);
   }
 
   #track(uid: string, pod: Pod, now: Date): Tracked {
     let tracked = this.#tracked.get(uid);
-    if (tracked) return tracked;
-    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined, containers: loggedContainers(pod) };
+    if (tracked) {
+      tracked.pod = pod;
+      return tracked;
+    }
+    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined, pod, runs: undefined, changedAt: undefined, stopping: undefined, stopped: false };
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
       this.#waitingForAddress.add(uid);
       return tracked;
     }
-    // Asked at the moment it starts (no delay): Running now, and nobody needs telling.
-    if (this.startDelayMs === 0) {
-      tracked.runningAt = now.getTime();
-      this.#logStart(uid, tracked);
-    } else {
-      this.#startIn(uid, tracked, now.getTime());
-    }
+    this.#startIn(uid, tracked, now.getTime());
     return tracked;
   }
 
   /** Starts the pod's start delay at `from` and tells listeners when it ends. */
   #startIn(uid: string, entry: Tracked, from: number): void {
-    entry.runningAt = from + this.startDelayMs;
+    const delay = this.startDelayMs + Math.floor(this.node.startJitterMs * podJitterFraction(uid));
+    entry.runningAt = from + delay;
+    // Asked at the moment it starts (no delay): Running now, and nobody needs telling.
+    if (delay === 0) {
+      this.#startContainers(uid, entry, from);
+      return;
+    }
     if (this.#stopped) return;
     entry.timer = this.clock.setTimeout(() => {
       entry.timer = undefined;
       if (this.#tracked.get(uid) !== entry || this.#stopped) return;
-      this.#logStart(uid, entry);
-      for (const listener of [...this.#listeners]) listener(uid);
-    }, this.startDelayMs);
+      this.#startContainers(uid, entry, entry.runningAt ?? from);
+      this.#notify(uid);
+    }, delay);
   }
 
-  /** The runtime's lines for a pod whose containers just started. */
-  #logStart(uid: string, entry: Tracked): void {
-    const at = wholeSeconds(new Date(entry.runningAt ?? this.clock.now().getTime()));
-    for (const c of entry.containers) {
-      this.logs.append(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image})`);
-      if (c.exits) this.logs.append(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
+  #startContainers(uid: string, tracked: Tracked, at: number): void {
+    const exits = exitPlan(tracked.pod);
+    for (const c of tracked.pod.spec?.initContainers ?? []) {
+      this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+      if (!isSidecar(c)) this.#log(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
     }
+    for (const c of tracked.pod.spec?.containers ?? []) this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+    tracked.runs = new Map();
+    for (const c of tracked.pod.spec?.containers ?? []) {
+      const run: ContainerRun = { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+      tracked.runs.set(c.name, run);
+      this.#scheduleExit(uid, tracked, c.name, run, exits.get(c.name));
+    }
+  }
+
+  #scheduleExit(uid: string, tracked: Tracked, name: string, run: ContainerRun, plan: { exitCode: number; afterMs: number } | undefined): void {
+    if (plan === undefined || this.#stopped) return;
+    run.timer = this.clock.setTimeout(() => this.#exit(uid, tracked, name, run, plan.exitCode), plan.afterMs);
+  }
+
+  #exit(uid: string, tracked: Tracked, name: string, run: ContainerRun, exitCode: number): void {
+    run.timer = undefined;
+    if (this.#tracked.get(uid) !== tracked || run.state !== 'running' || tracked.stopping !== undefined) return;
+    const now = this.clock.now().getTime();
+    run.terminated = { exitCode, reason: exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
+    tracked.changedAt = now;
+    this.#log(uid, name, now, `container ${JSON.stringify(name)} exited with code ${exitCode} (${run.terminated.reason})`);
+    if (!shouldRestart(tracked.pod.spec?.restartPolicy, exitCode)) {
+      run.state = 'exited';
+      this.#notify(uid);
+      return;
+    }
+    const { restartAt, next } = crashLoopRestart(run.crashLoop, now);
+    run.crashLoop = next;
+    if (restartAt <= now) this.#restart(uid, tracked, name, run);
+    else {
+      run.state = 'waiting';
+      run.timer = this.clock.setTimeout(() => {
+        run.timer = undefined;
+        if (this.#tracked.get(uid) === tracked && run.state === 'waiting' && tracked.stopping === undefined) this.#restart(uid, tracked, name, run);
+      }, restartAt - now);
+    }
+    this.#notify(uid);
+  }
+
+  #restart(uid: string, tracked: Tracked, name: string, run: ContainerRun): void {
+    const now = this.clock.now().getTime();
+    Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
+    tracked.changedAt = now;
+    const image = tracked.pod.spec?.containers?.find((c) => c.name === name)?.image ?? '';
+    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${image}), restart ${run.restartCount}`);
+    this.#scheduleExit(uid, tracked, name, run, exitPlan(tracked.pod).get(name));
+    this.#notify(uid);
+  }
+
+  #finishStop(uid: string, tracked: Tracked, stopping: Stopping): void {
+    stopping.timer = undefined;
+    if (this.#tracked.get(uid) !== tracked) return;
+    const now = this.clock.now().getTime();
+    const verb = stopping.exitCode === 0 ? 'stopped' : 'killed';
+    this.#logRunning(uid, tracked, now, (name) => `container ${JSON.stringify(name)} ${verb} with code ${stopping.exitCode} (${stopping.reason})`);
+    for (const run of tracked.runs?.values() ?? []) {
+      this.clock.clearTimeout(run.timer);
+      run.timer = undefined;
+      if (run.state === 'running') {
+        run.terminated = { exitCode: stopping.exitCode, reason: stopping.reason, startedAt: run.startedAt, finishedAt: now };
+        run.state = 'exited';
+      } else if (run.state === 'waiting') {
+        run.state = 'exited';
+      }
+    }
+    tracked.changedAt = now;
+    tracked.stopped = true;
+    this.#notify(uid);
+    for (const resolve of stopping.waiters.splice(0)) resolve();
+  }
+
+  /** A line for each container running now: sidecars and regular containers of a started pod. */
+  #logRunning(uid: string, tracked: Tracked, at: number, line: (name: string) => string): void {
+    if (tracked.runs === undefined) return;
+    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) this.#log(uid, c.name, at, line(c.name));
+    for (const [name, run] of tracked.runs) if (run.state === 'running') this.#log(uid, name, at, line(name));
+  }
+
+  #log(uid: string, container: string, at: number, text: string): void {
+    this.logs.append(uid, container, wholeSeconds(new Date(at)), text);
   }
 }
 
-function loggedContainers(pod: Pod): LoggedContainer[] {
-  const entry = (c: V1Container, exits: boolean): LoggedContainer => ({ name: c.name, image: c.image ?? '', exits });
-  return [...(pod.spec?.initContainers ?? []).map((c) => entry(c, !isSidecar(c))), ...(pod.spec?.containers ?? []).map((c) => entry(c, false))];
+/** The stop time of a pod's containers: its annotation, else the provider's. */
+function stopMsOf(pod: Pod, fallbackMs: number): number {
+  const raw = pod.metadata?.annotations?.[SIMULATION_ANNOTATIONS.stopSeconds];
+  const seconds = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : fallbackMs;
+}
+
+/** The pod's planned container exits, from its annotation; malformed entries are ignored. */
+function exitPlan(pod: Pod): Map<string, { exitCode: number; afterMs: number }> {
+  const plan = new Map<string, { exitCode: number; afterMs: number }>();
+  const raw = pod.metadata?.annotations?.[SIMULATION_ANNOTATIONS.exit];
+  for (const item of raw?.split(',') ?? []) {
+    const m = /^\s*([^=\s]+)=(\d+)@(\d+(?:\.\d+)?)\s*$/.exec(item);
+    if (m !== null) plan.set(m[1]!, { exitCode: Number(m[2]), afterMs: Number(m[3]) * 1000 });
+  }
+  return plan;
 }
 
 /** What the provider knows about its node. */
 interface NodeFacts {
   readonly hostIP: string | undefined;
   readonly recursiveReadOnlyMounts: boolean;
+  readonly stopMs: number;
+  readonly startJitterMs: number;
 }
 
 /** The kubelet's condition types; the mirror status writer treats exactly these as its own. */
@@ -326,41 +575,106 @@ function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts): V1PodStatus
   return status;
 }
 
-function runningStatus(pod: Pod, acceptedAt: Date, runningAt: Date, podIP: string | undefined, node: NodeFacts): V1PodStatus {
+function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: string | undefined, node: NodeFacts): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
-  const known = (c: V1Container): V1ContainerStatus => ({
-    name: c.name,
-    image: c.image ?? '',
-    imageID: c.image ?? '',
-    containerID: containerID(pod, c),
-    ready: true,
-    restartCount: 0,
-    started: true,
-    state: { running: { startedAt: runningAt } },
-    ...containerResourceStatus(c),
-    ...mounts(c, node),
+  const containers = pod.spec?.containers ?? [];
+  const stopped = tracked.stopped;
+  const changedAt = tracked.changedAt === undefined ? runningAt : wholeSeconds(new Date(tracked.changedAt));
+  const terminatedState = (c: V1Container, t: Terminated): V1ContainerStatus['state'] => ({
+    terminated: { exitCode: t.exitCode, reason: t.reason, startedAt: wholeSeconds(new Date(t.startedAt)), finishedAt: wholeSeconds(new Date(t.finishedAt)), containerID: containerID(pod, c) },
   });
+  const known = (c: V1Container, run?: ContainerRun): V1ContainerStatus => {
+    const status: V1ContainerStatus = {
+      name: c.name,
+      image: c.image ?? '',
+      imageID: c.image ?? '',
+      containerID: containerID(pod, c),
+      ready: true,
+      restartCount: run?.restartCount ?? 0,
+      started: true,
+      state: { running: { startedAt: run === undefined ? runningAt : wholeSeconds(new Date(run.startedAt)) } },
+      ...containerResourceStatus(c),
+      ...mounts(c, node),
+    };
+    if (run?.last !== undefined) status.lastState = terminatedState(c, run.last);
+    if (run === undefined || run.state === 'running' || run.terminated === undefined) return status;
+    status.ready = false;
+    status.started = false;
+    if (run.state === 'waiting') {
+      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${c.name} in pod ${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})` } };
+      status.lastState = terminatedState(c, run.terminated);
+    } else {
+      status.state = terminatedState(c, run.terminated);
+    }
+    return status;
+  };
   const completed = (c: V1Container): V1ContainerStatus => ({
     ...known(c),
     started: false,
     state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: runningAt, finishedAt: runningAt, containerID: containerID(pod, c) } },
   });
+  // Sidecars stop with the pod.
+  const sidecar = (c: V1Container): V1ContainerStatus => {
+    const s = known(c);
+    if (!stopped) return s;
+    const run = [...(tracked.runs?.values() ?? [])].find((r) => r.terminated !== undefined);
+    const finished = run?.terminated?.finishedAt ?? tracked.changedAt ?? runningAt.getTime();
+    return { ...s, ready: false, started: false, state: terminatedState(c, { exitCode: run?.terminated?.exitCode ?? 0, reason: run?.terminated?.reason ?? 'Completed', startedAt: runningAt.getTime(), finishedAt: finished }) };
+  };
+  const containerStatuses = containers.map((c) => known(c, tracked.runs?.get(c.name)));
+  const unready = containerStatuses.filter((c) => !c.ready).map((c) => c.name);
+  const phase = podPhase(pod, tracked);
+  const done = phase === 'Succeeded' || phase === 'Failed';
   const gates = unmetReadinessGates(pod);
+  let ready: V1PodCondition;
+  let containersReady: V1PodCondition;
+  if (done) {
+    ready = cond('Ready', 'False', changedAt, 'PodCompleted');
+    containersReady = cond('ContainersReady', 'False', changedAt, 'PodCompleted');
+  } else if (unready.length > 0) {
+    ready = cond('Ready', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
+    containersReady = cond('ContainersReady', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
+  } else {
+    const readyAt = tracked.changedAt === undefined ? runningAt : changedAt;
+    ready = gates.length > 0 ? cond('Ready', 'False', readyAt, 'ReadinessGatesNotReady', gates.join(', ')) : cond('Ready', 'True', readyAt);
+    containersReady = cond('ContainersReady', 'True', readyAt);
+  }
+  // The sandbox goes once the pod has stopped or completed.
+  const sandboxGone = stopped || done;
   const status: V1PodStatus = {
-    phase: 'Running',
-    startTime: acceptedAt,
+    phase,
+    startTime: tracked.acceptedAt,
     ...addressFields(node.hostIP, podIP),
     conditions: [
-      cond('PodReadyToStartContainers', 'True', runningAt),
-      cond('Initialized', 'True', inits.length > 0 ? runningAt : acceptedAt),
-      gates.length > 0 ? cond('Ready', 'False', runningAt, 'ReadinessGatesNotReady', gates.join(', ')) : cond('Ready', 'True', runningAt),
-      cond('ContainersReady', 'True', runningAt),
-      cond('PodScheduled', 'True', acceptedAt),
+      sandboxGone ? cond('PodReadyToStartContainers', 'False', changedAt) : cond('PodReadyToStartContainers', 'True', runningAt),
+      cond('Initialized', 'True', inits.length > 0 ? runningAt : tracked.acceptedAt),
+      ready,
+      containersReady,
+      cond('PodScheduled', 'True', tracked.acceptedAt),
     ],
-    containerStatuses: (pod.spec?.containers ?? []).map(known),
+    containerStatuses,
   };
-  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => (isSidecar(c) ? known(c) : completed(c)));
+  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => (isSidecar(c) ? sidecar(c) : completed(c)));
   return status;
+}
+
+/**
+ * The kubelet's getPhase once containers have run: Running while one runs or will restart;
+ * once all have stopped for good, Succeeded when every exit code is 0, else Failed. A pod the
+ * kubelet terminated (`stopped`) is terminal, whatever its restart policy, except a static pod,
+ * whose phase follows its restart policy alone (kubernetes issue 116484).
+ */
+function podPhase(pod: Pod, tracked: Tracked): string {
+  const runs = [...(tracked.runs?.values() ?? [])];
+  if (runs.length === 0 || runs.some((r) => r.state === 'running')) return 'Running';
+  const succeeded = runs.every((r) => r.state === 'exited' && r.terminated?.exitCode === 0);
+  if (tracked.stopped && !isStaticPod(pod)) return succeeded ? 'Succeeded' : 'Failed';
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Always') return 'Running';
+  if (succeeded) return 'Succeeded';
+  if (policy === 'Never') return 'Failed';
+  // OnFailure with a failure: restarting.
+  return 'Running';
 }
 
 // The kubelet judges a static pod's readiness gates by the conditions of the static pod itself

@@ -5,6 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Agent, createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { readDeleteOptions, readObjectName, type DeleteRequestOptions } from './request-body.js';
@@ -50,6 +51,20 @@ function endToEnd(headers: Record<string, string | string[] | undefined>): Recor
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k.toLowerCase())) out[k] = v;
   return out;
+}
+
+/**
+ * A recording proxy in front of a local control plane (`cluster.dir`, `cluster.server`), serving
+ * the API server's own certificate from the cluster's pki folder.
+ */
+export function startClusterProxy(cluster: { readonly dir: string; readonly server: string }): Promise<RecordingProxy> {
+  const pki = join(cluster.dir, 'pki');
+  return startRecordingProxy({
+    target: cluster.server,
+    caFile: join(pki, 'ca.crt'),
+    certFile: join(pki, 'apiserver.crt'),
+    keyFile: join(pki, 'apiserver.key'),
+  });
 }
 
 export async function startRecordingProxy(options: RecordingProxyOptions): Promise<RecordingProxy> {

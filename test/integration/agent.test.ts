@@ -129,6 +129,8 @@ describe('node agent on a real control plane', () => {
     assert.equal(mirrors.length, 1, 'exactly one mirror');
   });
 
+  // The kubelet lifecycle: the old pod stops first, and the new one starts at its next start
+  // retry (10–15 s), so the mirror is replaced 10–15 s after the edit.
   it('the manifest changes: the mirror is replaced with the new hash', async () => {
     const node = 'e2e-change';
     const dir = await mkdtemp(join(tmpdir(), 'kp-e2e-'));
@@ -147,7 +149,7 @@ describe('node agent on a real control plane', () => {
         return p && p.metadata?.annotations?.[MIRROR] !== before.metadata?.annotations?.[MIRROR] ? p : undefined;
       },
       'mirror replaced with the new hash',
-      { timeoutMs: 20_000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(replaced.spec?.containers[0]?.image, 'nginx:1.28');
     assert.notEqual(replaced.metadata?.uid, before.metadata?.uid);

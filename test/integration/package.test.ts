@@ -79,6 +79,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
     'KUBELET_CONFIG_API_VERSION',
     'KUBELET_CONFIG_KIND',
     'KUBELET_OWNED_POD_CONDITIONS',
+    'SIMULATION_ANNOTATIONS',
     'createAgent',
     'createLogger',
     'createSimulatedStatusProvider',

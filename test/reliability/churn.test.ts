@@ -67,10 +67,13 @@ it(`churn (${SCALE}): ${OPS} random operations, invariants every ${CHECK_EVERY}`
   const manifests = join(dir, 'manifests');
   await (await import('node:fs/promises')).mkdir(manifests);
 
+  // Instant lifecycle: this test is about what sources, merge and mirror sync make of random
+  // operations, checked every few operations; under the kubelet lifecycle every edit would add
+  // 10–15 s before its checkpoint converges (test/integration/lifecycle.test.ts covers that).
   const agent = await startAgent({
     kubeconfig: cp.cluster.nodeKubeconfigs[NODE]!,
     node: NODE,
-    flags: ['--config', configFile, '--pod-manifest-path', manifests, '--manifest-url', `http://127.0.0.1:${port}/pods`, '--manifest-url-header', `${HEADER}:${SECRET}`],
+    flags: ['--simulated-lifecycle', 'instant', '--config', configFile, '--pod-manifest-path', manifests, '--manifest-url', `http://127.0.0.1:${port}/pods`, '--manifest-url-header', `${HEADER}:${SECRET}`],
     logger: logs.logger('agent'),
     housekeepingIntervalMs: 200,
   });

@@ -1,7 +1,8 @@
 // Agent crash: the `kubelet-pods run` process is killed with SIGKILL at random points while it
 // mirrors a few hundred static pods, and started again each time; between runs the manifests
-// change. The end state is exact: one mirror per static pod, matching hashes and images, no
-// orphans, and no mirror ever duplicated.
+// change, and each run also sees a few changes itself, so that it is killed with terminations
+// and waiting starts in flight. The end state is exact: one mirror per static pod, matching
+// hashes and images, no orphans, and no mirror ever duplicated.
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -50,6 +51,9 @@ it(`agent crash (${SCALE}): ${KILLS} SIGKILLs at random points while ${PODS} sta
     // A random point: after a random number of mirrors changed since the start of this run
     // (or a random delay, for kills before the agent has done anything).
     const before = (await podsOnNode(cp.adminApi, NODE)).length;
+    // Changes the running agent sees, so that the kill finds pods terminating and edited pods
+    // waiting for their start retry (10–15 s under the kubelet lifecycle, the default).
+    await manifests.change(rnd, 2, `nginx:1.${60 + run}`);
     const delayMs = rnd.int(3000);
     const t0 = Date.now();
     for (;;) {

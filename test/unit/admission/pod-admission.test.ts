@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { admitPod, createPodAdmission, withAdmission } from '../../../src/admission/pod-admission.js';
+import { admitPod, createPodAdmission, NODE_AFFINITY_REJECTION, withAdmission } from '../../../src/admission/pod-admission.js';
 import type { Pod } from '../../../src/pod/types.js';
 import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
@@ -106,5 +106,39 @@ describe('withAdmission', () => {
     assert.deepEqual(provider.statusFor(b, new Date()), status, 'the same answer every time');
     provider.forget?.('uid-a');
     assert.equal(forgotten, 'uid-a');
+  });
+});
+
+describe('node selector and required node affinity (GeneralPredicates NodeAffinity)', () => {
+  const labelled = { metadata: { name: 'node-a', labels: { 'kubernetes.io/os': 'linux', zone: 'z1', gen: '5' } }, status: { allocatable: { pods: '10' } } };
+  const withSpec = (spec: Record<string, unknown>): Pod => ({ ...staticPod('x'), spec: { ...staticPod('x').spec!, ...spec } });
+  const term = (matchExpressions: unknown[], matchFields: unknown[] = []) => ({
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions, matchFields }] } } },
+  });
+  const cases: Array<{ desc: string; spec: Record<string, unknown>; admit: boolean }> = [
+    { desc: 'nodeSelector matches', spec: { nodeSelector: { zone: 'z1' } }, admit: true },
+    { desc: 'nodeSelector does not match', spec: { nodeSelector: { zone: 'z2' } }, admit: false },
+    { desc: 'In', spec: term([{ key: 'zone', operator: 'In', values: ['z0', 'z1'] }]), admit: true },
+    { desc: 'NotIn', spec: term([{ key: 'zone', operator: 'NotIn', values: ['z1'] }]), admit: false },
+    { desc: 'Exists', spec: term([{ key: 'gen', operator: 'Exists' }]), admit: true },
+    { desc: 'DoesNotExist', spec: term([{ key: 'gpu', operator: 'DoesNotExist' }]), admit: true },
+    { desc: 'Gt', spec: term([{ key: 'gen', operator: 'Gt', values: ['4'] }]), admit: true },
+    { desc: 'Lt', spec: term([{ key: 'gen', operator: 'Lt', values: ['4'] }]), admit: false },
+    { desc: 'matchFields on metadata.name', spec: term([], [{ key: 'metadata.name', operator: 'In', values: ['node-b'] }]), admit: false },
+    { desc: 'an empty term matches nothing', spec: term([]), admit: false },
+  ];
+  for (const c of cases) {
+    it(c.desc, () => {
+      const result = admitPod(withSpec(c.spec), [], labelled);
+      if (c.admit) assert.deepEqual(result, { admit: true });
+      else assert.deepEqual(result, { admit: false, ...NODE_AFFINITY_REJECTION });
+    });
+  }
+
+  it('the pods count is reported first when both fail', () => {
+    const full = { ...labelled, status: { allocatable: { pods: '1' } } };
+    const result = admitPod(withSpec({ nodeSelector: { zone: 'z2' } }), [staticPod('a')], full);
+    assert.equal(result.admit, false);
+    assert.notEqual(!result.admit && result.reason, 'NodeAffinity');
   });
 });

@@ -32,7 +32,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--kubelet-preferred-address-types',
   ],
   kubelet: ['--cluster-dns', '--cert-dir'],
-  kubectl: ['--raw', '--kubeconfig', '--field-selector'],
+  kubectl: ['--raw', '--kubeconfig', '--field-selector', '--force'],
   buildah: ['--storage-driver', '--isolation', '--name'],
   systemctl: ['--now'],
 };

@@ -569,3 +569,40 @@ describe('createMirrorStatusWriter', () => {
     );
   });
 });
+
+describe('published pods (the kubelet lifecycle)', () => {
+  it("an ordinary pod's status is written to the pod itself, with its own UID as precondition", async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const plain: Pod = {
+      metadata: { name: 'plain', namespace: 'default', uid: 'api-1', annotations: { [CONFIG_SOURCE_ANNOTATION_KEY]: 'api' } },
+      spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'nginx' }] },
+      status: { phase: 'Pending', qosClass: 'BestEffort' },
+    };
+    podManager.setPods([plain]);
+    const api = new FakePodApi();
+    api.put(plain);
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0, hostIP: '10.0.0.5' });
+    const writer = createMirrorStatusWriter({
+      podManager,
+      statusProvider: provider,
+      api,
+      clock,
+      publishedPods: { list: () => [plain], byUID: (uid) => (uid === 'api-1' ? plain : undefined) },
+    });
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 1);
+    assert.equal(api.patches[0]!.name, 'plain');
+    assert.equal(api.patches[0]!.body.metadata.uid, 'api-1');
+    assert.equal(api.pods.get('default/plain')?.status?.phase, 'Running');
+  });
+
+  it('a static pod that is not published (waiting to start) gets no write; its mirror keeps its status', async () => {
+    const { clock, podManager, api, provider } = setup();
+    podManager.updatePod(mirrorPod('mirror-1'));
+    api.put(mirrorPod('mirror-1'));
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock, publishedPods: { list: () => [], byUID: () => undefined } });
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 0);
+  });
+});

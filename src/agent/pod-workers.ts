@@ -1,0 +1,305 @@
+import { childLogger, type Logger } from '../logger.js';
+import { getPodFullName, isStaticPod } from '../pod/classify.js';
+import type { Pod } from '../pod/types.js';
+import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+
+/**
+ * The kubelet's pod workers (`pkg/kubelet/pod_workers.go`) for a runtime that is simulated:
+ * one state machine per pod UID, and the rule "one running static pod per full name".
+ *
+ * - `waiting`: created, not allowed to start yet (another static pod of its full name runs,
+ *   or one that arrived before it waits too); its start is tried again after 10 s plus up to
+ *   50 % jitter, as the kubelet re-queues a refused start (`backOffPeriod`);
+ * - `syncing`: started; its mirror and status follow (the agent listens to `onStarted`);
+ * - `terminating`: asked to stop, containers stopping within the effective grace period;
+ * - `terminated`: containers stopped and the final status written; for a static pod this is
+ *   when its orphaned mirror may go (see `isPodTerminatingByFullName`);
+ * - `finished`: cleaned up; the full name is free for the next pod, and a pod whose UID came
+ *   back while it was stopping (`restartRequested`) is started again by the next `syncKnownPods`.
+ */
+export type PodWorkerState = 'waiting' | 'syncing' | 'terminating' | 'terminated' | 'finished';
+
+export interface PodWorkersOptions {
+  /** Stops the pod's containers with the grace period; resolves once they have stopped. */
+  terminate: (pod: Pod, gracePeriodSeconds: number) => Promise<void>;
+  /** After the containers stopped and before the pod counts as terminated: write the final status. */
+  afterStopped?: (pod: Pod) => Promise<void>;
+  /** The pod may run now: its mirror and status follow. */
+  onStarted?: (pod: Pod) => void;
+  /** A pod that finished starts again with the same UID (after `restartRequested`). */
+  onRestarted?: (pod: Pod) => void;
+  /** Every state change (metrics, mirror housekeeping, tests). */
+  onStateChange?: (pod: Pod, state: PodWorkerState) => void;
+  /** The wait before a refused start is tried again: `backOffMs` plus up to `backOffJitter` of it; 10 s and 0.5. */
+  backOffMs?: number;
+  backOffJitter?: number;
+  /** [0, 1) for the jitter; Math.random by default. */
+  random?: () => number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface KillOptions {
+  /** A grace period that wins when smaller (eviction, node shutdown). */
+  gracePeriodOverride?: number;
+}
+
+export interface WorkerCounts {
+  /** By `${lifecycle}|${config}|${static}`: the labels of `kubelet_working_pods`. */
+  working: Map<string, number>;
+}
+
+export interface PodWorkers {
+  /**
+   * A pod was created, updated or is to be killed. A create for a UID that is stopping marks
+   * it for a restart once it has finished; a kill of a pod that never started finishes it at
+   * once; a kill with a shorter grace period restarts a termination in progress.
+   */
+  updatePod(pod: Pod, kind: 'create' | 'update' | 'kill', options?: KillOptions): void;
+  state(uid: string): PodWorkerState | undefined;
+  /** The pod a worker runs, also once it left the pod manager (stopping pods). */
+  podOf(uid: string): Pod | undefined;
+  /** True while the pod exists and is not allowed to start yet. */
+  isWaitingToStart(uid: string): boolean;
+  /**
+   * True while the pod runs (`syncing`): the kubelet's SyncPod, which alone creates and
+   * replaces mirrors, runs only then. False before the start and once termination began
+   * (removed, or completed).
+   */
+  isSyncing(uid: string): boolean;
+  /**
+   * The kubelet's IsPodForMirrorPodTerminatingByFullName: the static pod that holds the full
+   * name has been asked to stop and has not finished stopping. Its orphaned mirror stays.
+   */
+  isPodTerminatingByFullName(podFullName: string): boolean;
+  /** Pods whose workers started and have not finished: their statuses are still published. */
+  startedPods(): Pod[];
+  /**
+   * The kubelet's SyncKnownPods from housekeeping: workers of pods not in `desired` that still
+   * run are killed (a removal seen while sources were not ready), finished workers are
+   * removed, and those with a restart requested start again if still desired. Returns the
+   * pods restarted.
+   */
+  syncKnownPods(desired: ReadonlyMap<string, Pod>): { restarted: Pod[] };
+  counts(desired: ReadonlyMap<string, Pod>): WorkerCounts;
+  /** Cancels retry timers; stops no pod. */
+  stop(): Promise<void>;
+}
+
+interface Worker {
+  pod: Pod;
+  readonly fullName: string;
+  readonly static: boolean;
+  state: PodWorkerState;
+  /** Ever started: its status and mirror were published. */
+  started: boolean;
+  /** The effective grace period once termination started; 0 before. */
+  gracePeriod: number;
+  restartRequested: boolean;
+  retry: ClockTimer | undefined;
+  /** Bumped at every (re)start of termination: a superseded one is ignored when it ends. */
+  termination: number;
+}
+
+/**
+ * `calculateEffectiveGracePeriod` of pod_workers.go: the current value (0 before termination)
+ * can only decrease; the API's deletionGracePeriodSeconds and an override win when smaller;
+ * without either, the pod's terminationGracePeriodSeconds; never below 1. `changed` is true
+ * when a termination in progress must restart with the new value.
+ */
+export function effectiveGracePeriod(current: number, pod: Pod, override?: number): { gracePeriod: number; changed: boolean } {
+  let grace = current;
+  let overridden = false;
+  for (const candidate of [pod.metadata?.deletionGracePeriodSeconds, override]) {
+    if (candidate === undefined || candidate === null) continue;
+    if (grace === 0 || candidate < grace) {
+      grace = candidate;
+      overridden = true;
+    }
+  }
+  const spec = pod.spec?.terminationGracePeriodSeconds;
+  if (!overridden && grace === 0 && spec !== undefined && spec !== null) grace = spec;
+  if (grace < 1) grace = 1;
+  return { gracePeriod: grace, changed: current !== 0 && current !== grace };
+}
+
+export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
+  const clock = options.clock ?? realClock;
+  const random = options.random ?? Math.random;
+  const backOffMs = options.backOffMs ?? 10_000;
+  const jitter = options.backOffJitter ?? 0.5;
+  const log = childLogger(options.logger, { component: 'pod-workers' });
+  const workers = new Map<string, Worker>();
+  const startedByFullName = new Map<string, string>();
+  const waitingByFullName = new Map<string, string[]>();
+  let stopped = false;
+
+  function setState(w: Worker, state: PodWorkerState): void {
+    w.state = state;
+    options.onStateChange?.(w.pod, state);
+  }
+
+  function uidOf(pod: Pod): string {
+    return pod.metadata?.uid ?? '';
+  }
+
+  /** allowStaticPodStart: the full name is free (or ours) and no earlier live UID waits. */
+  function allowStart(uid: string, w: Worker): boolean {
+    if (!w.static) return true;
+    const holder = startedByFullName.get(w.fullName);
+    if (holder !== undefined) return holder === uid;
+    const queue = waitingByFullName.get(w.fullName) ?? [];
+    const live = queue.filter((u) => workers.get(u)?.state === 'waiting');
+    if (live.length > 0 && live[0] !== uid) {
+      waitingByFullName.set(w.fullName, live);
+      return false;
+    }
+    const rest = live.filter((u) => u !== uid);
+    if (rest.length > 0) waitingByFullName.set(w.fullName, rest);
+    else waitingByFullName.delete(w.fullName);
+    startedByFullName.set(w.fullName, uid);
+    return true;
+  }
+
+  function tryStart(uid: string, w: Worker): void {
+    w.retry = undefined;
+    if (stopped || workers.get(uid) !== w || w.state !== 'waiting') return;
+    if (!allowStart(uid, w)) {
+      const delay = backOffMs + backOffMs * jitter * random();
+      log.info({ pod: w.fullName, podUID: uid, retryMs: Math.round(delay) }, 'pod start refused: another pod of this full name runs');
+      w.retry = clock.setTimeout(() => tryStart(uid, w), delay);
+      return;
+    }
+    w.started = true;
+    setState(w, 'syncing');
+    log.info({ pod: w.fullName, podUID: uid }, 'pod started');
+    options.onStarted?.(w.pod);
+  }
+
+  function create(pod: Pod): void {
+    const uid = uidOf(pod);
+    const existing = workers.get(uid);
+    if (existing !== undefined) {
+      existing.pod = pod;
+      if (existing.state === 'terminating' || existing.state === 'terminated' || existing.state === 'finished') {
+        if (!existing.restartRequested) log.info({ pod: existing.fullName, podUID: uid }, 'pod created again while stopping: restart requested');
+        existing.restartRequested = true;
+      }
+      return;
+    }
+    const w: Worker = {
+      pod,
+      fullName: getPodFullName(pod),
+      static: isStaticPod(pod),
+      state: 'waiting',
+      started: false,
+      gracePeriod: 0,
+      restartRequested: false,
+      retry: undefined,
+      termination: 0,
+    };
+    workers.set(uid, w);
+    if (w.static) waitingByFullName.set(w.fullName, [...(waitingByFullName.get(w.fullName) ?? []), uid]);
+    tryStart(uid, w);
+  }
+
+  function kill(pod: Pod, killOptions: KillOptions | undefined): void {
+    const uid = uidOf(pod);
+    const w = workers.get(uid);
+    if (w === undefined || w.state === 'terminated' || w.state === 'finished') return;
+    if (w.state === 'waiting') {
+      // Never started (cleanupUnstartedPod): nothing runs, nothing to stop.
+      clock.clearTimeout(w.retry);
+      w.retry = undefined;
+      setState(w, 'finished');
+      return;
+    }
+    const { gracePeriod, changed } = effectiveGracePeriod(w.gracePeriod, pod, killOptions?.gracePeriodOverride);
+    if (w.state === 'terminating' && !changed) return;
+    w.gracePeriod = gracePeriod;
+    if (w.state !== 'terminating') setState(w, 'terminating');
+    const termination = ++w.termination;
+    log.info({ pod: w.fullName, podUID: uid, gracePeriod, restarted: changed }, 'terminating pod');
+    void (async () => {
+      try {
+        await options.terminate(w.pod, gracePeriod);
+        if (w.termination !== termination || workers.get(uid) !== w) return;
+        await options.afterStopped?.(w.pod);
+      } catch (err) {
+        log.warn({ pod: w.fullName, podUID: uid, err }, 'pod termination step failed');
+      }
+      if (w.termination !== termination || workers.get(uid) !== w || w.state !== 'terminating') return;
+      setState(w, 'terminated');
+      log.info({ pod: w.fullName, podUID: uid }, 'pod terminated');
+      // SyncTerminatedPod has nothing to wait for here (no volumes, no cgroups).
+      finish(uid, w);
+    })();
+  }
+
+  function finish(uid: string, w: Worker): void {
+    if (startedByFullName.get(w.fullName) === uid) startedByFullName.delete(w.fullName);
+    setState(w, 'finished');
+  }
+
+  return {
+    updatePod(pod, kind, killOptions) {
+      if (stopped) return;
+      if (kind === 'kill') kill(pod, killOptions);
+      else if (kind === 'create') create(pod);
+      else {
+        const w = workers.get(uidOf(pod));
+        if (w === undefined) create(pod);
+        else w.pod = pod;
+      }
+    },
+    state: (uid) => workers.get(uid)?.state,
+    podOf: (uid) => workers.get(uid)?.pod,
+    isWaitingToStart: (uid) => workers.get(uid)?.state === 'waiting',
+    isSyncing: (uid) => workers.get(uid)?.state === 'syncing',
+    isPodTerminatingByFullName(podFullName) {
+      const uid = startedByFullName.get(podFullName);
+      return uid !== undefined && workers.get(uid)?.state === 'terminating';
+    },
+    startedPods() {
+      const out: Pod[] = [];
+      for (const w of workers.values()) if (w.started && w.state !== 'finished') out.push(w.pod);
+      return out;
+    },
+    syncKnownPods(desired) {
+      const restarted: Pod[] = [];
+      for (const [uid, w] of [...workers]) {
+        const wanted = desired.get(uid);
+        if (w.state === 'finished') {
+          // A pod that finished while still desired (it completed: Succeeded or Failed) keeps
+          // its worker, so that it is not started again; only a restart request starts it.
+          if (wanted !== undefined && !w.restartRequested) continue;
+          workers.delete(uid);
+          if (w.restartRequested && wanted !== undefined) {
+            log.info({ pod: w.fullName, podUID: uid }, 'restarting pod with the same UID');
+            create(wanted);
+            const again = workers.get(uid);
+            if (again !== undefined) options.onRestarted?.(again.pod);
+            restarted.push(wanted);
+          }
+          continue;
+        }
+        if (wanted === undefined && (w.state === 'syncing' || w.state === 'waiting')) kill(w.pod, undefined);
+      }
+      return { restarted };
+    },
+    counts(desired) {
+      const working = new Map<string, number>();
+      for (const [uid, w] of workers) {
+        if (w.state === 'waiting' || w.state === 'finished') continue;
+        const lifecycle = w.state === 'syncing' ? 'sync' : w.state;
+        const key = `${lifecycle}|${desired.has(uid) ? 'desired' : 'orphan'}|${w.static ? 'true' : ''}`;
+        working.set(key, (working.get(key) ?? 0) + 1);
+      }
+      return { working };
+    },
+    async stop() {
+      stopped = true;
+      for (const w of workers.values()) clock.clearTimeout(w.retry);
+    },
+  };
+}
