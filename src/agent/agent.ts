@@ -12,7 +12,7 @@ import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
 import { createNodeLease, type NodeLease } from '../node/node-lease.js';
-import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
+import { createNodeRegistration, type NodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
@@ -33,6 +33,7 @@ import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mir
 import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
+import type { AgentNodeOptions, AgentSharedParts } from './shared-parts.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -57,6 +58,10 @@ export interface AgentOptions {
    * timestamps and the shutdown bound. The real clock by default; a FakeClock in tests.
    */
   clock?: Clock;
+  /** Process-wide parts shared with other nodes (`kubelet-pods fleet`); see AgentSharedParts. */
+  shared?: AgentSharedParts;
+  /** This node's labels, taints and resources, and the spread of its loops (the fleet's templates). */
+  node?: AgentNodeOptions;
 }
 
 export interface Agent {
@@ -131,7 +136,7 @@ export function createAgent(options: AgentOptions): Agent {
   let fileSource: FileSource | undefined;
   let httpSource: HttpSource | undefined;
   if (config.staticPodPath) {
-    fileSource = createFileSource({
+    fileSource = (options.shared?.createFileSource ?? createFileSource)({
       path: config.staticPodPath,
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(FILE_SOURCE),
@@ -162,11 +167,10 @@ export function createAgent(options: AgentOptions): Agent {
   let apis: ApiClients | undefined;
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(config.kubeconfig);
-    apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+    apis = options.shared?.apis ?? createApiClients(loadKubeConfig(config.kubeconfig), createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
     });
+    const kubeConfig = apis.kubeConfig;
     if (config.events) {
       recorder = createEventRecorder({
         api: apis.events,
@@ -177,7 +181,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
     }
     apiSource = createApiserverSource({
-      kubeConfig,
+      ...(options.shared?.podListWatch ? { listWatch: options.shared.podListWatch(config.nodeName) } : { kubeConfig }),
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(API_SERVER_SOURCE),
       logger: sourceLogger(API_SERVER_SOURCE),
@@ -192,11 +196,12 @@ export function createAgent(options: AgentOptions): Agent {
       kubeletPort: () => bound.kubelet?.port ?? config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
+      ...nodeExtras(options),
       clock,
       logger,
     });
     nodeRegistration = registration;
-    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), clock, logger });
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), ...(options.node?.spread ? { spread: options.node.spread } : {}), clock, logger });
     statusWriter = createMirrorStatusWriter({
       podManager,
       statusProvider,
@@ -418,6 +423,25 @@ export function createAgent(options: AgentOptions): Agent {
     allSourcesReady: () => sourcesReady.allReady(),
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
+  };
+}
+
+function loadKubeConfig(path: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(path);
+  return kubeConfig;
+}
+
+/** The node registration options that come from the fleet's shared parts and templates. */
+function nodeExtras(options: AgentOptions): Partial<NodeRegistrationOptions> {
+  const node = options.node;
+  return {
+    ...(options.shared?.machine ? { machine: options.shared.machine } : {}),
+    ...(node?.labels ? { labels: { ...node.labels } } : {}),
+    ...(node?.taints ? { taints: node.taints } : {}),
+    ...(node?.capacity ? { capacity: node.capacity } : {}),
+    ...(node?.allocatable ? { allocatable: node.allocatable } : {}),
+    ...(node?.spread ? { spread: node.spread } : {}),
   };
 }
 

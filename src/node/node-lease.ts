@@ -5,7 +5,7 @@ import { kpError } from '../errors.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
+import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 
 /** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
@@ -28,6 +28,8 @@ export interface NodeLeaseOptions {
   renewIntervalMs?: number;
   /** First retry delay after a failure; doubles up to `renewIntervalMs`. 500 ms by default. */
   retryInitialMs?: number;
+  /** Keeps the renewals of many nodes in one process apart; none by default. */
+  spread?: LoopSpread;
   clock?: Clock;
   logger?: Logger;
 }
@@ -76,7 +78,7 @@ class NodeLeaseController implements NodeLease {
     this.#getNode = options.getNode;
     this.#durationSeconds = duration;
     this.#clock = options.clock ?? realClock;
-    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
+    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock, ...(options.spread ? { spread: options.spread } : {}) });
     this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
   }
 
