@@ -28,6 +28,7 @@ flags (each overrides the file):
   --kube-api-burst <n>           fleet-wide burst (default 1000)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
+  --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   -h, --help
 `;
 
@@ -44,6 +45,7 @@ const OPTIONS = {
   'kube-api-burst': { type: 'string' },
   'read-only-port': { type: 'string' },
   address: { type: 'string' },
+  shard: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -74,6 +76,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('kubeAPIBurst', v['kube-api-burst']),
     ...pick('readOnlyPort', v['read-only-port']),
     ...pick('address', v.address),
+    ...pick('shard', v.shard),
   };
 }
 

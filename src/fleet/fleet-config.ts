@@ -54,7 +54,10 @@ export interface FleetConfig {
   readonly readOnlyPort: number;
   readonly address: string;
   readonly templates: readonly NodeTemplate[];
+  /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
+  /** `--shard i/n`: this replica runs the nodes whose name hashes to i modulo n. */
+  readonly shard?: { readonly index: number; readonly count: number };
 }
 
 export const FLEET_DEFAULTS = Object.freeze({
@@ -80,11 +83,12 @@ export interface FleetFlags {
   readonly kubeAPIBurst?: string;
   readonly readOnlyPort?: string;
   readonly address?: string;
+  readonly shard?: string;
 }
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates', 'shard']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
 const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_NODES = 100_000;
@@ -200,6 +204,13 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
       });
     }
   });
+  const shardText = flags.shard ?? doc['shard'];
+  let shard: { index: number; count: number } | undefined;
+  if (shardText !== undefined) {
+    const m = typeof shardText === 'string' ? /^(\d+)\/(\d+)$/.exec(shardText) : null;
+    if (m === null || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) problems.push([flags.shard !== undefined ? '--shard' : 'shard', `must be i/n with 0 <= i < n, got ${JSON.stringify(shardText)}`]);
+    else shard = { index: Number(m[1]), count: Number(m[2]) };
+  }
   if (nodes.length > MAX_NODES) problems.push(['templates', `${nodes.length} nodes; at most ${MAX_NODES}`]);
   if (kubeconfig === undefined && nodeKubeconfigDir === undefined) problems.push(['kubeconfig', 'one of kubeconfig (one credential) or nodeKubeconfigDir (one per node) is needed']);
 
@@ -214,7 +225,8 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...config,
     address: address as string,
     templates,
-    nodes,
+    nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
+    ...(shard !== undefined ? { shard } : {}),
   });
 }
 
@@ -273,6 +285,16 @@ function parseTemplate(
     ...(perNodeManifestDir ? { perNodeManifestDir } : {}),
     ...(typeof url === 'string' ? { manifestURL: url } : {}),
   };
+}
+
+/** The static shard of a node: FNV-1a of its name modulo `count` (stable across versions and replicas). */
+export function shardOf(nodeName: string, count: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < nodeName.length; i++) {
+    h ^= nodeName.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % count;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

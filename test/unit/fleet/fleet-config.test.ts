@@ -51,5 +51,13 @@ describe('fleet configuration', () => {
   ];
   for (const c of cases) it(`refuses ${c.desc}, naming the field`, () => refused(c.raw, c.field));
 
+  it('--shard i/n splits the nodes between n replicas, each node in exactly one', () => {
+    const shards = [0, 1, 2].map((i) => resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 's-{i}', count: 300 }] }, { shard: `${i}/3` }).nodes.map((n) => n.name));
+    assert.equal(shards.flat().length, 300);
+    assert.equal(new Set(shards.flat()).size, 300);
+    for (const s of shards) assert.ok(s.length > 70 && s.length < 130, `uneven shard: ${s.length}`);
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }] }, /--shard: must be i\/n/, { shard: '3/3' });
+  });
+
   it('refuses an invalid --node-name-prefix, naming the flag', () => refused({}, /--node-name-prefix: "Sim-0"/, { nodes: '2', nodeNamePrefix: 'Sim-', kubeconfig: '/k' }));
 });
