@@ -189,7 +189,7 @@ export function createAgent(options: AgentOptions): Agent {
     });
     const registration = createNodeRegistration({
       nodeName: config.nodeName,
-      api: apis.core,
+      api: options.shared?.nodeApi ?? apis.core,
       internalIP: config.nodeIP,
       maxPods: config.maxPods,
       // The port the kubelet endpoint listens on; the configured one when it is off.

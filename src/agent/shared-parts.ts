@@ -1,6 +1,7 @@
 import type { V1Taint } from '@kubernetes/client-node';
 import type { ApiClients } from '../kube/api-clients.js';
 import type { MachineInfo } from '../node/machine-info.js';
+import type { NodeApi } from '../node/node-registration.js';
 import type { LoopSpread } from '../node/periodic-loop.js';
 import type { PodListWatch } from '../sources/apiserver-source.js';
 import type { FileSource, FileSourceOptions } from '../sources/file-source.js';
@@ -22,6 +23,11 @@ export interface AgentSharedParts {
   readonly podListWatch?: (nodeName: string) => PodListWatch;
   /** Makes the `file` source (several directories, one watch per directory for the process). */
   readonly createFileSource?: (options: FileSourceOptions) => FileSource;
+  /**
+   * The Node calls of node registration: the fleet answers its reads from one watch of the
+   * fleet's Nodes instead of a GET per node every 10 s (src/fleet/node-cache.ts).
+   */
+  readonly nodeApi?: NodeApi;
   /** The machine every node reports as capacity and nodeInfo, read once for the process. */
   readonly machine?: MachineInfo;
 }

@@ -16,6 +16,7 @@ import { createFileWatchHub } from './file-watch-hub.js';
 import type { FleetConfig, FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
+import { createNodeCache, type NodeCache } from './node-cache.js';
 import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
 import { shareStatusProvider } from './shared-status.js';
 import { nodeLoopSpread } from './spread.js';
@@ -75,6 +76,11 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       logger: childLogger(logger, { component: 'pod-fan-out' }),
     });
   }
+  let nodeCache: NodeCache | undefined;
+  if (fleetApis !== undefined) {
+    const names = new Set(config.nodes.map((n) => n.name));
+    nodeCache = createNodeCache({ kubeConfig: fleetApis.kubeConfig, clock, logger: childLogger(logger, { component: 'node-cache' }), isFleetNode: (name) => names.has(name) });
+  }
   const watchHub = createFileWatchHub();
   const machine = readMachineInfo();
   const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
@@ -96,8 +102,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     });
     fanOut?.addNode(node.name);
     const dirs = node.manifestDirs;
+    const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
     const shared: AgentSharedParts = {
-      apis: config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!,
+      apis,
+      ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
       ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath }),
       machine,
@@ -144,12 +152,13 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     async start() {
       if (server !== undefined) bound = await server.listen();
       fanOut?.start();
+      nodeCache?.start();
       for (const agent of agents.values()) await agent.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },
     async stop() {
       await Promise.allSettled([...agents.values()].map((a) => a.stop()));
-      await fanOut?.stop();
+      await Promise.all([fanOut?.stop(), nodeCache?.stop()]);
       statuses.provider.stop?.();
       await server?.close();
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
