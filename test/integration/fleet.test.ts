@@ -1,6 +1,8 @@
 // `kubelet-pods fleet` on the real control plane: many nodes with their static pods from one
 // process, in both identity modes (docs/fleet.md), a bad per-node manifest, a `{node}` URL
 // answering 404. Fleet sizes stay small (the machine is shared); the benchmark goes further.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -28,6 +30,7 @@ after(async () => {
 });
 
 const MIRROR = 'kubernetes.io/config.mirror';
+const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 
 async function mirrorsOf(prefix: string): Promise<V1Pod[]> {
   const list = await cp.adminApi.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=' });
@@ -132,5 +135,31 @@ describe('kubelet-pods fleet on a real control plane', () => {
     const mirror = await cp.adminApi.readNamespacedPod({ namespace: ns, name: 'web-fpn-2' });
     assert.ok(mirror.metadata?.uid);
     assert.deepEqual((await mirrorsOf('fpn-')).map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort(), before);
+  });
+
+  it('the command: `kubelet-pods fleet --nodes 3 --node-name-prefix …` runs, SIGTERM leaves the mirrors; a bad template is refused naming the field', async () => {
+    const ns = cp.namespace;
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-cli-'));
+    await writeFile(join(dir, 'p.yaml'), manifest('cli', ns));
+    const kubeconfig = await issueFleetToken({ adminKubeconfig: cp.cluster.adminKubeconfig, out: join(dir, 'fleet.kubeconfig') });
+    const child = spawn(process.execPath, [CLI, 'fleet', '--nodes', '3', '--node-name-prefix', 'fcli-', '--kubeconfig', kubeconfig, '--pod-manifest-path', dir, '--read-only-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await waitFor(async () => (await mirrorsOf('fcli-')).filter((p) => p.status?.phase === 'Running').length === 3, 'three Running mirrors from the command', { timeoutMs: 60_000, intervalMs: 250 });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, log);
+    assert.equal((await mirrorsOf('fcli-')).length, 3, 'mirrors left in place');
+    const token = JSON.parse(await (await import('node:fs/promises')).readFile(kubeconfig, 'utf8')).users[0].user.token as string;
+    assert.ok(!log.includes(token), 'no token in the log');
+
+    await writeFile(join(dir, 'fleet.yaml'), `kubeconfig: fleet.kubeconfig\ntemplates:\n  - name: "a-{i}"\n    count: 3\n  - name: "a-1"\n`);
+    const bad = spawnSync(process.execPath, [CLI, 'fleet', '--config', join(dir, 'fleet.yaml')], { encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /templates\[1\]\.name: node "a-1" is also named by templates\[0\]\.name/);
   });
 });
