@@ -17,6 +17,14 @@ const original = https.request.bind(https) as (...args: unknown[]) => ClientRequ
   return original(...args);
 };
 
+// New TLS connections (each costs a handshake): a keep-alive pool should make none at idle.
+let connections = 0;
+const createConnection = https.Agent.prototype.createConnection;
+https.Agent.prototype.createConnection = function (this: https.Agent, ...args: Parameters<typeof createConnection>) {
+  connections++;
+  return createConnection.apply(this, args);
+} as typeof createConnection;
+
 const config = resolveFleetConfig(
   { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir }] },
   {},
@@ -33,6 +41,7 @@ const ops: Record<string, () => Promise<unknown> | unknown> = {
   },
   cpu: () => process.cpuUsage(),
   requests: () => requests,
+  connections: () => connections,
   stop: async () => {
     await fleet.stop();
     setImmediate(() => process.exit(0));

@@ -33,6 +33,8 @@ export interface FleetBenchResult {
   idleCpuPercent: number;
   idleRequestsPerSecond: number;
   idleRequestsPerSecondPerNode: number;
+  /** TLS connections opened during the idle window (0 when keep-alive holds). */
+  idleNewConnections: number;
   leaseRenewals: number;
   leaseLatenessMaxMs: number;
   leaseLatenessP99Ms: number;
@@ -89,7 +91,7 @@ export async function runFleetBench(cluster: LocalCluster, nodes: number, idleWi
 
   const t0 = performance.now();
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
-  const child = fork(script, [JSON.stringify({ kubeconfig, manifestDir: manifests, nodes, prefix: PREFIX })], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, [JSON.stringify({ kubeconfig, manifestDir: manifests, nodes, prefix: PREFIX })], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const fleet = new FleetChild(child);
   try {
     await fleet.call('started');
@@ -117,10 +119,12 @@ export async function runFleetBench(cluster: LocalCluster, nodes: number, idleWi
     const idleFrom = performance.now();
     const cpu0 = await fleet.call<{ user: number; system: number }>('cpu');
     const req0 = await fleet.call<number>('requests');
+    const conn0 = await fleet.call<number>('connections');
     const w0 = performance.now();
     await delay(idleWindowMs);
     const cpu1 = await fleet.call<{ user: number; system: number }>('cpu');
     const req1 = await fleet.call<number>('requests');
+    const conn1 = await fleet.call<number>('connections');
     const wall = performance.now() - w0;
     const cpuPercent = ((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000 / wall) * 100;
     const rps = ((req1 - req0) / wall) * 1000;
@@ -147,14 +151,19 @@ export async function runFleetBench(cluster: LocalCluster, nodes: number, idleWi
       idleCpuPercent: round(cpuPercent),
       idleRequestsPerSecond: round(rps),
       idleRequestsPerSecondPerNode: round(rps / nodes),
+      idleNewConnections: conn1 - conn0,
       leaseRenewals: lateness.length,
       leaseLatenessMaxMs: round(lateness.at(-1) ?? 0),
       leaseLatenessP99Ms: round(quantile(lateness, 0.99)),
     };
   } finally {
     leaseWatch.abort();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     await fleet.call('stop').catch(() => undefined);
-    child.kill('SIGKILL');
+    // A normal exit writes --cpu-prof profiles; SIGKILL only if it hangs.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
   }
 }
 
@@ -162,8 +171,8 @@ export function fleetTable(r: FleetBenchResult): string {
   const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   const kib = (b: number): string => `${(b / 1024).toFixed(0)} KiB`;
   return [
-    '| nodes × static pods | all Nodes Ready | all mirrors Running | RSS (per node) | heap used (per node) | heap total | idle CPU | idle API req/s (per node) | Lease renewals seen | Lease lateness p99 / max |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${r.nodes.toLocaleString('en-US')} × ${r.podsPerNode} | ${(r.readyMs / 1000).toFixed(1)} s | ${(r.runningMs / 1000).toFixed(1)} s | ${mib(r.rssBytes)} (${kib(r.rssBytesPerNode)}) | ${mib(r.heapUsedBytes)} (${kib(r.heapUsedBytesPerNode)}) | ${mib(r.heapTotalBytes)} | ${r.idleCpuPercent} % | ${r.idleRequestsPerSecond} (${r.idleRequestsPerSecondPerNode}) | ${r.leaseRenewals} | ${r.leaseLatenessP99Ms} / ${r.leaseLatenessMaxMs} ms |`,
+    '| nodes × static pods | all Nodes Ready | all mirrors Running | RSS (per node) | heap used (per node) | heap total | idle CPU | idle API req/s (per node) | new connections while idle | Lease renewals seen | Lease lateness p99 / max |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${r.nodes.toLocaleString('en-US')} × ${r.podsPerNode} | ${(r.readyMs / 1000).toFixed(1)} s | ${(r.runningMs / 1000).toFixed(1)} s | ${mib(r.rssBytes)} (${kib(r.rssBytesPerNode)}) | ${mib(r.heapUsedBytes)} (${kib(r.heapUsedBytesPerNode)}) | ${mib(r.heapTotalBytes)} | ${r.idleCpuPercent} % | ${r.idleRequestsPerSecond} (${r.idleRequestsPerSecondPerNode}) | ${r.idleNewConnections} | ${r.leaseRenewals} | ${r.leaseLatenessP99Ms} / ${r.leaseLatenessMaxMs} ms |`,
   ].join('\n');
 }
