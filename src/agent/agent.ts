@@ -11,7 +11,7 @@ import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
-import { createNodeLease, type NodeLease } from '../node/node-lease.js';
+import { createNodeLease, type NodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
@@ -201,7 +201,7 @@ export function createAgent(options: AgentOptions): Agent {
       logger,
     });
     nodeRegistration = registration;
-    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), ...(options.node?.spread ? { spread: options.node.spread } : {}), clock, logger });
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), ...leaseExtras(options), clock, logger });
     statusWriter = createMirrorStatusWriter({
       podManager,
       statusProvider,
@@ -430,6 +430,16 @@ function loadKubeConfig(path: string): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(path);
   return kubeConfig;
+}
+
+/** The node lease options that come from the fleet's templates and sharding. */
+function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
+  const node = options.node;
+  return {
+    ...(node?.spread ? { spread: node.spread } : {}),
+    ...(node?.leaseHolder !== undefined ? { holderIdentity: node.leaseHolder } : {}),
+    ...(node?.onLeaseLost ? { onLost: node.onLeaseLost } : {}),
+  };
 }
 
 /** The node registration options that come from the fleet's shared parts and templates. */

@@ -41,4 +41,11 @@ export interface AgentNodeOptions {
   readonly allocatable?: Readonly<Record<string, string>>;
   /** Spreads the Lease renewals and Node status updates of many nodes. */
   readonly spread?: LoopSpread;
+  /**
+   * The Lease's holder when replicas share nodes by Lease (the replica's identity); the node
+   * name by default. With it, a Lease another holder renewed is never written and
+   * `onLeaseLost` is told (the fleet then stops this node's agent).
+   */
+  readonly leaseHolder?: string;
+  readonly onLeaseLost?: (holder: string) => void;
 }

@@ -29,6 +29,8 @@ flags (each overrides the file):
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
+  --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
+                                 this replica holds, take over expired ones
   -h, --help
 `;
 
@@ -46,6 +48,7 @@ const OPTIONS = {
   'read-only-port': { type: 'string' },
   address: { type: 'string' },
   shard: { type: 'string' },
+  'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -77,6 +80,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('readOnlyPort', v['read-only-port']),
     ...pick('address', v.address),
     ...pick('shard', v.shard),
+    ...pick('shardByLease', v['shard-by-lease']),
   };
 }
 

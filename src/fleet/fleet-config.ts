@@ -58,6 +58,8 @@ export interface FleetConfig {
   readonly nodes: readonly FleetNode[];
   /** `--shard i/n`: this replica runs the nodes whose name hashes to i modulo n. */
   readonly shard?: { readonly index: number; readonly count: number };
+  /** Share the nodes with other replicas by Lease, as this identity (docs/fleet.md). */
+  readonly shardByLease?: string;
 }
 
 export const FLEET_DEFAULTS = Object.freeze({
@@ -84,11 +86,12 @@ export interface FleetFlags {
   readonly readOnlyPort?: string;
   readonly address?: string;
   readonly shard?: string;
+  readonly shardByLease?: string;
 }
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates', 'shard']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates', 'shard', 'shardByLease']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
 const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_NODES = 100_000;
@@ -211,6 +214,12 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     if (m === null || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) problems.push([flags.shard !== undefined ? '--shard' : 'shard', `must be i/n with 0 <= i < n, got ${JSON.stringify(shardText)}`]);
     else shard = { index: Number(m[1]), count: Number(m[2]) };
   }
+  const shardByLease = flags.shardByLease ?? doc['shardByLease'];
+  if (shardByLease !== undefined) {
+    if (typeof shardByLease !== 'string' || shardByLease === '') problems.push([flags.shardByLease !== undefined ? '--shard-by-lease' : 'shardByLease', 'must name this replica']);
+    if (shard !== undefined) problems.push(['shardByLease', 'cannot be combined with shard']);
+    if (kubeconfig === undefined) problems.push(['shardByLease', 'needs kubeconfig (the one credential)']);
+  }
   if (nodes.length > MAX_NODES) problems.push(['templates', `${nodes.length} nodes; at most ${MAX_NODES}`]);
   if (kubeconfig === undefined && nodeKubeconfigDir === undefined) problems.push(['kubeconfig', 'one of kubeconfig (one credential) or nodeKubeconfigDir (one per node) is needed']);
 
@@ -227,6 +236,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
     ...(shard !== undefined ? { shard } : {}),
+    ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
   });
 }
 

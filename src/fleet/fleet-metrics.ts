@@ -11,6 +11,8 @@ import { send } from '../server/server.js';
 export interface FleetMetrics {
   /** A new registry for `nodeName`, its series labelled with it. */
   registryFor(nodeName: string): Registry;
+  /** Forgets a node's registry (its agent stopped for good here). */
+  drop(registry: Registry): void;
   /** Series of the fleet itself (no node label). */
   readonly fleet: Registry;
   route(): Route;
@@ -26,6 +28,10 @@ export function createFleetMetrics(): FleetMetrics {
       registry.setDefaultLabels({ node: nodeName });
       registries.push(registry);
       return registry;
+    },
+    drop(registry) {
+      const i = registries.indexOf(registry);
+      if (i >= 0) registries.splice(i, 1);
     },
     route: () => ({
       path: '/metrics',

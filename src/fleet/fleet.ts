@@ -16,6 +16,7 @@ import { createFileWatchHub } from './file-watch-hub.js';
 import type { FleetConfig, FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
+import { createLeaseShards, type LeaseShards } from './lease-shards.js';
 import { createNodeCache, type NodeCache } from './node-cache.js';
 import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
 import { shareStatusProvider } from './shared-status.js';
@@ -39,6 +40,8 @@ export interface Fleet {
   stop(): Promise<void>;
   readonly nodes: readonly FleetNode[];
   agent(nodeName: string): Agent | undefined;
+  /** The nodes this process runs now (with --shard-by-lease, those whose Lease it holds). */
+  running(): string[];
   /** Where the fleet's read-only endpoint listens, once started. */
   address(): BoundAddress | undefined;
   readonly metrics: FleetMetrics;
@@ -89,7 +92,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
   const agents = new Map<string, Agent>();
-  for (const node of config.nodes) {
+  const byName = new Map(config.nodes.map((n) => [n.name, n]));
+  let shards: LeaseShards | undefined;
+  /** One node's agent: the agent of `run`, handed the shared parts. */
+  const makeAgent = (node: FleetNode): Agent => {
     const template = config.templates[node.template]!;
     const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
@@ -100,7 +106,6 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       staticPodURL: node.manifestURL,
       maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
     });
-    fanOut?.addNode(node.name);
     const dirs = node.manifestDirs;
     const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
     const shared: AgentSharedParts = {
@@ -110,13 +115,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath }),
       machine,
     };
-    agents.set(
-      node.name,
-      createAgent({
+    const registry = metrics.registryFor(node.name);
+    const agent = createAgent({
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
         clock,
-        registry: metrics.registryFor(node.name),
+        registry,
         statusProvider: statuses.forNode(node.name),
         listenPorts: {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
@@ -127,10 +131,37 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
           ...(template.capacity ? { capacity: template.capacity } : {}),
           ...(template.allocatable ? { allocatable: template.allocatable } : {}),
           spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS),
+          ...(config.shardByLease !== undefined
+            ? {
+                leaseHolder: config.shardByLease,
+                // Another replica holds the Lease: stop writing this node at once, try again later.
+                onLeaseLost: () => {
+                  if (agents.get(node.name) !== agent) return;
+                  agents.delete(node.name);
+                  metrics.drop(registry);
+                  void agent.stop().then(() => shards?.release(node.name));
+                },
+              }
+            : {}),
         },
-      }),
-    );
-  }
+      });
+    return agent;
+  };
+  for (const node of config.nodes) fanOut?.addNode(node.name);
+  if (config.shardByLease === undefined) for (const node of config.nodes) agents.set(node.name, makeAgent(node));
+  else
+    shards = createLeaseShards({
+      identity: config.shardByLease,
+      nodes: config.nodes.map((n) => n.name),
+      api: fleetApis!.coordination,
+      clock,
+      logger,
+      onAcquired: (name) => {
+        const agent = makeAgent(byName.get(name)!);
+        agents.set(name, agent);
+        void agent.start();
+      },
+    });
 
   const port = options.readOnlyPort ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
   const server: AgentServer | undefined =
@@ -148,15 +179,18 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     nodes: config.nodes,
     metrics,
     agent: (name) => agents.get(name),
+    running: () => [...agents.keys()],
     address: () => bound,
     async start() {
       if (server !== undefined) bound = await server.listen();
       fanOut?.start();
       nodeCache?.start();
       for (const agent of agents.values()) await agent.start();
+      shards?.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },
     async stop() {
+      await shards?.stop();
       await Promise.allSettled([...agents.values()].map((a) => a.stop()));
       await Promise.all([fanOut?.stop(), nodeCache?.stop()]);
       statuses.provider.stop?.();

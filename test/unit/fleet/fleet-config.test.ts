@@ -59,5 +59,11 @@ describe('fleet configuration', () => {
     refused({ kubeconfig: '/k', templates: [{ name: 'x' }] }, /--shard: must be i\/n/, { shard: '3/3' });
   });
 
+  it('--shard-by-lease names the replica; it needs the one credential and excludes --shard', () => {
+    assert.equal(resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 'x' }] }, { shardByLease: 'r0' }).shardByLease, 'r0');
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }] }, /shardByLease: cannot be combined with shard/, { shardByLease: 'r0', shard: '0/2' });
+    refused({ nodeKubeconfigDir: '/d', templates: [{ name: 'x' }] }, /shardByLease: needs kubeconfig/, { shardByLease: 'r0' });
+  });
+
   it('refuses an invalid --node-name-prefix, naming the flag', () => refused({}, /--node-name-prefix: "Sim-0"/, { nodes: '2', nodeNamePrefix: 'Sim-', kubeconfig: '/k' }));
 });
