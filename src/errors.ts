@@ -82,6 +82,8 @@ const templates = {
   KP_ERR_SERVER_NO_API: (needs: readonly string[]) =>
     `the kubelet port stays closed: ${needs.join(' and ')} need an API server, and the agent runs without --kubeconfig (set authorization.mode AlwaysAllow and authentication.webhook.enabled false, or turn the port off with --port 0)`,
   KP_ERR_SERVER_TLS: (what: string, reason: string) => `cannot set up TLS for the kubelet port: ${what}: ${reason}`,
+  // --- fleet ---
+  KP_ERR_FLEET_CONFIG: (where: string, field: string, reason: string) => `invalid fleet configuration ${where}: ${field}: ${reason}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

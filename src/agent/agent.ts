@@ -12,8 +12,8 @@ import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
 import { goArch } from '../node/machine-info.js';
-import { createNodeLease, type NodeLease } from '../node/node-lease.js';
-import { createNodeRegistration, type NodeRegistration } from '../node/node-registration.js';
+import { createNodeLease, type NodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
+import { createNodeRegistration, type NodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
@@ -39,6 +39,7 @@ import type { Pod } from '../pod/types.js';
 
 /** How long a terminated pod waits for its final status write before it counts as terminated. */
 const FINAL_STATUS_BOUND_MS = 10_000;
+import type { AgentNodeOptions, AgentSharedParts } from './shared-parts.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -63,6 +64,10 @@ export interface AgentOptions {
    * timestamps and the shutdown bound. The real clock by default; a FakeClock in tests.
    */
   clock?: Clock;
+  /** Process-wide parts shared with other nodes (`kubelet-pods fleet`); see AgentSharedParts. */
+  shared?: AgentSharedParts;
+  /** This node's labels, taints and resources, and the spread of its loops (the fleet's templates). */
+  node?: AgentNodeOptions;
 }
 
 export interface Agent {
@@ -189,7 +194,7 @@ export function createAgent(options: AgentOptions): Agent {
   let fileSource: FileSource | undefined;
   let httpSource: HttpSource | undefined;
   if (config.staticPodPath) {
-    fileSource = createFileSource({
+    fileSource = (options.shared?.createFileSource ?? createFileSource)({
       path: config.staticPodPath,
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(FILE_SOURCE),
@@ -218,11 +223,10 @@ export function createAgent(options: AgentOptions): Agent {
   let apis: ApiClients | undefined;
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(config.kubeconfig);
-    apis = createApiClients(kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+    apis = options.shared?.apis ?? createApiClients(loadKubeConfig(config.kubeconfig), createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
     });
+    const kubeConfig = apis.kubeConfig;
     if (config.events) {
       recorder = createEventRecorder({
         api: apis.events,
@@ -233,7 +237,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
     }
     apiSource = createApiserverSource({
-      kubeConfig,
+      ...(options.shared?.podListWatch ? { listWatch: options.shared.podListWatch(config.nodeName) } : { kubeConfig }),
       nodeName: config.nodeName,
       onUpdate: podConfig.channel(API_SERVER_SOURCE),
       logger: sourceLogger(API_SERVER_SOURCE),
@@ -241,18 +245,19 @@ export function createAgent(options: AgentOptions): Agent {
     });
     const registration = createNodeRegistration({
       nodeName: config.nodeName,
-      api: apis.core,
+      api: options.shared?.nodeApi ?? apis.core,
       internalIP: config.nodeIP,
       maxPods: config.maxPods,
       // The port the kubelet endpoint listens on; the configured one when it is off.
       kubeletPort: () => bound.kubelet?.port ?? config.port,
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
+      ...nodeExtras(options),
       clock,
       logger,
     });
     nodeRegistration = registration;
-    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), clock, logger });
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), ...leaseExtras(options), clock, logger });
     statusWriter = createMirrorStatusWriter({
       podManager,
       statusProvider,
@@ -599,6 +604,35 @@ function publishedPods(
       const pod = podManager.getPodByUID(uid) ?? workers.podOf(uid);
       return pod !== undefined && publishable(pod) ? pod : undefined;
     },
+  };
+}
+
+function loadKubeConfig(path: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(path);
+  return kubeConfig;
+}
+
+/** The node lease options that come from the fleet's templates and sharding. */
+function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
+  const node = options.node;
+  return {
+    ...(node?.spread ? { spread: node.spread } : {}),
+    ...(node?.leaseHolder !== undefined ? { holderIdentity: node.leaseHolder } : {}),
+    ...(node?.onLeaseLost ? { onLost: node.onLeaseLost } : {}),
+  };
+}
+
+/** The node registration options that come from the fleet's shared parts and templates. */
+function nodeExtras(options: AgentOptions): Partial<NodeRegistrationOptions> {
+  const node = options.node;
+  return {
+    ...(options.shared?.machine ? { machine: options.shared.machine } : {}),
+    ...(node?.labels ? { labels: { ...node.labels } } : {}),
+    ...(node?.taints ? { taints: node.taints } : {}),
+    ...(node?.capacity ? { capacity: node.capacity } : {}),
+    ...(node?.allocatable ? { allocatable: node.allocatable } : {}),
+    ...(node?.spread ? { spread: node.spread } : {}),
   };
 }
 

@@ -25,6 +25,10 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = Object.freeze({
     summary: 'run the node agent: static pods from files and URLs, mirror pods in the API server',
     load: () => import('./run-command.js'),
   },
+  fleet: {
+    summary: 'run many simulated nodes with their static pods from one process (docs/fleet.md)',
+    load: () => import('./fleet-command.js'),
+  },
   demo: {
     summary: 'start a local control plane and the agent on examples/, with a live view (npm start)',
     load: () => import('./demo-command.js'),

@@ -5,6 +5,7 @@
 import { kpError } from '../errors.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
 import { flagNames, parseCommandOptions } from './command-options.js';
+import { issueFleetToken } from '../fleet/fleet-identity.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
@@ -21,6 +22,11 @@ minutes. Its log goes to <dir>/control-plane.log.
 options:
   --dir <dir>            state directory (required)
   --nodes <a,b,...>      node identities to create credentials for (default node-1)
+  --node-count <N>       instead: N node identities <prefix>0 … <prefix>N-1, for a fleet
+                         (kubelet-pods fleet --node-kubeconfig-dir <dir>)
+  --node-name-prefix <p> with --node-count (default sim-)
+  --fleet-token <file>   also create the fleet's ClusterRole (deploy/fleet/cluster-role.yaml),
+                         a ServiceAccount bound to it, and write a kubeconfig with its token
   --keep-data            keep etcd data in <dir>/etcd for the next start
   --secure-port <port>   kube-apiserver port (default: a free one)
   --etcd-port <port>     etcd client port (default: a free one)
@@ -41,6 +47,9 @@ function parsePort(flag: string, value: string | undefined): number | undefined 
 const OPTIONS = {
   dir: { type: 'string' },
   nodes: { type: 'string', default: 'node-1' },
+  'node-count': { type: 'string' },
+  'node-name-prefix': { type: 'string', default: 'sim-' },
+  'fleet-token': { type: 'string' },
   'keep-data': { type: 'boolean', default: false },
   'secure-port': { type: 'string' },
   'etcd-port': { type: 'string' },
@@ -61,7 +70,12 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (values.dir === undefined || values.dir === '') throw kpError('KP_ERR_CLI_USAGE', ['--dir is required']);
-  const nodes = values.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  let nodes = values.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  if (values['node-count'] !== undefined) {
+    const count = Number(values['node-count']);
+    if (!Number.isInteger(count) || count < 1 || count > 100_000) throw kpError('KP_ERR_CLI_USAGE', [`--node-count must be an integer from 1 to 100000, got ${JSON.stringify(values['node-count'])}`]);
+    nodes = Array.from({ length: count }, (_, i) => `${values['node-name-prefix']}${i}`);
+  }
   if (nodes.length === 0) throw kpError('KP_ERR_CLI_USAGE', ['--nodes must name at least one node']);
 
   const cluster = await startLocalCluster({
@@ -74,11 +88,14 @@ export async function run(args: string[]): Promise<number> {
       ? { extraAddresses: values['extra-address'].split(',').map((a) => a.trim()).filter((a) => a !== '') }
       : {}),
   });
+  const fleetKubeconfig =
+    values['fleet-token'] !== undefined ? await issueFleetToken({ adminKubeconfig: cluster.adminKubeconfig, out: values['fleet-token'] }) : undefined;
   process.stdout.write(
     `${JSON.stringify({
       server: cluster.server,
       adminKubeconfig: cluster.adminKubeconfig,
       nodeKubeconfigs: cluster.nodeKubeconfigs,
+      ...(fleetKubeconfig !== undefined ? { fleetKubeconfig } : {}),
     })}\n`,
   );
 

@@ -33,6 +33,37 @@ export interface ApiClients {
 export interface ApiClientsOptions {
   /** The event client's own limiter (see `ApiClients.events`). */
   eventLimiter?: RateLimiter;
+  /**
+   * Where the keep-alive connection agent comes from: many clients of one process (the
+   * fleet's nodes, each with its own credentials) share one pool. Each client makes its own
+   * by default.
+   */
+  pool?: ConnectionPool;
+}
+
+/** Hands out one keep-alive https.Agent per distinct TLS identity (CA, client certificate). */
+export interface ConnectionPool {
+  agentFor(options: HttpsAgentOptions): HttpsAgent;
+}
+
+/**
+ * A pool for many API clients: clients with the same CA and client certificate (bearer tokens
+ * travel in headers, so all token clients of one cluster) share one agent and its sockets.
+ */
+export function createConnectionPool(maxSockets = MAX_SOCKETS): ConnectionPool {
+  const agents = new Map<string, HttpsAgent>();
+  const text = (v: unknown): string => (v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('base64') : Array.isArray(v) ? v.map(text).join(',') : String(v));
+  return {
+    agentFor(options) {
+      const key = [options.ca, options.cert, options.key, options.pfx].map(text).join('|');
+      let agent = agents.get(key);
+      if (agent === undefined) {
+        agent = keepAliveAgent(options, maxSockets);
+        agents.set(key, agent);
+      }
+      return agent;
+    },
+  };
 }
 
 /** Connections kept open to the API server; enough for the mirror sync's concurrency. */
@@ -64,7 +95,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
             const agent = context.getAgent();
             // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
             if (agent?.constructor === HttpsAgent) {
-              shared ??= keepAliveAgent((agent as HttpsAgent).options);
+              shared ??= options.pool?.agentFor((agent as HttpsAgent).options) ?? keepAliveAgent((agent as HttpsAgent).options);
               context.setAgent(shared);
             }
             return context;
@@ -123,12 +154,12 @@ function staticCredentials(kubeConfig: KubeConfig, server: string): SecurityAuth
   };
 }
 
-function keepAliveAgent(options: HttpsAgentOptions): HttpsAgent {
+function keepAliveAgent(options: HttpsAgentOptions, maxSockets = MAX_SOCKETS): HttpsAgent {
   const { ca, cert, key, pfx, passphrase } = options;
   return new HttpsAgent({
     ...options,
     keepAlive: true,
-    maxSockets: MAX_SOCKETS,
+    maxSockets,
     // Parsed once; without it every new connection parses the CA bundle again.
     secureContext: createSecureContext({ ca, cert, key, pfx, passphrase }),
   });

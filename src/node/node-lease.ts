@@ -5,7 +5,7 @@ import { kpError } from '../errors.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
+import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
 
 /** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
@@ -28,6 +28,15 @@ export interface NodeLeaseOptions {
   renewIntervalMs?: number;
   /** First retry delay after a failure; doubles up to `renewIntervalMs`. 500 ms by default. */
   retryInitialMs?: number;
+  /** Keeps the renewals of many nodes in one process apart; none by default. */
+  spread?: LoopSpread;
+  /**
+   * Who holds the Lease: the node name by default, as the kubelet. A fleet replica sharing the
+   * nodes with others by Lease gives its own identity (src/fleet/lease-shards.ts); then a Lease
+   * that another holder renewed within its duration is never written, and `onLost` is told.
+   */
+  holderIdentity?: string;
+  onLost?: (holder: string) => void;
   clock?: Clock;
   logger?: Logger;
 }
@@ -46,6 +55,13 @@ export interface NodeLease {
   syncNow(): Promise<boolean>;
 }
 
+/** True when the Lease was not renewed within its duration (anyone may take it). */
+export function leaseExpired(lease: V1Lease, now: Date): boolean {
+  const renew = lease.spec?.renewTime ?? lease.spec?.acquireTime;
+  if (renew === undefined) return true;
+  return new Date(renew).getTime() + (lease.spec?.leaseDurationSeconds ?? 40) * 1000 < now.getTime();
+}
+
 export function createNodeLease(options: NodeLeaseOptions): NodeLease {
   return new NodeLeaseController(options);
 }
@@ -58,6 +74,8 @@ class NodeLeaseController implements NodeLease {
   readonly #loop: PeriodicLoop;
   readonly #clock: Clock;
   readonly #log: Logger;
+  readonly #holder: string;
+  readonly #onLost: ((holder: string) => void) | undefined;
 
   // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict means
   // someone else wrote in between, and the next attempt reads it fresh.
@@ -75,8 +93,10 @@ class NodeLeaseController implements NodeLease {
     this.#api = options.api;
     this.#getNode = options.getNode;
     this.#durationSeconds = duration;
+    this.#holder = options.holderIdentity ?? options.nodeName;
+    this.#onLost = options.holderIdentity !== undefined ? options.onLost ?? (() => undefined) : undefined;
     this.#clock = options.clock ?? realClock;
-    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
+    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock, ...(options.spread ? { spread: options.spread } : {}) });
     this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
   }
 
@@ -106,6 +126,11 @@ class NodeLeaseController implements NodeLease {
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
+        const holder = base?.spec?.holderIdentity;
+        if (this.#onLost !== undefined && base !== undefined && holder !== undefined && holder !== this.#holder && !leaseExpired(base, this.#clock.now())) {
+          this.#onLost(holder);
+          return false;
+        }
       }
       this.#lease = base === undefined ? await this.#create(owner) : await this.#renew(base, owner);
       return true;
@@ -129,7 +154,7 @@ class NodeLeaseController implements NodeLease {
           ...(owner ? { ownerReferences: [owner] } : {}),
         },
         spec: {
-          holderIdentity: this.#name,
+          holderIdentity: this.#holder,
           leaseDurationSeconds: this.#durationSeconds,
           // No acquireTime: a node lease has one holder for its whole life, and the kubelet
           // leaves the field unset.
@@ -155,7 +180,7 @@ class NodeLeaseController implements NodeLease {
         metadata,
         spec: {
           ...spec,
-          holderIdentity: this.#name,
+          holderIdentity: this.#holder,
           leaseDurationSeconds: this.#durationSeconds,
           // Other fields of the spec are kept; an acquireTime someone else set is re-sent in
           // the microsecond form the API server expects.

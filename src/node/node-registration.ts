@@ -1,4 +1,4 @@
-import type { CoreV1Api, V1Node, V1NodeCondition } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
@@ -7,7 +7,7 @@ import { logApiFailure } from '../kube/log-api-failure.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
-import { createPeriodicLoop, type PeriodicLoop } from './periodic-loop.js';
+import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
 export type NodeApi = Pick<CoreV1Api, 'readNode' | 'createNode' | 'patchNodeStatus'>;
@@ -20,6 +20,17 @@ export interface NodeRegistrationOptions {
   api: NodeApi;
   /** Extra labels for the Node at creation; the standard hostname/os/arch labels are always set. */
   labels?: Record<string, string>;
+  /** Taints of the Node at creation (the kubelet's `registerWithTaints`); none by default. */
+  taints?: readonly V1Taint[];
+  /**
+   * Resources that replace the machine's in the Node's capacity (`cpu`, `memory`, …) and, when
+   * `allocatable` is absent, in its allocatable. `pods` comes from `maxPods` unless named here.
+   */
+  capacity?: Readonly<Record<string, string>>;
+  /** The Node's allocatable; the capacity by default (no reservations). */
+  allocatable?: Readonly<Record<string, string>>;
+  /** Keeps the status loops of many nodes in one process apart; none by default. */
+  spread?: LoopSpread;
   /** The node's InternalIP; none by default. */
   internalIP?: string;
   /** Hostname address; `nodeName` by default. */
@@ -134,7 +145,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#reportMs = report;
     this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? realClock;
-    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock });
+    this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: period, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock, ...(options.spread ? { spread: options.spread } : {}) });
     this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
   }
 
@@ -273,7 +284,7 @@ class NodeRegistrationLoop implements NodeRegistration {
           'beta.kubernetes.io/arch': arch,
         },
       },
-      spec: {},
+      spec: this.#options.taints !== undefined && this.#options.taints.length > 0 ? { taints: [...this.#options.taints] } : {},
       // The conditions come with the first status write, right after the create.
       status: (({ conditions: _conditions, ...rest }) => rest)(this.#status(this.#clock.now(), undefined)),
     };
@@ -291,7 +302,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now)),
       addresses: this.#addresses(),
       capacity: this.#resources(),
-      allocatable: this.#resources(),
+      allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources(),
       daemonEndpoints: { kubeletEndpoint: { Port: this.#kubeletPort() } },
       nodeInfo: this.#nodeInfo(),
     };
@@ -308,7 +319,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       pods: String(this.#options.maxPods ?? 110),
     };
     for (const [size, bytes] of m.hugePages) resources[hugePageResource(size)] = binaryQuantity(bytes);
-    return resources;
+    return this.#options.capacity !== undefined ? { ...resources, ...this.#options.capacity } : resources;
   }
 
   #addresses() {

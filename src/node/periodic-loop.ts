@@ -9,6 +9,20 @@ export interface PeriodicLoopOptions {
   /** Wait after the first failure; doubles per consecutive failure up to `periodMs`. */
   retryInitialMs: number;
   clock: Clock;
+  /** Spreads many loops of one process over the period (the fleet); none by default. */
+  spread?: LoopSpread;
+}
+
+/**
+ * How a loop that shares a process with many others keeps off their beat: after a success
+ * that follows the start or a failure it waits `firstPeriodMs` (a per-node phase in
+ * (0, periodMs]) instead of the period, so loops started or recovered together renew apart;
+ * after every other success it waits the period plus `jitterMs()` (as the kubelet's lease
+ * controller jitters its renewals by up to 4 %).
+ */
+export interface LoopSpread {
+  readonly firstPeriodMs: number;
+  jitterMs(): number;
 }
 
 /**
@@ -31,6 +45,8 @@ export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
   let timer: ClockTimer | undefined;
   let inFlight: Promise<boolean> | undefined;
   let failures = 0;
+  // True until the first success after the start or after a failure (see LoopSpread).
+  let resuming = true;
 
   function runNow(): Promise<boolean> {
     inFlight ??= attempt().finally(() => {
@@ -45,7 +61,14 @@ export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
       timer = undefined;
       void runNow().then((ok) => {
         failures = ok ? 0 : failures + 1;
-        schedule(ok ? periodMs : backoffDelay(failures, { initialMs: retryInitialMs, maxMs: periodMs }));
+        if (!ok) {
+          resuming = true;
+          schedule(backoffDelay(failures, { initialMs: retryInitialMs, maxMs: periodMs }));
+          return;
+        }
+        const spread = options.spread;
+        schedule(spread === undefined ? periodMs : resuming ? spread.firstPeriodMs : periodMs + spread.jitterMs());
+        resuming = false;
       });
     }, delayMs);
   }
@@ -54,6 +77,7 @@ export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
     start() {
       if (running) return;
       running = true;
+      resuming = true;
       schedule(0);
     },
     async stop() {

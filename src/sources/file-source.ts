@@ -5,7 +5,7 @@ import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { sortByteOrder } from './canonical-json.js';
-import { watchStaticPodPath, type PathWatcher } from './file-watch.js';
+import { watchStaticPodPath, type PathWatcher, type WatchStaticPodPath } from './file-watch.js';
 import { createManifestCache, type ListedFile, type ManifestCache } from './manifest-cache.js';
 import { periodMs, requiredString } from './source-options.js';
 import { noopLogger, type PodUpdate, type SetDelta, type SourceLogger } from './types.js';
@@ -22,6 +22,11 @@ export interface FileSourceOptions {
   readonly watchRetryMs?: number;
   /** Set false to rely on the periodic re-list only. Default true. */
   readonly watch?: boolean;
+  /**
+   * Sets up the watch; `watchStaticPodPath` by default. Many nodes of one process pass one
+   * that shares a single watch per directory (src/fleet/file-watch-hub.ts).
+   */
+  readonly watchPath?: WatchStaticPodPath;
   readonly logger?: SourceLogger;
   /**
    * Called when a manifest is refused (too large, not a pod, invalid, referencing API
@@ -211,7 +216,7 @@ class FileSourceImpl implements FileSource {
     }
     if (this.#watcher || !this.#running) return;
     try {
-      this.#watcher = watchStaticPodPath(
+      this.#watcher = (this.#options.watchPath ?? watchStaticPodPath)(
         this.#root,
         isDirectory,
         (name) => this.#onWatchEvent(name),

@@ -12,6 +12,14 @@ export interface PathWatcher {
   close(): void;
 }
 
+/** The shape of `watchStaticPodPath`, for sources that are given another way to watch. */
+export type WatchStaticPodPath = (
+  root: string,
+  isDirectory: boolean,
+  listener: WatchListener,
+  onError: (err: Error) => void,
+) => PathWatcher;
+
 /**
  * Watches the static pod path with fs.watch (inotify on Linux).
  *

@@ -100,4 +100,29 @@ describe('local cluster', () => {
     await waitFor(() => !existsSync(join(dir, 'etcd')), 'the etcd data to be removed (no --keep-data)');
     assert.ok(child.pid !== undefined && !alive(child.pid));
   });
+
+  it('`kubelet-pods local-cluster --node-count 3 --fleet-token` mints three node credentials and a fleet token bound to the shipped role', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kp-cli-fleet-'));
+    const child = spawn(process.execPath, [cliMain, 'local-cluster', '--dir', dir, '--node-count', '3', '--node-name-prefix', 'sim-', '--fleet-token', join(dir, 'fleet.kubeconfig')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      const lines = createInterface({ input: child.stdout });
+      const first = await new Promise<string>((resolve, reject) => {
+        lines.once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`the CLI exited (${code}) before its ready line`)));
+      });
+      const ready = JSON.parse(first) as { nodeKubeconfigs: Record<string, string>; fleetKubeconfig: string };
+      assert.deepEqual(Object.keys(ready.nodeKubeconfigs).sort(), ['sim-0', 'sim-1', 'sim-2']);
+      assert.equal(ready.fleetKubeconfig, join(dir, 'fleet.kubeconfig'));
+      // The fleet token may list pods on every node (the role), a node token may not create another's Node.
+      const nodes = await coreApiFromFile(ready.fleetKubeconfig).listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=' });
+      assert.deepEqual(nodes.items, []);
+      await assert.rejects(coreApiFromFile(ready.nodeKubeconfigs['sim-0']!).createNode({ body: { metadata: { name: 'sim-1' } } }), (err: { code?: number }) => err.code === 403);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
+  });
 });

@@ -1,0 +1,100 @@
+// `kubelet-pods fleet`: many simulated nodes with their static pods from one process
+// (docs/fleet.md). Runs until SIGINT or SIGTERM and leaves mirror pods in place.
+
+import { parseArgs } from 'node:util';
+import { kpError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { createFleet } from '../fleet/fleet.js';
+import { loadFleetConfig, type FleetFlags } from '../fleet/fleet-config.js';
+import { untilSignal } from './signals.js';
+
+export const help = `usage: kubelet-pods fleet --config fleet.yaml [flags]
+       kubelet-pods fleet --nodes N [--node-name-prefix sim-] --kubeconfig <file> [flags]
+
+Runs many nodes in one process, each exactly as \`kubelet-pods run\` runs one (Node, Lease,
+static pods, mirror pods, status), over one connection pool, one rate limiter, one watch of
+pods and one file watch per directory. See docs/fleet.md for the file.
+
+flags (each overrides the file):
+  --config <file>                the fleet file (templates, identity, limits)
+  --nodes <N>                    one template of N nodes instead of the file's templates
+  --node-name-prefix <prefix>    with --nodes: names <prefix>0 … <prefix>N-1 (default sim-)
+  --kubeconfig <file>            one credential for the fleet (deploy/fleet/cluster-role.yaml)
+  --node-kubeconfig-dir <dir>    per-node credentials: <dir>/<node>.kubeconfig
+  --pod-manifest-path <dir>      with --nodes: manifests every node runs
+  --per-node-manifest-dir <dir>  with --nodes: <dir>/<node>/ holds one node's manifests
+  --manifest-url <url>           with --nodes: a manifest URL, {node} replaced by the name
+  --kube-api-qps <n>             fleet-wide API requests per second (default 500)
+  --kube-api-burst <n>           fleet-wide burst (default 1000)
+  --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
+  --address <ip>                 where it listens (default 127.0.0.1)
+  --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
+  --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
+                                 this replica holds, take over expired ones
+  -h, --help
+`;
+
+const OPTIONS = {
+  config: { type: 'string' },
+  nodes: { type: 'string' },
+  'node-name-prefix': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'node-kubeconfig-dir': { type: 'string' },
+  'pod-manifest-path': { type: 'string' },
+  'per-node-manifest-dir': { type: 'string' },
+  'manifest-url': { type: 'string' },
+  'kube-api-qps': { type: 'string' },
+  'kube-api-burst': { type: 'string' },
+  'read-only-port': { type: 'string' },
+  address: { type: 'string' },
+  shard: { type: 'string' },
+  'shard-by-lease': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export const flags: readonly string[] = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+export function parse(args: readonly string[]) {
+  try {
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw kpError('KP_ERR_CLI_USAGE', [err instanceof Error ? err.message : String(err)], { cause: err });
+  }
+}
+
+export function fleetFlags(args: readonly string[]): FleetFlags {
+  const { values: v } = parse(args);
+  if (v.config === undefined && v.nodes === undefined) throw kpError('KP_ERR_CLI_USAGE', ['fleet needs --config or --nodes']);
+  const pick = <K extends keyof FleetFlags>(key: K, value: string | undefined): Partial<FleetFlags> => (value === undefined ? {} : { [key]: value });
+  return {
+    ...pick('config', v.config),
+    ...pick('nodes', v.nodes),
+    ...pick('nodeNamePrefix', v['node-name-prefix']),
+    ...pick('kubeconfig', v.kubeconfig),
+    ...pick('nodeKubeconfigDir', v['node-kubeconfig-dir']),
+    ...pick('podManifestPath', v['pod-manifest-path']),
+    ...pick('perNodeManifestDir', v['per-node-manifest-dir']),
+    ...pick('manifestURL', v['manifest-url']),
+    ...pick('kubeAPIQPS', v['kube-api-qps']),
+    ...pick('kubeAPIBurst', v['kube-api-burst']),
+    ...pick('readOnlyPort', v['read-only-port']),
+    ...pick('address', v.address),
+    ...pick('shard', v.shard),
+    ...pick('shardByLease', v['shard-by-lease']),
+  };
+}
+
+export async function run(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(help);
+    return 0;
+  }
+  const config = await loadFleetConfig(fleetFlags(args));
+  const logger = createLogger();
+  const fleet = await createFleet({ config, logger });
+  await fleet.start();
+  const signal = await untilSignal();
+  logger.info({ signal }, 'stopping');
+  await fleet.stop();
+  return 0;
+}

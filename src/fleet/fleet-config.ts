@@ -1,0 +1,318 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve as resolvePath } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { V1Taint } from '@kubernetes/client-node';
+import { kpError } from '../errors.js';
+import { isDNS1123Subdomain } from '../kube/names.js';
+
+/**
+ * The fleet file (`kubelet-pods fleet --config fleet.yaml`, docs/fleet.md) and the flags for
+ * the common case, resolved into one frozen FleetConfig with every node spelled out. Checked
+ * once at start: every problem names its field (`templates[1].name`).
+ */
+
+export interface NodeTemplate {
+  /** The node name pattern; `{i}` is replaced by the node's index in the template. */
+  readonly name: string;
+  readonly count: number;
+  /** The first index; 0 by default. */
+  readonly start: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly V1Taint[];
+  readonly capacity?: Readonly<Record<string, string>>;
+  readonly allocatable?: Readonly<Record<string, string>>;
+  /** A manifest directory every node of the template runs. */
+  readonly staticPodPath?: string;
+  /** `<perNodeManifestDir>/<node>/`: manifests of one node only. */
+  readonly perNodeManifestDir?: string;
+  /** A manifest URL; `{node}` is replaced by the node name. */
+  readonly manifestURL?: string;
+}
+
+export interface FleetNode {
+  readonly name: string;
+  /** Index of its template in `templates`. */
+  readonly template: number;
+  /** The template's manifest URL for this node, `{node}` filled in. */
+  readonly manifestURL?: string;
+  /** The directories its `file` source reads (shared first). */
+  readonly manifestDirs: readonly string[];
+}
+
+export interface FleetConfig {
+  /** One credential for the whole fleet (the ClusterRole in deploy/fleet/cluster-role.yaml). */
+  readonly kubeconfig?: string;
+  /** Per-node credentials: `<dir>/<node>.kubeconfig`, each `system:node:<node>`. */
+  readonly nodeKubeconfigDir?: string;
+  /** Fleet-wide: every API request of every node draws from this one bucket. */
+  readonly kubeAPIQPS: number;
+  readonly kubeAPIBurst: number;
+  /** Fleet-wide bucket of Event writes. */
+  readonly eventRecordQPS: number;
+  readonly eventBurst: number;
+  /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
+  readonly readOnlyPort: number;
+  readonly address: string;
+  readonly templates: readonly NodeTemplate[];
+  /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
+  readonly nodes: readonly FleetNode[];
+  /** `--shard i/n`: this replica runs the nodes whose name hashes to i modulo n. */
+  readonly shard?: { readonly index: number; readonly count: number };
+  /** Share the nodes with other replicas by Lease, as this identity (docs/fleet.md). */
+  readonly shardByLease?: string;
+}
+
+export const FLEET_DEFAULTS = Object.freeze({
+  kubeAPIQPS: 500,
+  kubeAPIBurst: 1000,
+  eventRecordQPS: 50,
+  eventBurst: 100,
+  readOnlyPort: 10255,
+  address: '127.0.0.1',
+});
+
+/** What the flags of `kubelet-pods fleet` say; each overrides the file. */
+export interface FleetFlags {
+  readonly config?: string;
+  readonly nodes?: string;
+  readonly nodeNamePrefix?: string;
+  readonly kubeconfig?: string;
+  readonly nodeKubeconfigDir?: string;
+  readonly podManifestPath?: string;
+  readonly perNodeManifestDir?: string;
+  readonly manifestURL?: string;
+  readonly kubeAPIQPS?: string;
+  readonly kubeAPIBurst?: string;
+  readonly readOnlyPort?: string;
+  readonly address?: string;
+  readonly shard?: string;
+  readonly shardByLease?: string;
+}
+
+type Problem = [field: string, reason: string];
+
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates', 'shard', 'shardByLease']);
+const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
+const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
+const MAX_NODES = 100_000;
+
+/** Reads the file (if any), applies the flags and checks everything. */
+export async function loadFleetConfig(flags: FleetFlags, read: (path: string) => Promise<string> = (p) => readFile(p, 'utf8')): Promise<FleetConfig> {
+  let raw: unknown = {};
+  let where = 'flags';
+  let base = process.cwd();
+  if (flags.config !== undefined) {
+    where = JSON.stringify(flags.config);
+    base = dirname(resolvePath(flags.config));
+    let text: string;
+    try {
+      text = await read(flags.config);
+    } catch (err) {
+      throw kpError('KP_ERR_FLEET_CONFIG', [where, 'file', 'cannot be read'], { cause: err });
+    }
+    try {
+      raw = parseYaml(text) ?? {};
+    } catch (err) {
+      throw kpError('KP_ERR_FLEET_CONFIG', [where, 'file', `not YAML: ${(err as Error).message.split('\n')[0]}`], { cause: err });
+    }
+  }
+  return resolveFleetConfig(raw, flags, where, base);
+}
+
+/** The checks of loadFleetConfig on an already parsed file (tests). */
+export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'flags', base = process.cwd()): FleetConfig {
+  const problems: Problem[] = [];
+  const doc = isObject(raw) ? raw : (problems.push(['file', 'must be a mapping']), {});
+  for (const key of Object.keys(doc)) if (!TOP_FIELDS.has(key)) problems.push([key, 'unknown field']);
+  const path = (v: unknown, field: string): string | undefined => {
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') return (problems.push([field, 'must be a path']), undefined);
+    return resolvePath(base, v);
+  };
+  const flagPath = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : resolvePath(v));
+  const num = (v: unknown, field: string, dflt: number, max: number, integer: boolean): number => {
+    if (v === undefined || v === null) return dflt;
+    const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > max || (integer && !Number.isInteger(n))) {
+      problems.push([field, `must be ${integer ? 'an integer' : 'a number'} from 0 to ${max}, got ${JSON.stringify(v)}`]);
+      return dflt;
+    }
+    return n;
+  };
+
+  const kubeconfig = flagPath(flags.kubeconfig) ?? path(doc['kubeconfig'], 'kubeconfig');
+  const nodeKubeconfigDir = flagPath(flags.nodeKubeconfigDir) ?? path(doc['nodeKubeconfigDir'], 'nodeKubeconfigDir');
+  const config = {
+    kubeAPIQPS: num(flags.kubeAPIQPS ?? doc['kubeAPIQPS'], 'kubeAPIQPS', FLEET_DEFAULTS.kubeAPIQPS, 1e6, false),
+    kubeAPIBurst: num(flags.kubeAPIBurst ?? doc['kubeAPIBurst'], 'kubeAPIBurst', FLEET_DEFAULTS.kubeAPIBurst, 1e6, true),
+    eventRecordQPS: num(doc['eventRecordQPS'], 'eventRecordQPS', FLEET_DEFAULTS.eventRecordQPS, 1e6, false),
+    eventBurst: num(doc['eventBurst'], 'eventBurst', FLEET_DEFAULTS.eventBurst, 1e6, true),
+    readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
+  };
+  const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
+  if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
+
+  // Templates: from the file, or one from the flags (`--nodes N --node-name-prefix sim-`).
+  let rawTemplates: unknown[] = [];
+  if (flags.nodes !== undefined) {
+    rawTemplates = [{ name: `${flags.nodeNamePrefix ?? 'sim-'}{i}`, count: flags.nodes }];
+  } else if (doc['templates'] !== undefined) {
+    if (Array.isArray(doc['templates'])) rawTemplates = doc['templates'];
+    else problems.push(['templates', 'must be a list']);
+  }
+  if (rawTemplates.length === 0) problems.push(['templates', 'at least one node template is needed (or --nodes)']);
+  const templates: NodeTemplate[] = [];
+  rawTemplates.forEach((t, i) => {
+    const at = flags.nodes !== undefined ? '--nodes' : `templates[${i}]`;
+    const tpl = parseTemplate(t, at, problems, path, num);
+    if (flags.nodes !== undefined) {
+      const override = {
+        ...(flagPath(flags.podManifestPath) ? { staticPodPath: flagPath(flags.podManifestPath)! } : {}),
+        ...(flagPath(flags.perNodeManifestDir) ? { perNodeManifestDir: flagPath(flags.perNodeManifestDir)! } : {}),
+        ...(flags.manifestURL ? { manifestURL: flags.manifestURL } : {}),
+      };
+      templates.push({ ...tpl, ...override });
+    } else {
+      templates.push(tpl);
+    }
+  });
+
+  // Expand, refusing names that are invalid or taken by another template.
+  const nodes: FleetNode[] = [];
+  const owner = new Map<string, string>();
+  templates.forEach((tpl, i) => {
+    const at = flags.nodes !== undefined ? (flags.nodeNamePrefix !== undefined ? '--node-name-prefix' : '--nodes') : `templates[${i}].name`;
+    if (tpl.count > 1 && !tpl.name.includes('{i}')) {
+      problems.push([at, `${JSON.stringify(tpl.name)} names ${tpl.count} nodes without {i}, so they would all have the same name`]);
+      return;
+    }
+    for (let k = 0; k < tpl.count; k++) {
+      const name = tpl.name.replaceAll('{i}', String(tpl.start + k));
+      if (!isDNS1123Subdomain(name)) {
+        problems.push([at, `${JSON.stringify(name)} is not a valid node name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)`]);
+        return;
+      }
+      const other = owner.get(name);
+      if (other !== undefined) {
+        problems.push([at, `node ${JSON.stringify(name)} is also named by ${other}`]);
+        return;
+      }
+      owner.set(name, at);
+      const dirs = [tpl.staticPodPath, tpl.perNodeManifestDir !== undefined ? resolvePath(tpl.perNodeManifestDir, name) : undefined].filter((d): d is string => d !== undefined);
+      nodes.push({
+        name,
+        template: i,
+        manifestDirs: dirs,
+        ...(tpl.manifestURL !== undefined ? { manifestURL: tpl.manifestURL.replaceAll('{node}', encodeURIComponent(name)) } : {}),
+      });
+    }
+  });
+  const shardText = flags.shard ?? doc['shard'];
+  let shard: { index: number; count: number } | undefined;
+  if (shardText !== undefined) {
+    const m = typeof shardText === 'string' ? /^(\d+)\/(\d+)$/.exec(shardText) : null;
+    if (m === null || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) problems.push([flags.shard !== undefined ? '--shard' : 'shard', `must be i/n with 0 <= i < n, got ${JSON.stringify(shardText)}`]);
+    else shard = { index: Number(m[1]), count: Number(m[2]) };
+  }
+  const shardByLease = flags.shardByLease ?? doc['shardByLease'];
+  if (shardByLease !== undefined) {
+    if (typeof shardByLease !== 'string' || shardByLease === '') problems.push([flags.shardByLease !== undefined ? '--shard-by-lease' : 'shardByLease', 'must name this replica']);
+    if (shard !== undefined) problems.push(['shardByLease', 'cannot be combined with shard']);
+    if (kubeconfig === undefined) problems.push(['shardByLease', 'needs kubeconfig (the one credential)']);
+  }
+  if (nodes.length > MAX_NODES) problems.push(['templates', `${nodes.length} nodes; at most ${MAX_NODES}`]);
+  if (kubeconfig === undefined && nodeKubeconfigDir === undefined) problems.push(['kubeconfig', 'one of kubeconfig (one credential) or nodeKubeconfigDir (one per node) is needed']);
+
+  if (problems.length > 0) {
+    const [field, reason] = problems[0]!;
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more: ${problems.slice(1).map(([f, r]) => `${f}: ${r}`).join('; ')})` : '';
+    throw kpError('KP_ERR_FLEET_CONFIG', [where, field, `${reason}${more}`]);
+  }
+  return deepFreeze({
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
+    ...config,
+    address: address as string,
+    templates,
+    nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
+    ...(shard !== undefined ? { shard } : {}),
+    ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
+  });
+}
+
+function parseTemplate(
+  t: unknown,
+  at: string,
+  problems: Problem[],
+  path: (v: unknown, field: string) => string | undefined,
+  num: (v: unknown, field: string, dflt: number, max: number, integer: boolean) => number,
+): NodeTemplate {
+  if (!isObject(t)) {
+    problems.push([at, 'must be a mapping']);
+    return { name: '', count: 0, start: 0, labels: {}, taints: [] };
+  }
+  for (const key of Object.keys(t)) if (!TEMPLATE_FIELDS.has(key)) problems.push([`${at}.${key}`, 'unknown field']);
+  const name = t['name'];
+  if (typeof name !== 'string' || name === '') problems.push([`${at}.name`, 'must be a non-empty string']);
+  const count = num(t['count'], `${at}.count`, 1, MAX_NODES, true);
+  const start = num(t['start'], `${at}.start`, 0, 1e9, true);
+  const stringMap = (v: unknown, field: string): Record<string, string> | undefined => {
+    if (v === undefined || v === null) return undefined;
+    if (!isObject(v)) return (problems.push([field, 'must be a mapping of strings']), undefined);
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (typeof val !== 'string' && typeof val !== 'number') problems.push([`${field}.${k}`, 'must be a string']);
+      else out[k] = String(val);
+    }
+    return out;
+  };
+  const taints: V1Taint[] = [];
+  if (t['taints'] !== undefined) {
+    if (!Array.isArray(t['taints'])) problems.push([`${at}.taints`, 'must be a list']);
+    else
+      t['taints'].forEach((x: unknown, j: number) => {
+        const f = `${at}.taints[${j}]`;
+        if (!isObject(x) || typeof x['key'] !== 'string' || x['key'] === '') return void problems.push([f, 'needs a key']);
+        if (typeof x['effect'] !== 'string' || !TAINT_EFFECTS.has(x['effect'])) return void problems.push([`${f}.effect`, 'must be NoSchedule, PreferNoSchedule or NoExecute']);
+        taints.push({ key: x['key'], effect: x['effect'], ...(typeof x['value'] === 'string' ? { value: x['value'] } : {}) });
+      });
+  }
+  const url = t['manifestURL'];
+  if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url))) problems.push([`${at}.manifestURL`, 'must be an http or https URL']);
+  const capacity = stringMap(t['capacity'], `${at}.capacity`);
+  const allocatable = stringMap(t['allocatable'], `${at}.allocatable`);
+  const staticPodPath = path(t['staticPodPath'], `${at}.staticPodPath`);
+  const perNodeManifestDir = path(t['perNodeManifestDir'], `${at}.perNodeManifestDir`);
+  return {
+    name: typeof name === 'string' ? name : '',
+    count,
+    start,
+    labels: stringMap(t['labels'], `${at}.labels`) ?? {},
+    taints,
+    ...(capacity ? { capacity } : {}),
+    ...(allocatable ? { allocatable } : {}),
+    ...(staticPodPath ? { staticPodPath } : {}),
+    ...(perNodeManifestDir ? { perNodeManifestDir } : {}),
+    ...(typeof url === 'string' ? { manifestURL: url } : {}),
+  };
+}
+
+/** The static shard of a node: FNV-1a of its name modulo `count` (stable across versions and replicas). */
+export function shardOf(nodeName: string, count: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < nodeName.length; i++) {
+    h ^= nodeName.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % count;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,0 +1,223 @@
+import { join } from 'node:path';
+import { KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import { createAgent, type Agent } from '../agent/agent.js';
+import type { AgentSharedParts } from '../agent/shared-parts.js';
+import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+import { createApiClients, createConnectionPool, type ApiClients } from '../kube/api-clients.js';
+import { createTokenBucket } from '../kube/rate-limiter.js';
+import { childLogger, noopLogger, type Logger } from '../logger.js';
+import { readMachineInfo } from '../node/machine-info.js';
+import { isStaticPod } from '../pod/classify.js';
+import { healthzRoute } from '../server/healthz.js';
+import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
+import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
+import { realClock, type Clock } from '../time/clock.js';
+import { createFileWatchHub } from './file-watch-hub.js';
+import type { FleetConfig, FleetNode } from './fleet-config.js';
+import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
+import { createMultiDirFileSource } from './multi-dir-file-source.js';
+import { createLeaseShards, type LeaseShards } from './lease-shards.js';
+import { createNodeCache, type NodeCache } from './node-cache.js';
+import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
+import { shareStatusProvider } from './shared-status.js';
+import { nodeLoopSpread } from './spread.js';
+
+export interface FleetOptions {
+  config: FleetConfig;
+  logger?: Logger;
+  clock?: Clock;
+  /** The one status provider of the process; the simulated healthy start by default. */
+  statusProvider?: StatusProvider;
+  /** Replaces `config.readOnlyPort` (0: a free port; undefined here: the configured one). */
+  readOnlyPort?: number;
+  /** How long each node's stop() waits for API calls in flight; 5 s by default. */
+  shutdownTimeoutMs?: number;
+}
+
+/** Many nodes in one process: one agent per node, over parts shared by all (docs/fleet.md). */
+export interface Fleet {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  readonly nodes: readonly FleetNode[];
+  agent(nodeName: string): Agent | undefined;
+  /** The nodes this process runs now (with --shard-by-lease, those whose Lease it holds). */
+  running(): string[];
+  /** Where the fleet's read-only endpoint listens, once started. */
+  address(): BoundAddress | undefined;
+  readonly metrics: FleetMetrics;
+}
+
+/** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
+const NODE_LOOP_PERIOD_MS = 10_000;
+
+/**
+ * The composition root of `kubelet-pods fleet`: it makes the parts shared by the process (one
+ * connection pool, one rate limiter, one clock, one watch of pods with a fan-out by node, one
+ * file watch per directory, one status provider, one metrics endpoint), then one agent per
+ * node with `createAgent`, the code of `kubelet-pods run`, handed those parts.
+ */
+export async function createFleet(options: FleetOptions): Promise<Fleet> {
+  const { config } = options;
+  const logger = options.logger ?? noopLogger;
+  const clock = options.clock ?? realClock;
+  const pool = createConnectionPool(256);
+  const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
+  const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
+  const clientsFor = (path: string): ApiClients => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return createApiClients(kc, limiter, { eventLimiter, pool });
+  };
+  const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
+  // The one watch needs a credential that may watch every node's pods; node credentials may
+  // only watch their own (the Node authorizer), so per-node mode without one watches per node.
+  let fanOut: PodFanOut | undefined;
+  if (fleetApis !== undefined) {
+    fanOut = createPodFanOut({
+      listWatch: kubePodsOnNodes(fleetApis.kubeConfig, fleetApis.core, 300 + Math.floor(Math.random() * 300)),
+      clock,
+      logger: childLogger(logger, { component: 'pod-fan-out' }),
+    });
+  }
+  let nodeCache: NodeCache | undefined;
+  if (fleetApis !== undefined) {
+    const names = new Set(config.nodes.map((n) => n.name));
+    nodeCache = createNodeCache({ kubeConfig: fleetApis.kubeConfig, clock, logger: childLogger(logger, { component: 'node-cache' }), isFleetNode: (name) => names.has(name) });
+  }
+  const watchHub = createFileWatchHub();
+  const machine = readMachineInfo();
+  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
+  const metrics = createFleetMetrics();
+  // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
+  const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
+
+  const agents = new Map<string, Agent>();
+  const byName = new Map(config.nodes.map((n) => [n.name, n]));
+  let shards: LeaseShards | undefined;
+  /** One node's agent: the agent of `run`, handed the shared parts. */
+  const makeAgent = (node: FleetNode): Agent => {
+    const template = config.templates[node.template]!;
+    const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
+    const nodeConfig: AgentConfig = Object.freeze({
+      ...base,
+      nodeName: node.name,
+      kubeconfig,
+      staticPodPath: node.manifestDirs[0],
+      staticPodURL: node.manifestURL,
+      maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
+    });
+    const dirs = node.manifestDirs;
+    const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    const shared: AgentSharedParts = {
+      apis,
+      ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
+      ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
+      createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath }),
+      machine,
+    };
+    const registry = metrics.registryFor(node.name);
+    const agent = createAgent({
+        config: nodeConfig,
+        logger: childLogger(logger, { node: node.name }),
+        clock,
+        registry,
+        statusProvider: statuses.forNode(node.name),
+        listenPorts: {},
+        ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
+        shared,
+        node: {
+          labels: template.labels,
+          taints: template.taints,
+          ...(template.capacity ? { capacity: template.capacity } : {}),
+          ...(template.allocatable ? { allocatable: template.allocatable } : {}),
+          spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS),
+          ...(config.shardByLease !== undefined
+            ? {
+                leaseHolder: config.shardByLease,
+                // Another replica holds the Lease: stop writing this node at once, try again later.
+                onLeaseLost: () => {
+                  if (agents.get(node.name) !== agent) return;
+                  agents.delete(node.name);
+                  metrics.drop(registry);
+                  void agent.stop().then(() => shards?.release(node.name));
+                },
+              }
+            : {}),
+        },
+      });
+    return agent;
+  };
+  for (const node of config.nodes) fanOut?.addNode(node.name);
+  if (config.shardByLease === undefined) for (const node of config.nodes) agents.set(node.name, makeAgent(node));
+  else
+    shards = createLeaseShards({
+      identity: config.shardByLease,
+      nodes: config.nodes.map((n) => n.name),
+      api: fleetApis!.coordination,
+      clock,
+      logger,
+      onAcquired: (name) => {
+        const agent = makeAgent(byName.get(name)!);
+        agents.set(name, agent);
+        void agent.start();
+      },
+    });
+
+  const port = options.readOnlyPort ?? (config.readOnlyPort > 0 ? config.readOnlyPort : undefined);
+  const server: AgentServer | undefined =
+    port === undefined
+      ? undefined
+      : createAgentServer({
+          address: config.address,
+          port,
+          setting: '--read-only-port or readOnlyPort',
+          routes: [healthzRoute(), fleetPodsRoute(agents, statuses.provider, clock), metrics.route()],
+        });
+  let bound: BoundAddress | undefined;
+
+  return {
+    nodes: config.nodes,
+    metrics,
+    agent: (name) => agents.get(name),
+    running: () => [...agents.keys()],
+    address: () => bound,
+    async start() {
+      if (server !== undefined) bound = await server.listen();
+      fanOut?.start();
+      nodeCache?.start();
+      for (const agent of agents.values()) await agent.start();
+      shards?.start();
+      logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
+    },
+    async stop() {
+      await shards?.stop();
+      await Promise.allSettled([...agents.values()].map((a) => a.stop()));
+      await Promise.all([fanOut?.stop(), nodeCache?.stop()]);
+      statuses.provider.stop?.();
+      await server?.close();
+      logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
+    },
+  };
+}
+
+/**
+ * `/pods` of the fleet: `?node=<name>` lists that node's pods as its own `/pods` would (static
+ * pods with the status the provider gives them); without it, every node's.
+ */
+function fleetPodsRoute(agents: ReadonlyMap<string, Agent>, provider: StatusProvider, clock: Clock): Route {
+  return {
+    path: '/pods',
+    handle: (req, res) => {
+      const node = new URL(req.url ?? '/', 'http://x').searchParams.get('node');
+      const chosen = node === null ? [...agents.values()] : [agents.get(node)].filter((a): a is Agent => a !== undefined);
+      if (node !== null && chosen.length === 0) {
+        send(res, 404, 'text/plain; charset=utf-8', `no node ${JSON.stringify(node)} in this fleet`);
+        return;
+      }
+      const now = clock.now();
+      const items = chosen.flatMap((a) => a.podManager.getPods().map((pod) => (isStaticPod(pod) ? { ...pod, status: provider.statusFor(pod, now) } : pod)));
+      const list: V1PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items };
+      send(res, 200, 'application/json', JSON.stringify(list));
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// The fleet file and flags (src/fleet/fleet-config.ts): templates expanded into nodes, bad
+// templates refused at start with the field named.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { hasErrorCode } from '../../../src/errors.js';
+import { resolveFleetConfig } from '../../../src/fleet/fleet-config.js';
+
+const refused = (raw: unknown, field: RegExp, flags = {}): void => {
+  assert.throws(
+    () => resolveFleetConfig(raw, flags),
+    (err: unknown) => hasErrorCode(err, 'KP_ERR_FLEET_CONFIG') && field.test(err.message),
+  );
+};
+
+describe('fleet configuration', () => {
+  it('expands templates into nodes, with the per-node directory and the {node} URL filled in', () => {
+    const config = resolveFleetConfig(
+      {
+        kubeconfig: '/k',
+        kubeAPIQPS: 100,
+        templates: [
+          { name: 'a-{i}', count: 3, staticPodPath: '/m', perNodeManifestDir: '/n', manifestURL: 'http://x/{node}.yaml' },
+          { name: 'b-{i}', count: 2, start: 10 },
+          { name: 'solo' },
+        ],
+      },
+      {},
+    );
+    assert.deepEqual(config.nodes.map((n) => n.name), ['a-0', 'a-1', 'a-2', 'b-10', 'b-11', 'solo']);
+    assert.deepEqual(config.nodes[1]!.manifestDirs, ['/m', '/n/a-1']);
+    assert.equal(config.nodes[1]!.manifestURL, 'http://x/a-1.yaml');
+    assert.equal(config.kubeAPIQPS, 100);
+    assert.equal(config.kubeAPIBurst, 1000);
+  });
+
+  it('--nodes N --node-name-prefix makes one template', () => {
+    const config = resolveFleetConfig({}, { nodes: '4', nodeNamePrefix: 'sim-', kubeconfig: '/k', podManifestPath: '/m' });
+    assert.deepEqual(config.nodes.map((n) => n.name), ['sim-0', 'sim-1', 'sim-2', 'sim-3']);
+    assert.deepEqual(config.nodes[0]!.manifestDirs, ['/m']);
+  });
+
+  const cases = [
+    { desc: 'a name taken by another template', raw: { kubeconfig: '/k', templates: [{ name: 'n-{i}', count: 3 }, { name: 'n-2' }] }, field: /templates\[1\]\.name: node "n-2" is also named by templates\[0\]\.name/ },
+    { desc: 'an invalid name', raw: { kubeconfig: '/k', templates: [{ name: 'Node_{i}', count: 2 }] }, field: /templates\[0\]\.name: "Node_0" is not a valid node name/ },
+    { desc: 'many nodes without {i}', raw: { kubeconfig: '/k', templates: [{ name: 'same', count: 2 }] }, field: /templates\[0\]\.name: .*without \{i\}/ },
+    { desc: 'an unknown field', raw: { kubeconfig: '/k', templates: [{ name: 'x', colour: 'red' }] }, field: /templates\[0\]\.colour: unknown field/ },
+    { desc: 'a bad taint effect', raw: { kubeconfig: '/k', templates: [{ name: 'x', taints: [{ key: 'k', effect: 'Never' }] }] }, field: /templates\[0\]\.taints\[0\]\.effect/ },
+    { desc: 'no credential', raw: { templates: [{ name: 'x' }] }, field: /kubeconfig: one of kubeconfig/ },
+    { desc: 'no template', raw: { kubeconfig: '/k' }, field: /templates: at least one/ },
+    { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
+  ];
+  for (const c of cases) it(`refuses ${c.desc}, naming the field`, () => refused(c.raw, c.field));
+
+  it('--shard i/n splits the nodes between n replicas, each node in exactly one', () => {
+    const shards = [0, 1, 2].map((i) => resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 's-{i}', count: 300 }] }, { shard: `${i}/3` }).nodes.map((n) => n.name));
+    assert.equal(shards.flat().length, 300);
+    assert.equal(new Set(shards.flat()).size, 300);
+    for (const s of shards) assert.ok(s.length > 70 && s.length < 130, `uneven shard: ${s.length}`);
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }] }, /--shard: must be i\/n/, { shard: '3/3' });
+  });
+
+  it('--shard-by-lease names the replica; it needs the one credential and excludes --shard', () => {
+    assert.equal(resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 'x' }] }, { shardByLease: 'r0' }).shardByLease, 'r0');
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }] }, /shardByLease: cannot be combined with shard/, { shardByLease: 'r0', shard: '0/2' });
+    refused({ nodeKubeconfigDir: '/d', templates: [{ name: 'x' }] }, /shardByLease: needs kubeconfig/, { shardByLease: 'r0' });
+  });
+
+  it('refuses an invalid --node-name-prefix, naming the flag', () => refused({}, /--node-name-prefix: "Sim-0"/, { nodes: '2', nodeNamePrefix: 'Sim-', kubeconfig: '/k' }));
+});

@@ -1,0 +1,78 @@
+// The one pod watch of a fleet, handed out by node (src/fleet/pod-fan-out.ts), under the API
+// server source of one node: each node sees its own pods, events missed between a list and a
+// watch are never lost.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1PodList } from '@kubernetes/client-node';
+import { createPodFanOut } from '../../../src/fleet/pod-fan-out.js';
+import { createApiserverSource, type PodListWatch, type WatchEventType } from '../../../src/sources/apiserver-source.js';
+import type { PodUpdate } from '../../../src/sources/types.js';
+import type { Pod } from '../../../src/pod/types.js';
+import { realClock } from '../../../src/time/clock.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let rv = 1;
+const pod = (name: string, node: string, uid = name): Pod => ({ metadata: { name, namespace: 'ns', uid, resourceVersion: String(++rv) }, spec: { nodeName: node, containers: [] } });
+
+/** A fake API server: a list of pods, and a watch that the test pushes events into. */
+function fakeServer(initial: Pod[]) {
+  let push: ((type: WatchEventType, object: unknown) => void) | undefined;
+  const listWatch: PodListWatch = {
+    list: async (): Promise<V1PodList> => ({ metadata: { resourceVersion: String(rv) }, items: initial }),
+    watch: async (_rv, onEvent) => {
+      push = onEvent;
+      return { abort: () => (push = undefined) };
+    },
+  };
+  return { listWatch, send: (type: WatchEventType, p: Pod) => push?.(type, p), watching: () => push !== undefined };
+}
+
+describe('pod fan-out', () => {
+  it("gives each node's source exactly its pods, through adds, changes and deletes", async () => {
+    const server = fakeServer([pod('a', 'n1'), pod('b', 'n2'), pod('c', 'elsewhere')]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock: realClock });
+    fanOut.addNode('n1');
+    fanOut.addNode('n2');
+    const last = new Map<string, string[]>();
+    const sources = ['n1', 'n2'].map((node) =>
+      createApiserverSource({
+        listWatch: fanOut.listWatchFor(node),
+        nodeName: node,
+        onUpdate: (u: PodUpdate) => last.set(node, u.pods.map((p) => p.metadata!.name!).sort()),
+        clock: realClock,
+      }),
+    );
+    fanOut.start();
+    sources.forEach((s) => s.start());
+    await waitFor(() => last.get('n1')?.join() === 'a' && last.get('n2')?.join() === 'b', 'the listed pods per node');
+    await waitFor(() => server.watching(), 'the shared watch');
+    server.send('ADDED', pod('d', 'n1'));
+    server.send('ADDED', pod('e', 'n2'));
+    server.send('ADDED', pod('f', 'other'));
+    await waitFor(() => last.get('n1')?.join() === 'a,d' && last.get('n2')?.join() === 'b,e', 'the added pods on their nodes');
+    server.send('DELETED', pod('a', 'n1'));
+    await waitFor(() => last.get('n1')?.join() === 'd', 'the deleted pod gone from n1');
+    assert.equal(last.get('n2')?.join(), 'b,e');
+    await Promise.all(sources.map((s) => s.stop()));
+    await fanOut.stop();
+  });
+
+  it('a node whose source was not watching when its pods changed relists (410) and misses nothing', async () => {
+    const server = fakeServer([]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock: realClock });
+    fanOut.addNode('n1');
+    fanOut.start();
+    await waitFor(() => server.watching(), 'the shared watch');
+    const lw = fanOut.listWatchFor('n1');
+    const list = await lw.list();
+    server.send('ADDED', pod('late', 'n1'));
+    await waitFor(async () => {
+      await new Promise((r) => setImmediate(r));
+      return true;
+    }, 'a turn');
+    const ended = new Promise<unknown>((resolve) => void lw.watch(list.metadata!.resourceVersion!, () => undefined, resolve));
+    assert.equal(((await ended) as { code?: number }).code, 410);
+    assert.deepEqual((await lw.list()).items.map((p) => p.metadata?.name), ['late']);
+    await fanOut.stop();
+  });
+});
