@@ -7,6 +7,7 @@ import { createAgent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
 import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
 import type { AgentChildOptions, RequestLogEntry } from './common.js';
+import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
 
@@ -60,7 +61,7 @@ const logger: Logger = options.logFile
 const agent = createAgent({ config, logger, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
 await agent.start();
 
-const ops: Record<string, () => Promise<unknown> | unknown> = {
+const ops: ChildOps = {
   started: () => true,
   memory: () => {
     (globalThis as { gc?: () => void }).gc?.();
@@ -79,14 +80,4 @@ const ops: Record<string, () => Promise<unknown> | unknown> = {
   },
 };
 
-process.on('message', (m: { id: number; op: string }) => {
-  const op = ops[m.op];
-  if (!op) return process.send?.({ id: m.id, error: `unknown op ${m.op}` });
-  Promise.resolve()
-    .then(() => op())
-    .then(
-      (value) => process.send?.({ id: m.id, value: value ?? null }),
-      (err: Error) => process.send?.({ id: m.id, error: err.message }),
-    );
-});
-process.on('disconnect', () => process.exit(0));
+serveChildOps(ops);

@@ -4,6 +4,7 @@ import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
+import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string };
 
@@ -32,7 +33,7 @@ const config = resolveFleetConfig(
 const fleet = await createFleet({ config });
 await fleet.start();
 
-const ops: Record<string, () => Promise<unknown> | unknown> = {
+const ops: ChildOps = {
   started: () => true,
   memory: () => {
     (globalThis as { gc?: () => void }).gc?.();
@@ -49,14 +50,4 @@ const ops: Record<string, () => Promise<unknown> | unknown> = {
   },
 };
 
-process.on('message', (m: { id: number; op: string }) => {
-  const op = ops[m.op];
-  if (!op) return process.send?.({ id: m.id, error: `unknown op ${m.op}` });
-  Promise.resolve()
-    .then(() => op())
-    .then(
-      (value) => process.send?.({ id: m.id, value: value ?? null }),
-      (err: Error) => process.send?.({ id: m.id, error: err.message }),
-    );
-});
-process.on('disconnect', () => process.exit(0));
+serveChildOps(ops);

@@ -3,7 +3,7 @@
 // (No kubelet counterpart: this is the project's own test infrastructure.)
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,18 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+
+/** Starts `kubelet-pods <args>` and resolves its first stdout line (the ready line). */
+function startCli(args: string[]): { child: ChildProcess; exited: Promise<number | null>; firstLine: Promise<string> } {
+  const child = spawn(process.execPath, [cliMain, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const firstLine = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the CLI exited (${code}) before its ready line`)));
+  });
+  return { child, exited, firstLine };
+}
 
 describe('local cluster', () => {
   it('restart keeps ports, data and credentials; dispose removes a temporary directory', async () => {
@@ -76,16 +88,9 @@ describe('local cluster', () => {
 
   it('`kubelet-pods local-cluster` prints one ready line, serves the API and stops on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kp-cli-cp-'));
-    const child = spawn(process.execPath, [cliMain, 'local-cluster', '--dir', dir, '--nodes', 'node-1,node-2'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const { child, exited, firstLine } = startCli(['local-cluster', '--dir', dir, '--nodes', 'node-1,node-2']);
     try {
-      const lines = createInterface({ input: child.stdout });
-      const first = await new Promise<string>((resolve, reject) => {
-        lines.once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`the CLI exited (${code}) before its ready line`)));
-      });
+      const first = await firstLine;
       const ready = JSON.parse(first) as { server: string; adminKubeconfig: string; nodeKubeconfigs: Record<string, string> };
       assert.equal(ready.adminKubeconfig, join(dir, 'admin.kubeconfig'));
       assert.deepEqual(ready.nodeKubeconfigs, { 'node-1': join(dir, 'node-1.kubeconfig'), 'node-2': join(dir, 'node-2.kubeconfig') });
@@ -103,16 +108,9 @@ describe('local cluster', () => {
 
   it('`kubelet-pods local-cluster --node-count 3 --fleet-token` mints three node credentials and a fleet token bound to the shipped role', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kp-cli-fleet-'));
-    const child = spawn(process.execPath, [cliMain, 'local-cluster', '--dir', dir, '--node-count', '3', '--node-name-prefix', 'sim-', '--fleet-token', join(dir, 'fleet.kubeconfig')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const { child, exited, firstLine } = startCli(['local-cluster', '--dir', dir, '--node-count', '3', '--node-name-prefix', 'sim-', '--fleet-token', join(dir, 'fleet.kubeconfig')]);
     try {
-      const lines = createInterface({ input: child.stdout });
-      const first = await new Promise<string>((resolve, reject) => {
-        lines.once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`the CLI exited (${code}) before its ready line`)));
-      });
+      const first = await firstLine;
       const ready = JSON.parse(first) as { nodeKubeconfigs: Record<string, string>; fleetKubeconfig: string };
       assert.deepEqual(Object.keys(ready.nodeKubeconfigs).sort(), ['sim-0', 'sim-1', 'sim-2']);
       assert.equal(ready.fleetKubeconfig, join(dir, 'fleet.kubeconfig'));
