@@ -179,6 +179,7 @@ export function createAgent(options: AgentOptions): Agent {
           onStateChange: (pod, state) => {
             if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
           },
+          onForgotten: (pod) => statusProvider.forget?.(pod.metadata?.uid ?? ''),
           onRestarted: (pod) => {
             metrics.recordRestartedPod(isStaticPod(pod));
             statusProvider.forget?.(pod.metadata?.uid ?? '');
