@@ -7,17 +7,24 @@
 // The agent runs as its own process (bench/agent/agent-child.ts) with default settings, once
 // per lifecycle mode: `instant` (raw speed) and `kubelet` (the default: a removed pod is
 // terminated first and its mirror deleted by the next 2 s housekeeping, as the kubelet does).
+// Then the real kubelet (`real-kubelet`: tools/hollow-kubelet, v1.34.4 with kubemark's fake
+// runtime, its defaults) on a node of its own, the same scenarios; at most REAL_SAMPLES samples,
+// as each of its samples takes about 10 s (its recreated mirror's status comes 6-7 s later).
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, percentiles, tempDir, type Percentiles } from './common.js';
 import { isMirrorPod } from '../../src/pod/classify.js';
+import { startHollowKubelet } from '../../src/cluster/hollow-kubelet.js';
 
 export const LATENCY_NODE = 'bench-latency';
+/** The real kubelet's node (a Node of its own: it registers it with its own status). */
+export const LATENCY_REAL_NODE = 'bench-latency-real';
+const REAL_SAMPLES = 10;
 
-export type LatencyMode = 'instant' | 'kubelet';
-export const LATENCY_MODES: readonly LatencyMode[] = ['instant', 'kubelet'];
+export type LatencyMode = 'instant' | 'kubelet' | 'real-kubelet';
+export const LATENCY_MODES: readonly LatencyMode[] = ['instant', 'kubelet', 'real-kubelet'];
 
 export interface LatencyModeResult {
   mode: LatencyMode;
@@ -34,12 +41,12 @@ export async function runLatencyBench(cluster: LocalCluster, samples: number): P
   const admin = adminKc.makeApiClient(CoreV1Api);
   await createNamespace(admin, 'bench-latency');
   const modes: LatencyModeResult[] = [];
-  for (const mode of LATENCY_MODES) modes.push(await runMode(cluster, samples, mode));
+  for (const mode of LATENCY_MODES) modes.push(await runMode(cluster, mode === 'real-kubelet' ? Math.min(samples, REAL_SAMPLES) : samples, mode));
   return { samplesPerScenario: samples, modes };
 }
 
 async function runMode(cluster: LocalCluster, samples: number, mode: LatencyMode): Promise<LatencyModeResult> {
-  const node = LATENCY_NODE;
+  const node = mode === 'real-kubelet' ? LATENCY_REAL_NODE : LATENCY_NODE;
   const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
   const admin = adminKc.makeApiClient(CoreV1Api);
   const namespace = 'bench-latency';
@@ -47,14 +54,17 @@ async function runMode(cluster: LocalCluster, samples: number, mode: LatencyMode
   const staging = await tempDir('kp-bench-lat-staging-');
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
-  const agent = await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir, simulatedLifecycle: mode, ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}) });
+  const agent: { stop(): Promise<void> } =
+    mode === 'real-kubelet'
+      ? await startHollowKubelet({ cluster, nodeName: node, staticPodPath: dir })
+      : await AgentChild.start({ kubeconfig: cluster.nodeKubeconfigs[node]!, node, manifestDir: dir, simulatedLifecycle: mode, ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}) });
   // Names per mode: the second agent finds the first one's mirrors gone or going.
   const mirrorName = (i: number): string => `${mode}-lat-${i}-${node}`;
   const file = (i: number): string => join(dir, `${mode}-lat-${i}.yaml`);
   try {
     // Warm up: node registered, watch connections open, JIT warm.
     for (let i = 0; i < 5; i++) {
-      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === `${mode}-warm-${i}-${node}`, 'warm-up mirror', 30_000);
+      const seen = observer.next((e) => e.type === 'ADDED' && e.pod.metadata?.name === `${mode}-warm-${i}-${node}`, 'warm-up mirror', 60_000);
       await writeFile(join(dir, `${mode}-warm-${i}.yaml`), manifestYaml(`${mode}-warm-${i}`, namespace));
       await seen;
     }
@@ -84,7 +94,7 @@ async function runMode(cluster: LocalCluster, samples: number, mode: LatencyMode
       await admin.deleteNamespacedPod({ namespace, name });
       recreate.push((await back).at - t0);
       // Let its status write land before the next sample.
-      await observer.until(() => observer.pods.get(`${namespace}/${name}`)?.status?.phase === 'Running', `${name} Running again`, 10_000);
+      await observer.until(() => observer.pods.get(`${namespace}/${name}`)?.status?.phase === 'Running', `${name} Running again`, 20_000);
     }
 
     const remove: number[] = [];

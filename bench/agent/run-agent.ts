@@ -7,7 +7,7 @@ import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { BULK_NODES, runBulkBench, type BulkResult } from './bulk.bench.js';
-import { LATENCY_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
+import { LATENCY_NODE, LATENCY_REAL_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
 import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';
 import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-cost.js';
 import { fleetTable, runFleetBench, FLEET_PODS_PER_NODE } from './fleet.bench.js';
@@ -102,14 +102,14 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
     console.log(`\n${title}\n${table}`);
   };
   if (only.some((b) => b !== 'side-by-side' && b !== 'fleet')) {
-    const nodes = [LATENCY_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
+    const nodes = [LATENCY_NODE, LATENCY_REAL_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
     console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
     const cluster = await startLocalCluster({ nodes });
     try {
       if (only.includes('latency')) {
         console.error(`agent latency: ${sizes.latencySamples} samples per scenario…`);
         const latency = await runLatencyBench(cluster, sizes.latencySamples);
-        write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts), per `--simulated-lifecycle` mode. Goal (instant): p99 < 100 ms. The kubelet mode is as slow as the kubelet on purpose where it terminates a pod first (manifest removed: the next 2 s housekeeping deletes the mirror).', latency, latencyTable(latency));
+        write('agent-latency', 'Agent reaction latency', 'Times from the action to the event arriving through a watch on pods with spec.nodeName (bench/agent/latency.bench.ts), per `--simulated-lifecycle` mode, and the real kubelet (v1.34.4, hollow kubelet) on the same scenarios (at most 10 samples). Goal (instant): p99 < 100 ms. The kubelet mode is as slow as the kubelet on purpose where it terminates a pod first (manifest removed: the next 2 s housekeeping deletes the mirror).', latency, latencyTable(latency));
       }
       if (only.includes('bulk')) {
         console.error(`agent bulk: ${sizes.bulkPods} pods…`);

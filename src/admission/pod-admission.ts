@@ -3,6 +3,7 @@ import { isCriticalPod, isMirrorPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { quantityValue } from '../node/node-registration.js';
 
 /**
  * Pod admission, the part of it that depends on the node's size: the `pods` allocatable (the
@@ -12,8 +13,9 @@ import { realClock, type Clock } from '../time/clock.js';
  * pod manager and still gets its mirror; its status is `Failed`.
  *
  * Node selector and required node affinity are checked against the Node's labels (reason
- * `NodeAffinity`, the kubelet's message). What the kubelet does that this leaves out: CPU,
- * memory and extended-resource fit (no simulated pod uses node resources), the OS label check,
+ * `NodeAffinity`, the kubelet's message), and CPU and memory requests against the node's
+ * allocatable minus the admitted pods' requests (`OutOfcpu`, `OutOfmemory`). What the kubelet
+ * does that this leaves out: ephemeral-storage and extended-resource fit, the OS label check,
  * NoExecute taints for ordinary pods, and the preemption of non-critical pods to make room for
  * a critical one (static pods are critical; the only other pods are the API server's, which
  * kubelet-pods does not run).
@@ -82,32 +84,130 @@ function requirementHolds(r: NodeSelectorRequirement, labels: Readonly<Record<st
 }
 
 /**
- * Whether `pod` fits beside `activePods` (pods already admitted and not finished) on `node`.
- * Only their number matters here, so a caller holding them in a map passes `{ length: size }`
- * instead of copying them into an array for every pod of a burst.
+ * What the pods already admitted (and not finished) hold on the node: their number and the
+ * sum of their CPU (millicores) and memory (bytes) requests, as `podRequests` counts them. A
+ * caller holding the pods in a map passes running totals instead of an array per decision.
  */
-export function admitPod(pod: Pod, activePods: { readonly length: number }, node: AdmissionNode): AdmitResult {
-  const allocatable = Number(node.status?.allocatable?.['pods'] ?? Number.POSITIVE_INFINITY);
-  if (!(activePods.length + 1 > allocatable)) {
-    // Resources first, then node affinity, as GeneralPredicates reports them; only when the
-    // node's labels are known.
-    if (node.metadata?.labels !== undefined && !matchesNodeAffinity(pod, node)) return { admit: false, ...NODE_AFFINITY_REJECTION };
-    return { admit: true };
+export interface ActivePods {
+  readonly length: number;
+  readonly milliCPU?: number;
+  readonly memory?: number;
+}
+
+/** A pod's CPU (millicores, rounded up) and memory (bytes, rounded up) requests. */
+export interface PodRequests {
+  readonly milliCPU: number;
+  readonly memory: number;
+}
+
+type ResourceMap = Readonly<Record<string, unknown>> | undefined;
+
+function requestOf(list: ResourceMap, name: 'cpu' | 'memory'): number {
+  const q = list?.[name];
+  if (q === undefined || q === null) return 0;
+  const value = quantityValue(String(q));
+  if (!Number.isFinite(value) || value <= 0) return 0;
+  return name === 'cpu' ? Math.ceil(Math.round(value * 1e9) / 1e6) : Math.ceil(value);
+}
+
+/**
+ * The pod's requests as the scheduler's resource fit (and so the kubelet's admission) counts
+ * them: the regular containers' sum plus the sidecars' (init containers with restartPolicy
+ * Always), or, if larger, what the pod needs while an init container runs (that container plus
+ * the sidecars started before it); pod-level requests replace the containers' for the
+ * resources they name; the pod overhead is added.
+ */
+export function podRequests(pod: Pod): PodRequests {
+  const total = { milliCPU: 0, memory: 0 };
+  for (const c of pod.spec?.containers ?? []) {
+    total.milliCPU += requestOf(c.resources?.requests, 'cpu');
+    total.memory += requestOf(c.resources?.requests, 'memory');
   }
-  // For a critical pod (every static pod is one) the kubelet first looks for pods to evict and,
-  // finding none that would free a pod slot, reports the failed attempt under this reason; any
-  // other pod gets the plain out-of-resource reason.
+  const sidecars = { milliCPU: 0, memory: 0 };
+  const initPeak = { milliCPU: 0, memory: 0 };
+  for (const c of pod.spec?.initContainers ?? []) {
+    const cpu = requestOf(c.resources?.requests, 'cpu');
+    const memory = requestOf(c.resources?.requests, 'memory');
+    if (c.restartPolicy === 'Always') {
+      total.milliCPU += cpu;
+      total.memory += memory;
+      sidecars.milliCPU += cpu;
+      sidecars.memory += memory;
+      initPeak.milliCPU = Math.max(initPeak.milliCPU, sidecars.milliCPU);
+      initPeak.memory = Math.max(initPeak.memory, sidecars.memory);
+    } else {
+      initPeak.milliCPU = Math.max(initPeak.milliCPU, cpu + sidecars.milliCPU);
+      initPeak.memory = Math.max(initPeak.memory, memory + sidecars.memory);
+    }
+  }
+  let milliCPU = Math.max(total.milliCPU, initPeak.milliCPU);
+  let memory = Math.max(total.memory, initPeak.memory);
+  const podLevel = (pod.spec as { resources?: { requests?: Record<string, unknown> } } | undefined)?.resources?.requests;
+  if (podLevel?.['cpu'] !== undefined) milliCPU = requestOf(podLevel, 'cpu');
+  if (podLevel?.['memory'] !== undefined) memory = requestOf(podLevel, 'memory');
+  const overhead = pod.spec?.overhead as ResourceMap;
+  return { milliCPU: milliCPU + requestOf(overhead, 'cpu'), memory: memory + requestOf(overhead, 'memory') };
+}
+
+/** One resource the pod does not fit in, with the figures the kubelet's message gives. */
+interface Insufficient {
+  readonly resource: 'pods' | 'cpu' | 'memory';
+  readonly requested: number;
+  readonly used: number;
+  readonly capacity: number;
+}
+
+/** The node's allocatable of `name` in the unit admission counts (pods, millicores, bytes); undefined if not reported. */
+function allocatableOf(node: AdmissionNode, name: 'pods' | 'cpu' | 'memory'): number | undefined {
+  const text = node.status?.allocatable?.[name];
+  if (text === undefined) return undefined;
+  const value = quantityValue(text);
+  if (!Number.isFinite(value)) return undefined;
+  return name === 'cpu' ? Math.round(value * 1000) : Math.round(value);
+}
+
+/**
+ * Whether `pod` fits beside `activePods` on `node`, checked in the order of the kubelet's
+ * GeneralPredicates: the pods count, CPU and memory (a pod requesting none of a resource always
+ * fits in it; a resource the node does not report is not checked), then node affinity. A
+ * rejection names the first failure: `OutOfpods`, `OutOfcpu`, `OutOfmemory` with the
+ * kubelet's message, or `NodeAffinity`. A critical pod (every static pod is one) short only of
+ * resources gets `UnexpectedAdmissionError`, which is what the kubelet reports when it finds no
+ * pod to evict to make room.
+ */
+export function admitPod(pod: Pod, activePods: ActivePods, node: AdmissionNode): AdmitResult {
+  const failures: Insufficient[] = [];
+  const pods = allocatableOf(node, 'pods');
+  if (pods !== undefined && activePods.length + 1 > pods) failures.push({ resource: 'pods', requested: 1, used: activePods.length, capacity: pods });
+  const requests = podRequests(pod);
+  for (const [resource, requested, used] of [
+    ['cpu', requests.milliCPU, activePods.milliCPU ?? 0],
+    ['memory', requests.memory, activePods.memory ?? 0],
+  ] as const) {
+    const capacity = allocatableOf(node, resource);
+    if (capacity !== undefined && requested > 0 && requested > capacity - used) failures.push({ resource, requested, used, capacity });
+  }
+  // Only when the node's labels are known.
+  const affinityFails = node.metadata?.labels !== undefined && !matchesNodeAffinity(pod, node);
+  if (failures.length === 0 && !affinityFails) return { admit: true };
   if (isCriticalPod(pod)) {
+    // The kubelet tries to evict pods for a critical pod short of resources only; any other
+    // failure is reported as it is. Finding nothing to evict, it reports the failed attempt.
+    if (affinityFails) return { admit: false, ...NODE_AFFINITY_REJECTION };
+    const f = failures[0]!;
+    const figures = f.resource === 'pods' ? '' : `, requested ${f.requested}`;
     return {
       admit: false,
       reason: 'UnexpectedAdmissionError',
-      message: `Pod was rejected: no pod could be evicted to make room for this critical pod (pods allocatable ${allocatable}, in use ${activePods.length})`,
+      message: `Pod was rejected: no pod could be evicted to make room for this critical pod (${f.resource} allocatable ${f.capacity}, in use ${f.used}${figures})`,
     };
   }
+  const f = failures[0];
+  if (f === undefined) return { admit: false, ...NODE_AFFINITY_REJECTION };
   return {
     admit: false,
-    reason: 'OutOfpods',
-    message: `Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: ${activePods.length}, capacity: ${allocatable}`,
+    reason: `OutOf${f.resource}`,
+    message: `Pod was rejected: Node didn't have enough resource: ${f.resource}, requested: ${f.requested}, used: ${f.used}, capacity: ${f.capacity}`,
   };
 }
 
@@ -131,22 +231,36 @@ export interface Rejection {
 }
 
 export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = realClock): PodAdmission {
-  const admitted = new Map<string, Pod>();
+  const admitted = new Map<string, PodRequests>();
   const rejected = new Map<string, Rejection>();
+  // The admitted pods' requests, summed.
+  const used = { length: 0, milliCPU: 0, memory: 0 };
   return {
     admitNew(pods) {
       for (const pod of pods) {
         const uid = pod.metadata?.uid ?? '';
         if (isMirrorPod(pod) || admitted.has(uid) || rejected.has(uid)) continue;
-        const result = admitPod(pod, { length: admitted.size }, getNode());
-        if (result.admit) admitted.set(uid, pod);
+        const result = admitPod(pod, used, getNode());
+        if (result.admit) {
+          const requests = podRequests(pod);
+          admitted.set(uid, requests);
+          used.length = admitted.size;
+          used.milliCPU += requests.milliCPU;
+          used.memory += requests.memory;
+        }
         else rejected.set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
       }
     },
     forget(pods) {
       for (const pod of pods) {
         const uid = pod.metadata?.uid ?? '';
-        admitted.delete(uid);
+        const requests = admitted.get(uid);
+        if (requests !== undefined) {
+          admitted.delete(uid);
+          used.length = admitted.size;
+          used.milliCPU -= requests.milliCPU;
+          used.memory -= requests.memory;
+        }
         rejected.delete(uid);
       }
     },

@@ -136,7 +136,16 @@ export function createAgent(options: AgentOptions): Agent {
     'kubernetes.io/arch': goArch(process.arch),
   };
   const admission = createPodAdmission(
-    () => ({ ...allocatable, metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels } }),
+    () => {
+      // CPU and memory as our Node reports them (the machine's, or the fleet's template);
+      // before registration, or standalone, only the pods count is checked.
+      const reported = nodeRegistration?.currentNode()?.status?.allocatable;
+      const resources = reported === undefined ? {} : pickDefined({ cpu: reported['cpu'], memory: reported['memory'] });
+      return {
+        status: { allocatable: { ...resources, ...allocatable.status.allocatable } },
+        metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels },
+      };
+    },
     clock,
   );
   const statusProvider = withAdmission(
@@ -179,6 +188,7 @@ export function createAgent(options: AgentOptions): Agent {
           onStateChange: (pod, state) => {
             if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
           },
+          onForgotten: (pod) => statusProvider.forget?.(pod.metadata?.uid ?? ''),
           onRestarted: (pod) => {
             metrics.recordRestartedPod(isStaticPod(pod));
             statusProvider.forget?.(pod.metadata?.uid ?? '');
@@ -651,4 +661,9 @@ function countingErrors(logger: Logger, source: string, metrics: AgentMetrics): 
       child.error(obj, msg);
     },
   };
+}
+
+/** The entries whose value is defined. */
+function pickDefined(entries: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(entries).filter((e): e is [string, string] => e[1] !== undefined));
 }

@@ -28,6 +28,11 @@ export interface PodWorkersOptions {
   onStarted?: (pod: Pod) => void;
   /** A pod that finished starts again with the same UID (after `restartRequested`). */
   onRestarted?: (pod: Pod) => void;
+  /**
+   * A finished pod that is no longer desired is forgotten: a later pod with its UID (an
+   * identical manifest written again) starts from scratch, so its runtime state must go too.
+   */
+  onForgotten?: (pod: Pod) => void;
   /** Every state change (metrics, mirror housekeeping, tests). */
   onStateChange?: (pod: Pod, state: PodWorkerState) => void;
   /** The wait before a refused start is tried again: `backOffMs` plus up to `backOffJitter` of it; 10 s and 0.5. */
@@ -274,6 +279,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
           // its worker, so that it is not started again; only a restart request starts it.
           if (wanted !== undefined && !w.restartRequested) continue;
           workers.delete(uid);
+          if (wanted === undefined) options.onForgotten?.(w.pod);
           if (w.restartRequested && wanted !== undefined) {
             log.info({ pod: w.fullName, podUID: uid }, 'restarting pod with the same UID');
             create(wanted);

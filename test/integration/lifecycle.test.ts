@@ -22,7 +22,7 @@ import { EventRecorder } from '../differential/event-recorder.js';
 import { describeDeleteOptions } from '../differential/request-body.js';
 import type { WatchRecord } from '../differential/event-sequence.js';
 
-const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary', 'lc-completed', 'lc-affinity'];
+const NODES = ['lc-remove-1', 'lc-remove-5', 'lc-edit-1', 'lc-edit-5', 'lc-readd', 'lc-ordinary', 'lc-completed', 'lc-affinity', 'lc-resources'];
 const agents: Agent[] = [];
 const proxies: RecordingProxy[] = [];
 let recorder: EventRecorder | undefined;
@@ -207,6 +207,39 @@ describe('kubelet lifecycle on a real control plane', () => {
     const rejected = await waitFor(() => recorder!.about('pod', 'picky', ns).find((r) => statusOf(r).phase === 'Failed'), 'the pod Failed', { timeoutMs: 20_000, intervalMs: 50 });
     assert.equal(rejected.object.status?.['reason'], 'NodeAffinity');
     assert.equal(rejected.object.status?.['message'], "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
+  });
+
+  it("an ordinary pod whose CPU or memory requests do not fit the node's allocatable is rejected with OutOfcpu / OutOfmemory, the kubelet's message", async () => {
+    const node = 'lc-resources';
+    const ns = cp.namespace;
+    await startNode(node);
+    const registered = await waitFor(
+      async () => (await cp.adminApi.readNode({ name: node }).catch(() => undefined))?.status?.allocatable,
+      'the Node registered with its allocatable',
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
+    const milliCPU = Math.round(Number(registered['cpu']) * 1000);
+    const create = (name: string, requests: Record<string, string>) =>
+      cp.adminApi.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name }, spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests } }] } },
+      });
+    // Half the node's CPU fits; then more than what is left does not.
+    await create('half', { cpu: `${Math.floor(milliCPU / 2)}m` });
+    await waitFor(() => recorder!.about('pod', 'half', ns).find(isRunning), 'the fitting pod Running', { timeoutMs: 20_000, intervalMs: 50 });
+    await create('too-much-cpu', { cpu: `${milliCPU - Math.floor(milliCPU / 2) + 1}m` });
+    await create('too-much-memory', { memory: '1000Ti' });
+    const failed = (name: string) =>
+      waitFor(() => recorder!.about('pod', name, ns).find((r) => statusOf(r).phase === 'Failed'), `${name} Failed`, { timeoutMs: 20_000, intervalMs: 50 });
+    const cpu = await failed('too-much-cpu');
+    assert.equal(cpu.object.status?.['reason'], 'OutOfcpu');
+    assert.equal(
+      cpu.object.status?.['message'],
+      `Pod was rejected: Node didn't have enough resource: cpu, requested: ${milliCPU - Math.floor(milliCPU / 2) + 1}, used: ${Math.floor(milliCPU / 2)}, capacity: ${milliCPU}`,
+    );
+    const memory = await failed('too-much-memory');
+    assert.equal(memory.object.status?.['reason'], 'OutOfmemory');
+    assert.match(String(memory.object.status?.['message']), /^Pod was rejected: Node didn't have enough resource: memory, requested: 1099511627776000, used: 0, capacity: \d+$/);
   });
 
   it('a static pod with restartPolicy Never completes: the mirror shows Failed, and a mirror the user deletes then is not recreated (kubernetes issue 116483)', async () => {

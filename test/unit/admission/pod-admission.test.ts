@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { admitPod, createPodAdmission, NODE_AFFINITY_REJECTION, withAdmission } from '../../../src/admission/pod-admission.js';
+import { admitPod, createPodAdmission, NODE_AFFINITY_REJECTION, podRequests, withAdmission } from '../../../src/admission/pod-admission.js';
 import type { Pod } from '../../../src/pod/types.js';
 import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
@@ -135,10 +135,110 @@ describe('node selector and required node affinity (GeneralPredicates NodeAffini
     });
   }
 
-  it('the pods count is reported first when both fail', () => {
+  it('an ordinary pod gets the pods count first when both fail, a critical one node affinity', () => {
+    // The kubelet evicts for a critical pod only when resources are all it lacks.
     const full = { ...labelled, status: { allocatable: { pods: '1' } } };
-    const result = admitPod(withSpec({ nodeSelector: { zone: 'z2' } }), [staticPod('a')], full);
-    assert.equal(result.admit, false);
-    assert.notEqual(!result.admit && result.reason, 'NodeAffinity');
+    const critical = admitPod(withSpec({ nodeSelector: { zone: 'z2' } }), [staticPod('a')], full);
+    assert.equal(!critical.admit && critical.reason, 'NodeAffinity');
+    const ordinary = admitPod({ ...apiPod('o'), spec: { ...apiPod('o').spec!, nodeSelector: { zone: 'z2' } } }, [staticPod('a')], full);
+    assert.equal(!ordinary.admit && ordinary.reason, 'OutOfpods');
+  });
+});
+
+describe('resource fit (GeneralPredicates: CPU and memory requests against allocatable)', () => {
+  type Res = { cpu?: string; memory?: string };
+  const container = (name: string, requests: Res = {}, restartPolicy?: string) => ({
+    name,
+    image: 'img',
+    resources: { requests },
+    ...(restartPolicy !== undefined ? { restartPolicy } : {}),
+  });
+  const podWith = (spec: Record<string, unknown>, source: 'file' | 'api' = 'api'): Pod => ({
+    metadata: { name: 'p', namespace: 'default', uid: 'uid-p', annotations: { 'kubernetes.io/config.source': source } },
+    spec: { containers: [container('c')], ...spec } as Pod['spec'],
+  });
+  const sized = (cpu: string, memory: string, pods = '110') => ({ status: { allocatable: { cpu, memory, pods } } });
+
+  const requestCases: Array<{ desc: string; spec: Record<string, unknown>; want: { milliCPU: number; memory: number } }> = [
+    { desc: 'no requests', spec: {}, want: { milliCPU: 0, memory: 0 } },
+    { desc: 'containers summed', spec: { containers: [container('a', { cpu: '100m', memory: '64Mi' }), container('b', { cpu: '0.5', memory: '1G' })] }, want: { milliCPU: 600, memory: 64 * 2 ** 20 + 1e9 } },
+    { desc: 'millicores rounded up', spec: { containers: [container('a', { cpu: '0.0001' })] }, want: { milliCPU: 1, memory: 0 } },
+    { desc: 'an init container larger than the containers', spec: { containers: [container('a', { cpu: '100m' })], initContainers: [container('i', { cpu: '2', memory: '1Ki' })] }, want: { milliCPU: 2000, memory: 1024 } },
+    {
+      desc: 'sidecars added to the containers and to later init containers',
+      spec: {
+        containers: [container('a', { cpu: '100m' })],
+        initContainers: [container('s', { cpu: '200m' }, 'Always'), container('i', { cpu: '250m' })],
+      },
+      want: { milliCPU: 450, memory: 0 },
+    },
+    { desc: 'pod-level requests replace the containers\'', spec: { containers: [container('a', { cpu: '1', memory: '1Gi' })], resources: { requests: { cpu: '3' } } }, want: { milliCPU: 3000, memory: 2 ** 30 } },
+    { desc: 'overhead added', spec: { containers: [container('a', { cpu: '1' })], overhead: { cpu: '250m', memory: '120Mi' } }, want: { milliCPU: 1250, memory: 120 * 2 ** 20 } },
+  ];
+  for (const c of requestCases) {
+    it(`podRequests: ${c.desc}`, () => assert.deepEqual(podRequests(podWith(c.spec)), c.want));
+  }
+
+  const fitCases: Array<{
+    desc: string;
+    requests: Res;
+    used?: { milliCPU?: number; memory?: number };
+    node?: ReturnType<typeof sized> | object;
+    source?: 'file' | 'api';
+    want: { admit: true } | { reason: string; message: string | RegExp };
+  }> = [
+    { desc: 'fits', requests: { cpu: '1', memory: '1Gi' }, node: sized('2', '2Gi'), want: { admit: true } },
+    { desc: 'exactly fills what is left', requests: { cpu: '1500m' }, used: { milliCPU: 500 }, node: sized('2', '2Gi'), want: { admit: true } },
+    { desc: 'no requests fits a full node', requests: {}, used: { milliCPU: 2000, memory: 2 ** 31 }, node: sized('2', '2Gi'), want: { admit: true } },
+    {
+      desc: 'CPU short',
+      requests: { cpu: '1' },
+      used: { milliCPU: 1500 },
+      node: sized('2', '2Gi'),
+      want: { reason: 'OutOfcpu', message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000" },
+    },
+    {
+      desc: 'memory short',
+      requests: { memory: '1Gi' },
+      used: { memory: 2 ** 30 + 1 },
+      node: sized('2', '2Gi'),
+      want: { reason: 'OutOfmemory', message: `Pod was rejected: Node didn't have enough resource: memory, requested: ${2 ** 30}, used: ${2 ** 30 + 1}, capacity: ${2 ** 31}` },
+    },
+    { desc: 'CPU reported before memory', requests: { cpu: '3', memory: '3Gi' }, node: sized('2', '2Gi'), want: { reason: 'OutOfcpu', message: /resource: cpu, requested: 3000, used: 0, capacity: 2000$/ } },
+    { desc: 'the pods count before CPU', requests: { cpu: '3' }, node: sized('2', '2Gi', '0'), want: { reason: 'OutOfpods', message: /resource: pods, requested: 1, used: 0, capacity: 0$/ } },
+    { desc: 'a resource the node does not report is not checked', requests: { cpu: '64', memory: '1Ti' }, node: { status: { allocatable: { pods: '10' } } }, want: { admit: true } },
+    {
+      desc: 'a static (critical) pod: UnexpectedAdmissionError',
+      requests: { memory: '3Gi' },
+      node: sized('2', '2Gi'),
+      source: 'file',
+      want: { reason: 'UnexpectedAdmissionError', message: `Pod was rejected: no pod could be evicted to make room for this critical pod (memory allocatable ${2 ** 31}, in use 0, requested ${3 * 2 ** 30})` },
+    },
+  ];
+  for (const c of fitCases) {
+    it(`admitPod: ${c.desc}`, () => {
+      const result = admitPod(podWith({ containers: [container('c', c.requests)] }, c.source), { length: 0, ...c.used }, c.node ?? sized('2', '2Gi'));
+      if ('admit' in c.want) return assert.deepEqual(result, { admit: true });
+      assert.equal(result.admit, false);
+      assert.equal(!result.admit && result.reason, c.want.reason);
+      const message = !result.admit ? result.message : '';
+      if (typeof c.want.message === 'string') assert.equal(message, c.want.message);
+      else assert.match(message, c.want.message);
+    });
+  }
+
+  it('createPodAdmission sums the admitted pods\' requests and frees them on removal', () => {
+    const admission = createPodAdmission(() => sized('2', '4Gi'), new FakeClock(0));
+    const pod = (name: string, cpu: string): Pod => ({ ...apiPod(name), spec: { containers: [container('c', { cpu })] } as Pod['spec'] });
+    const [a, b, c] = [pod('a', '1'), pod('b', '800m'), pod('c', '500m')];
+    admission.admitNew([a, b, c]);
+    assert.equal(admission.rejection('uid-a'), undefined);
+    assert.equal(admission.rejection('uid-b'), undefined);
+    assert.equal(admission.rejection('uid-c')?.reason, 'OutOfcpu');
+    assert.match(admission.rejection('uid-c')!.message, /requested: 500, used: 1800, capacity: 2000$/);
+    admission.forget([a]);
+    const d = pod('d', '1200m');
+    admission.admitNew([d]);
+    assert.equal(admission.rejection('uid-d'), undefined);
   });
 });

@@ -176,6 +176,22 @@ describe('pod workers', () => {
     assert.equal(workers.state('gone'), undefined, 'the finished worker is removed');
   });
 
+  it('a finished pod no longer desired is forgotten (onForgotten), so the same UID written again later starts afresh', async () => {
+    const clock = new FakeClock();
+    const forgotten: string[] = [];
+    const workers = createPodWorkers({ clock, random: () => 0, terminate: () => Promise.resolve(), onForgotten: (pod) => forgotten.push(pod.metadata!.uid!) });
+    const pod = staticPod('again', { grace: 1 });
+    workers.updatePod(pod, 'create');
+    workers.updatePod(pod, 'kill');
+    await clock.advance(0);
+    workers.syncKnownPods(new Map([['again', pod]]));
+    assert.deepEqual(forgotten, [], 'not while still desired');
+    workers.syncKnownPods(new Map());
+    assert.deepEqual(forgotten, ['again']);
+    workers.updatePod(pod, 'create'); // the identical manifest, after its mirror went
+    assert.equal(workers.state('again'), 'syncing', 'a fresh start, not a restart');
+  });
+
   it('counts working pods by lifecycle, config and static', async () => {
     const { workers } = setup();
     const a = staticPod('a', { name: 'a', stopSeconds: 5, grace: 30 });
