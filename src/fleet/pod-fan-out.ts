@@ -1,7 +1,7 @@
-import { ApiException, Watch, type CoreV1Api, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import { ApiException, type CoreV1Api, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
 import type { Pod } from '../pod/types.js';
-import { createApiserverSource, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
+import { createApiserverSource, kubePodsListWatch, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
 import type { PodUpdate } from '../sources/types.js';
 import type { Clock } from '../time/clock.js';
 
@@ -153,19 +153,5 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
  * long-lived connection of its own.
  */
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number): PodListWatch {
-  const watcher = new Watch(kubeConfig);
-  const fieldSelector = 'spec.nodeName!=';
-  return {
-    list: () => core.listPodForAllNamespaces({ fieldSelector }),
-    watch: (resourceVersion, onEvent, done) =>
-      watcher.watch(
-        '/api/v1/pods',
-        { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-        (type: string, object: unknown) => onEvent(type as WatchEventType, object),
-        (err: unknown) => {
-          const statusCode = (err as { statusCode?: unknown } | null | undefined)?.statusCode;
-          done(typeof statusCode === 'number' ? new ApiException(statusCode, err instanceof Error ? err.message : String(err), undefined, {}) : err);
-        },
-      ),
-  };
+  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core);
 }

@@ -32,11 +32,23 @@ export interface PodListWatch {
  * (`fieldSelector=spec.nodeName=<node>`), with a server-side watch timeout and bookmarks.
  */
 export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeoutSeconds: number): PodListWatch {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+  return kubePodsListWatch(kubeConfig, `spec.nodeName=${nodeName}`, timeoutSeconds);
+}
+
+/**
+ * List and watch of the pods a field selector picks in all namespaces: the list through `core`
+ * (by default a client of its own; the fleet passes its shared one), the watch on one
+ * long-lived connection, with a server-side timeout and bookmarks.
+ */
+export function kubePodsListWatch(
+  kubeConfig: KubeConfig,
+  fieldSelector: string,
+  timeoutSeconds: number,
+  core: CoreV1Api = kubeConfig.makeApiClient(CoreV1Api),
+): PodListWatch {
   const watcher = new Watch(kubeConfig);
-  const fieldSelector = `spec.nodeName=${nodeName}`;
   return {
-    list: () => api.listPodForAllNamespaces({ fieldSelector }),
+    list: () => core.listPodForAllNamespaces({ fieldSelector }),
     watch: (resourceVersion, onEvent, done) =>
       watcher.watch(
         '/api/v1/pods',
