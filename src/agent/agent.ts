@@ -267,7 +267,7 @@ export function createAgent(options: AgentOptions): Agent {
       logger,
     });
     nodeRegistration = registration;
-    nodeLease = createNodeLease({ nodeName: config.nodeName, api: apis.coordination, getNode: () => registration.getNode(), ...leaseExtras(options), clock, logger });
+    nodeLease = createNodeLease({ nodeName: config.nodeName, api: options.shared?.leaseApi ?? apis.coordination, getNode: () => registration.getNode(), ...leaseExtras(options), clock, logger });
     statusWriter = createMirrorStatusWriter({
       podManager,
       statusProvider,

@@ -1,6 +1,7 @@
 import type { V1Taint } from '@kubernetes/client-node';
 import type { ApiClients } from '../kube/api-clients.js';
 import type { MachineInfo } from '../node/machine-info.js';
+import type { LeaseApi } from '../node/node-lease.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { LoopSpread } from '../node/periodic-loop.js';
 import type { PodListWatch } from '../sources/apiserver-source.js';
@@ -28,6 +29,12 @@ export interface AgentSharedParts {
    * fleet's Nodes instead of a GET per node every 10 s (src/fleet/node-cache.ts).
    */
   readonly nodeApi?: NodeApi;
+  /**
+   * The Lease calls of the node lease: the fleet's lean JSON client (src/kube/lease-client.ts)
+   * instead of client-node's, for the 0.1 renewals per node per second that are most of an
+   * idle fleet's requests.
+   */
+  readonly leaseApi?: LeaseApi;
   /** The machine every node reports as capacity and nodeInfo, read once for the process. */
   readonly machine?: MachineInfo;
 }

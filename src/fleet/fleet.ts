@@ -4,9 +4,11 @@ import { createAgent, type Agent } from '../agent/agent.js';
 import type { AgentSharedParts } from '../agent/shared-parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { createApiClients, createConnectionPool, type ApiClients } from '../kube/api-clients.js';
+import { createLeaseClient } from '../kube/lease-client.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { readMachineInfo } from '../node/machine-info.js';
+import type { LeaseApi } from '../node/node-lease.js';
 import { isStaticPod } from '../pod/classify.js';
 import { healthzRoute } from '../server/healthz.js';
 import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
@@ -63,10 +65,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const pool = createConnectionPool(256);
   const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
   const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
-  const clientsFor = (path: string): ApiClients => {
+  // Each credential's clients, with the lean Lease client when the kubeconfig allows it.
+  const clientsFor = (path: string): ApiClients & { leases: LeaseApi } => {
     const kc = new KubeConfig();
     kc.loadFromFile(path);
-    return createApiClients(kc, limiter, { eventLimiter, pool });
+    const apis = createApiClients(kc, limiter, { eventLimiter, pool });
+    return { ...apis, leases: createLeaseClient(kc, limiter, { pool }) ?? apis.coordination };
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
@@ -110,6 +114,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
     const shared: AgentSharedParts = {
       apis,
+      leaseApi: apis.leases,
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
       ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath }),
@@ -153,7 +158,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     shards = createLeaseShards({
       identity: config.shardByLease,
       nodes: config.nodes.map((n) => n.name),
-      api: fleetApis!.coordination,
+      api: fleetApis!.leases,
       clock,
       logger,
       onAcquired: (name) => {

@@ -1,0 +1,102 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import https, { Agent as HttpsAgent } from 'node:https';
+import { ApiException, HttpMethod, RequestContext, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { LeaseApi } from '../node/node-lease.js';
+import type { ConnectionPool } from './api-clients.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export interface LeaseClientOptions {
+  /** Where the keep-alive agent comes from; the fleet passes the pool its other clients use. */
+  pool?: ConnectionPool;
+  /**
+   * How long one call may take before it fails; 10 s, the timeout the kubelet gives its
+   * heartbeat client (nodeStatusUpdateFrequency, capped at the lease duration).
+   */
+  timeoutMs?: number;
+}
+
+/** Reads, creates and replaces Leases; the three calls of `LeaseApi`. */
+type LeaseParams = { name: string; namespace: string };
+
+/**
+ * A Lease client that does what the node lease needs in one plain JSON request per call.
+ *
+ * Renewing a Lease through client-node costs, per call, its object serialiser walking the
+ * type map both ways, node-fetch streaming the body as a second write after the headers, a
+ * fresh Headers object and a middleware chain: at 1,000 nodes that is 100 renewals a second
+ * and the larger part of an idle fleet's CPU (docs/performance.md). This client sends the
+ * headers and the JSON body in one socket write over the same keep-alive pool, after the same
+ * rate limiter, with the credentials worked out once, and fails with the same `ApiException`
+ * (HTTP status, raw Status body, response headers) client-node throws, so `api-error.ts` and
+ * the lease logic cannot tell the two apart. What it returns is the parsed JSON: timestamps stay
+ * strings, which the lease logic accepts (it reads them with `new Date`).
+ *
+ * Returns undefined when the kubeconfig needs what only client-node does: credentials that may
+ * change while we run (exec plugin, auth provider), a proxy, or a plain-http server.
+ */
+export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, options: LeaseClientOptions = {}): LeaseApi | undefined {
+  const cluster = kubeConfig.getCurrentCluster();
+  const user = kubeConfig.getCurrentUser();
+  if (cluster === null || cluster.proxyUrl !== undefined || !cluster.server.startsWith('https:')) return undefined;
+  if (user !== null && (user.exec !== undefined || user.authProvider !== undefined)) return undefined;
+  const server = new URL(cluster.server);
+  const base = server.pathname.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const path = (namespace: string, name?: string): string =>
+    `${base}/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+
+  // What client-node would put on each request, worked out at the first call: the
+  // Authorization header (token or basic) and an https.Agent with the CA, the client
+  // certificate and the TLS verification settings, swapped for the pool's keep-alive one.
+  let transport: Promise<{ agent: HttpsAgent; auth: Record<string, string> }> | undefined;
+  const connect = (): Promise<{ agent: HttpsAgent; auth: Record<string, string> }> =>
+    (transport ??= (async () => {
+      const probe = new RequestContext(cluster.server, HttpMethod.GET);
+      await kubeConfig.applySecurityAuthentication(probe);
+      const made = probe.getAgent() as HttpsAgent;
+      const agent = options.pool?.agentFor(made.options) ?? new HttpsAgent({ ...made.options, keepAlive: true });
+      return { agent, auth: probe.getHeaders() };
+    })().catch((err: unknown) => {
+      transport = undefined; // an unreadable certificate file, say: the next call tries again
+      throw err;
+    }));
+
+  const call = async (method: 'GET' | 'POST' | 'PUT', target: string, body?: V1Lease): Promise<V1Lease> => {
+    // Lease writes are `high` (src/kube/api-clients.ts, priorityOf): they go before status writes.
+    await limiter.acquire('high');
+    const { agent, auth } = await connect();
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { ...auth, accept: 'application/json' };
+    if (text !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(text));
+    }
+    const response = await new Promise<{ status: number; text: string; headers: IncomingHttpHeaders }>((resolve, reject) => {
+      // Through the module object, so that what wraps https.request (the fleet bench's request
+      // counter) sees these requests too.
+      const req = https.request({ agent, protocol: server.protocol, hostname: server.hostname, port: server.port, method, path: target, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (data += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data, headers: res.headers }));
+        res.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${target}: no response from the API server within ${timeoutMs} ms`)));
+      req.on('error', reject);
+      // A string body given to end() goes out in the same write as the headers.
+      req.end(text);
+    });
+    if (response.status >= 200 && response.status < 300) return JSON.parse(response.text) as V1Lease;
+    const headersOut = response.headers as Record<string, string>;
+    // As client-node: a 401 carries no body, any other failure the Status as raw text.
+    if (response.status === 401) throw new ApiException(401, 'Unauthorized', undefined, headersOut);
+    throw new ApiException(response.status, 'Unknown API Status Code!', response.text, headersOut);
+  };
+
+  const client: LeaseApi = {
+    readNamespacedLease: (p: LeaseParams) => call('GET', path(p.namespace, p.name)),
+    createNamespacedLease: (p: { namespace: string; body: V1Lease }) => call('POST', path(p.namespace), p.body),
+    replaceNamespacedLease: (p: LeaseParams & { body: V1Lease }) => call('PUT', path(p.namespace, p.name), p.body),
+  };
+  return client;
+}
