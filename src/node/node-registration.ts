@@ -129,6 +129,13 @@ class NodeRegistrationLoop implements NodeRegistration {
   /** The spread added to the report period after a change or the first write. */
   #reportDelayMs = 0;
   #writes = 0;
+  /**
+   * The Node status last found to need no write, with the kubelet port it was compared for. A
+   * fleet reads its Nodes from a watch, so the same object comes back every 10 s until someone
+   * writes the Node; comparing it again would give the same answer (the heartbeat times, the
+   * only inputs that move, are not compared).
+   */
+  #settled: { status: NodeStatus; port: number } | undefined;
 
   constructor(options: NodeRegistrationOptions) {
     validateNodeName(options.nodeName);
@@ -233,10 +240,15 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   async #updateStatus(current: V1Node): Promise<void> {
     const nowMs = this.#clock.monotonic();
-    const desired = this.#status(this.#clock.now(), current.status);
-    const changed = statusChanged(current.status ?? {}, desired);
+    const port = this.#kubeletPort();
+    const have = current.status;
+    const settled = have !== undefined && this.#settled?.status === have && this.#settled.port === port;
+    let desired = settled ? undefined : this.#status(this.#clock.now(), have, port);
+    const changed = desired !== undefined && statusChanged(have ?? {}, desired);
+    if (!changed && have !== undefined) this.#settled = { status: have, port };
     const due = this.#lastReport === undefined || nowMs - this.#lastReport >= this.#reportMs + this.#reportDelayMs;
     if (!changed && !due) return;
+    desired ??= this.#status(this.#clock.now(), have, port);
     // As the kubelet: a write caused by a change (or the first one) starts a spread-out
     // period; a write that was merely due keeps the plain period from then on.
     this.#reportDelayMs = changed || this.#lastReport === undefined ? Math.round(this.#reportMs * (this.#random() - 0.5)) : 0;
@@ -296,14 +308,14 @@ class NodeRegistrationLoop implements NodeRegistration {
     return typeof port === 'function' ? port() : (port ?? 10250);
   }
 
-  #status(now: Date, previous: NodeStatus | undefined) {
+  #status(now: Date, previous: NodeStatus | undefined, port = this.#kubeletPort()) {
     const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
     return {
       conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now)),
       addresses: this.#addresses(),
       capacity: this.#resources(),
       allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources(),
-      daemonEndpoints: { kubeletEndpoint: { Port: this.#kubeletPort() } },
+      daemonEndpoints: { kubeletEndpoint: { Port: port } },
       nodeInfo: this.#nodeInfo(),
     };
   }

@@ -116,17 +116,23 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['result'] as const,
     registers,
   });
+  // Housekeeping sets these every 2 s for every node of a fleet; most of the time to the value
+  // they already have, and prom-client hashes the labels of each set.
+  const working = ['sync', 'terminating', 'terminated'].flatMap((lifecycle) =>
+    ['desired', 'orphan'].flatMap((config) =>
+      ['true', ''].map((isStatic) => ({ key: `${lifecycle}|${config}|${isStatic}`, set: seriesSetter(workingPods, { lifecycle, config, static: isStatic }) })),
+    ),
+  );
+  const activeByStatic = byStaticSetter(activePods);
+  const desiredByStatic = byStaticSetter(desiredPods);
+  const mirrorCount = seriesSetter(mirrorPods);
   return Object.freeze({
     activePods,
     workingPods,
     restartedPods,
-    setActivePods: (counts: { static: number; nonStatic: number }) => setByStatic(activePods, counts),
+    setActivePods: activeByStatic,
     setWorkingPods: (counts: ReadonlyMap<string, number>) => {
-      for (const lifecycle of ['sync', 'terminating', 'terminated']) {
-        for (const config of ['desired', 'orphan']) {
-          for (const isStatic of ['true', '']) workingPods.set({ lifecycle, config, static: isStatic }, counts.get(`${lifecycle}|${config}|${isStatic}`) ?? 0);
-        }
-      }
+      for (const series of working) series.set(counts.get(series.key) ?? 0);
     },
     recordRestartedPod: (isStatic: boolean) => restartedPods.inc({ static: isStatic ? 'true' : '' }),
     mirrorPods,
@@ -136,8 +142,8 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     sourceErrors,
     statusWrites,
     events,
-    setMirrorPods: (count: number) => mirrorPods.set(count),
-    setDesiredPods: (counts: { static: number; nonStatic: number }) => setByStatic(desiredPods, counts),
+    setMirrorPods: mirrorCount,
+    setDesiredPods: desiredByStatic,
     recordMirrorOperation: (operation: Parameters<AgentMetrics['recordMirrorOperation']>[0], result: Parameters<AgentMetrics['recordMirrorOperation']>[1]) =>
       mirrorOperations.inc({ operation, result }),
     observeSyncDuration: (seconds: number) => syncDuration.observe(seconds),
@@ -147,8 +153,26 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
   });
 }
 
+/**
+ * Sets one series of a gauge, skipping a set to the value it was last given here. The agent's
+ * gauges are only ever set through these, so the value remembered is the series' value.
+ */
+function seriesSetter<L extends string>(gauge: Gauge<L>, labels?: Partial<Record<L, string>>): (value: number) => void {
+  let last: number | undefined;
+  return (value) => {
+    if (value === last) return;
+    last = value;
+    if (labels === undefined) gauge.set(value);
+    else gauge.set(labels, value);
+  };
+}
+
 /** A gauge with the kubelet's `static` label: "true" for pods from files or URLs, "" for the rest. */
-function setByStatic(gauge: Gauge<'static'>, counts: { static: number; nonStatic: number }): void {
-  gauge.set({ static: 'true' }, counts.static);
-  gauge.set({ static: '' }, counts.nonStatic);
+function byStaticSetter(gauge: Gauge<'static'>): (counts: { static: number; nonStatic: number }) => void {
+  const staticSeries = seriesSetter(gauge, { static: 'true' });
+  const otherSeries = seriesSetter(gauge, { static: '' });
+  return (counts) => {
+    staticSeries(counts.static);
+    otherSeries(counts.nonStatic);
+  };
 }

@@ -150,15 +150,12 @@ class FileSourceImpl implements FileSource {
     this.#lastSent = undefined;
     this.#rescan();
     this.#rescanTimer = this.#clock.setInterval(() => this.#rescan(), this.#period);
-    if (this.#options.watch !== false) {
-      this.#watchTimer = this.#clock.setInterval(() => void this.#ensureWatcher(), Math.min(this.#watchRetry, this.#period));
-    }
   }
 
   async stop(): Promise<void> {
     this.#state = 'stopped';
     this.#clock.clearInterval(this.#rescanTimer);
-    this.#clock.clearInterval(this.#watchTimer);
+    this.#clock.clearTimeout(this.#watchTimer);
     this.#rescanTimer = this.#watchTimer = undefined;
     this.#watcher?.close();
     this.#watcher = undefined;
@@ -205,6 +202,19 @@ class FileSourceImpl implements FileSource {
     return run;
   }
 
+  /**
+   * Tries the watch again after watchRetry while there is none. A timer only while it is
+   * missing, not a ticking interval: a fleet has one source per node, and 1,000 idle sources
+   * would otherwise wake 1,000 times a second to find their watch in place.
+   */
+  #retryWatchLater(): void {
+    if (this.#watchTimer !== undefined || this.#watcher || !this.#running || this.#options.watch === false) return;
+    this.#watchTimer = this.#clock.setTimeout(() => {
+      this.#watchTimer = undefined;
+      void this.#ensureWatcher();
+    }, Math.min(this.#watchRetry, this.#period));
+  }
+
   async #ensureWatcher(): Promise<void> {
     if (this.#watcher || !this.#running || this.#options.watch === false) return;
     let isDirectory: boolean;
@@ -225,6 +235,7 @@ class FileSourceImpl implements FileSource {
           this.#watcher?.close();
           this.#watcher = undefined;
           this.#onWatchEvent(null);
+          this.#retryWatchLater();
         },
       );
       // A file written after the last listing read the directory and before the watch existed
@@ -232,7 +243,8 @@ class FileSourceImpl implements FileSource {
       // leave it to the next re-list (fileCheckFrequency, 20 s).
       this.#onWatchEvent(null);
     } catch {
-      // Retried by the watch timer; meanwhile the periodic re-list keeps the state right.
+      // Retried after watchRetry; meanwhile the periodic re-list keeps the state right.
+      this.#retryWatchLater();
     }
   }
 
@@ -273,6 +285,7 @@ class FileSourceImpl implements FileSource {
       if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') {
         this.#watcher?.close();
         this.#watcher = undefined;
+        this.#retryWatchLater();
         return this.#listConfig();
       }
       throw err;
