@@ -88,7 +88,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const names = new Set(config.nodes.map((n) => n.name));
     nodeCache = createNodeCache({ kubeConfig: fleetApis.kubeConfig, clock, logger: childLogger(logger, { component: 'node-cache' }), isFleetNode: (name) => names.has(name) });
   }
-  const watchHub = createFileWatchHub();
+  const watchHub = createFileWatchHub(undefined, { clock });
   const machine = readMachineInfo();
   const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
   const metrics = createFleetMetrics();
@@ -117,7 +117,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       leaseApi: apis.leases,
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
       ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
-      createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath }),
+      createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath, shareReading: watchHub.shareReading }),
       machine,
     };
     const registry = metrics.registryFor(node.name);

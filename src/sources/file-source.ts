@@ -27,6 +27,12 @@ export interface FileSourceOptions {
    * that shares a single watch per directory (src/fleet/file-watch-hub.ts).
    */
   readonly watchPath?: WatchStaticPodPath;
+  /**
+   * Reads the path for a listing; each source reads its own by default. Many nodes of one
+   * process pass one that lets sources listing the same path close together share one reading
+   * (src/fleet/file-watch-hub.ts).
+   */
+  readonly shareReading?: ShareReading;
   readonly logger?: SourceLogger;
   /**
    * Called when a manifest is refused (too large, not a pod, invalid, referencing API
@@ -54,6 +60,20 @@ export interface FileSource {
   /** Counters: full listings done, and manifest files opened and read. */
   stats(): FileSourceStats;
 }
+
+/** What a listing finds at the static pod path: its stat and, for a directory, its manifests. */
+export interface PathReading {
+  readonly info: Stats;
+  /** The directory's regular files in byte order (undefined when the path is a file). */
+  readonly files?: readonly ListedFile[];
+}
+
+/**
+ * Runs `read` for a listing of `root`, or hands out a reading another listing of the same path
+ * got, when nothing can have changed since (see createFileWatchHub). Rejects as `read` does,
+ * with the error of the path's stat.
+ */
+export type ShareReading = (root: string, read: () => Promise<PathReading>) => Promise<PathReading>;
 
 export interface FileSourceStats {
   listings: number;
@@ -307,9 +327,9 @@ class FileSourceImpl implements FileSource {
 
   async #listConfig(): Promise<void> {
     this.#listings += 1;
-    let info;
+    let reading: PathReading;
     try {
-      info = await stat(this.#root);
+      reading = await (this.#options.shareReading?.(this.#root, () => this.#readPath()) ?? this.#readPath());
     } catch (err) {
       const code = errnoCode(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -320,17 +340,23 @@ class FileSourceImpl implements FileSource {
       }
       throw kpError('KP_ERR_SOURCE_PATH_STAT', [this.#root], { cause: err });
     }
-    if (info.isDirectory()) {
-      await this.#cache.relist(await this.#listDirectory());
+    if (reading.files !== undefined) {
+      await this.#cache.relist(reading.files);
       this.#send();
       return;
     }
-    if (info.isFile()) {
-      await this.#cache.relistFile({ path: this.#root, info });
+    if (reading.info.isFile()) {
+      await this.#cache.relistFile({ path: this.#root, info: reading.info });
       this.#send();
       return;
     }
     throw kpError('KP_ERR_SOURCE_PATH_TYPE', [this.#root]);
+  }
+
+  /** The path's stat and, for a directory, its listing; rejects with the stat's error. */
+  async #readPath(): Promise<PathReading> {
+    const info = await stat(this.#root);
+    return info.isDirectory() ? { info, files: await this.#listDirectory() } : { info };
   }
 
   /** Every entry not starting with `.`, in byte order; directories and unreadable entries are skipped. */
