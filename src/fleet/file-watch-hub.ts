@@ -47,8 +47,10 @@ export function createFileWatchHub(watch: WatchStaticPodPath = watchStaticPodPat
     shareReading(root, read) {
       const now = clock.monotonic();
       const latest = readings.get(root);
-      if (latest !== undefined && now - latest.started <= shareMs && watched(root)) return latest.reading;
+      if (latest !== undefined && now - latest.started <= shareMs) return latest.reading;
       const reading = read();
+      // A listing that began before the watch did could miss a change no event will report.
+      if (!watched(root)) return reading;
       const entry = { started: now, reading };
       readings.set(root, entry);
       // A failed listing is not handed on: the next source tries for itself.
