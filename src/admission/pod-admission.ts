@@ -289,6 +289,7 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   }
   if (inner.stop) wrapped.stop = () => inner.stop!();
   if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
+  if (inner.onContainerEvent) wrapped.onContainerEvent = (listener) => inner.onContainerEvent!(listener);
   return wrapped;
 }
 

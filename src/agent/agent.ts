@@ -4,7 +4,7 @@ import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../co
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
-import { createStaticPodEvents } from '../events/static-pod-events.js';
+import { createStaticPodEvents, podEventRef } from '../events/static-pod-events.js';
 import { createApiClients, type ApiClients } from '../kube/api-clients.js';
 import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
@@ -149,10 +149,19 @@ export function createAgent(options: AgentOptions): Agent {
     clock,
   );
   const statusProvider = withAdmission(
-    options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
+    options.statusProvider ??
+      createSimulatedStatusProvider({
+        clock,
+        hostIP: config.nodeIP,
+        podCIDR: config.podCIDR,
+        // The container GC asks the pod workers (made below) whether a pod UID is gone.
+        shouldPodContentBeRemoved: (uid) => workers?.shouldPodContentBeRemoved(uid) ?? true,
+      }),
     admission,
     { hostIP: config.nodeIP },
   );
+  // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
+  const stopContainerEvents = statusProvider.onContainerEvent?.((e) => recorder.event(podEventRef(e.pod, e.fieldPath), e.type, e.reason, e.message));
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // The kubelet lifecycle: static pods run through pod workers (graceful termination, one
@@ -570,6 +579,7 @@ export function createAgent(options: AgentOptions): Agent {
         shutdownBound,
       ]);
       clock.clearTimeout(boundTimer);
+      stopContainerEvents?.();
       statusProvider.stop?.();
       logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
     },

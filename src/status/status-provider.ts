@@ -1,4 +1,4 @@
-import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
@@ -7,6 +7,8 @@ import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAl
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
+import { backOffEvent, containerFieldPath, killingEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
+import { createExitedContainers, type ExitedContainer, type ExitedContainers, type ExitedPod } from './exited-containers.js';
 
 /**
  * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
@@ -35,8 +37,18 @@ export interface StatusProvider {
    * See docs/lifecycle.md for the whole contract.
    */
   terminate?(pod: Pod, gracePeriodSeconds: number): Promise<void>;
-  /** Forgets a pod that is no longer run, cancelling anything scheduled for it. */
+  /**
+   * Lets go of a pod that is no longer run, cancelling anything scheduled for it. A runtime
+   * may keep its exited containers for a while (see createSimulatedStatusProvider): a pod run
+   * again with the same UID then continues their restart counts.
+   */
   forget?(uid: string): void;
+  /**
+   * Subscribes to what the runtime reports about pods' containers as Kubernetes Events
+   * (`Pulled`, `Created`, `Started`, `Killing`, `BackOff`, `SandboxChanged`); returns an
+   * unsubscribe. The agent records them on the pod.
+   */
+  onContainerEvent?(listener: ContainerEventListener): () => void;
   /** Cancels every timer; the provider answers but no longer notifies. */
   stop?(): void;
   /**
@@ -80,6 +92,12 @@ export interface SimulatedStatusProviderOptions {
   startJitterMs?: number;
   /** The bound of each container's log; 64 KiB by default. */
   maxLogBytesPerContainer?: number;
+  /**
+   * Whether the node no longer knows a pod UID, so that the container GC (every minute) may
+   * remove the exited containers of a forgotten pod; the kubelet asks its pod workers
+   * (`ShouldPodContentBeRemoved`). By default a forgotten pod's containers go at the next pass.
+   */
+  shouldPodContentBeRemoved?: (uid: string) => boolean;
 }
 
 /** Per-pod simulation settings, read from the static pod's (or pod's) annotations. */
@@ -98,6 +116,7 @@ export interface SimulatedRuntime extends StatusProvider {
   forget(uid: string): void;
   stop(): void;
   onChange(listener: (uid: string) => void): () => void;
+  onContainerEvent(listener: ContainerEventListener): () => void;
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   /**
    * Makes a running container of the pod exit with `exitCode` after `afterMs` (0: now); it is
@@ -133,6 +152,19 @@ export interface SimulatedRuntime extends StatusProvider {
  *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
  *   `resources` = its allocated resources and `allocatedResources` = their requests (see
  *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0.
+ * - A pod let go (`forget`) leaves its exited containers behind until the container GC pass
+ *   (every minute) after `shouldPodContentBeRemoved` says the UID is gone, as the kubelet's
+ *   runtime does. A pod that runs again with that UID meanwhile (a static pod with a fixed
+ *   `metadata.uid` put back, a manifest written again) continues from them: each container
+ *   (init containers too) starts at the newest attempt + 1 and shows the exited one as
+ *   `lastState`; while its new sandbox starts its containers wait with those counts, and the
+ *   phase is Running when the restart policy restarts them (the kubelet's getPhase).
+ *
+ * It reports what the kubelet's runtime records as Events (`onContainerEvent`, see
+ * container-events.ts): on each container start `Pulled` (with `Pulling` first when the image
+ * is new to the node or its pull policy is Always), `Created`, `Started`; `SandboxChanged`
+ * when a pod runs again while its old sandbox is kept; `BackOff` when a container waits out its
+ * crash-loop back-off; `Killing` for each running container when its pod is stopped.
  * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
  *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *
@@ -179,6 +211,7 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
       startJitterMs: options.startJitterMs ?? 0,
     },
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
+    createExitedContainers({ clock: options.clock ?? realClock, shouldPodContentBeRemoved: options.shouldPodContentBeRemoved }),
   );
 }
 
@@ -228,11 +261,16 @@ interface Tracked {
   stopping: Stopping | undefined;
   /** Every container has stopped (terminate() resolved). */
   stopped: boolean;
+  /** The exited containers of an earlier run of this UID, which this run continues. */
+  previous: ExitedPod | undefined;
 }
 
 class SimulatedStatusProvider implements SimulatedRuntime {
   readonly #tracked = new Map<string, Tracked>();
   readonly #listeners = new Set<(uid: string) => void>();
+  readonly #eventListeners = new Set<ContainerEventListener>();
+  // Images the node has "pulled": a later start finds them present.
+  readonly #images = new Set<string>();
   // Pods waiting for an address, in the order they were first seen.
   readonly #waitingForAddress = new Set<string>();
   #stopped = false;
@@ -243,6 +281,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     readonly addresses: PodAddressAllocator,
     readonly node: NodeFacts,
     readonly logs: ContainerLogBuffer,
+    readonly exited: ExitedContainers,
   ) {}
 
   containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined {
@@ -257,7 +296,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const uid = pod.metadata?.uid ?? '';
     const tracked = this.#track(uid, pod, now);
     if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) {
-      return pendingStatus(pod, tracked.acceptedAt, this.node);
+      return pendingStatus(pod, tracked.acceptedAt, this.node, tracked.previous);
     }
     const podIP = pod.spec?.hostNetwork === true ? this.node.hostIP : this.addresses.addressOf(uid);
     return runningStatus(pod, tracked, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
@@ -266,6 +305,11 @@ class SimulatedStatusProvider implements SimulatedRuntime {
   onChange(listener: (uid: string) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  onContainerEvent(listener: ContainerEventListener): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
   }
 
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void> {
@@ -285,7 +329,10 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       if (stopping === undefined) {
         stopping = { at, exitCode: outcome.exitCode, reason: outcome.reason, timer: undefined, waiters: [] };
         tracked.stopping = stopping;
-        if (started) this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
+        if (started) {
+          this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
+          this.#eachRunning(tracked, (name) => this.#event(tracked.pod, name, killingEvent(name)));
+        }
       } else if (at < stopping.at) {
         // A shorter grace period restarts the countdown: the kill comes sooner.
         this.clock.clearTimeout(stopping.timer);
@@ -314,7 +361,11 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   forget(uid: string): void {
     const tracked = this.#tracked.get(uid);
-    if (tracked !== undefined) this.#clearTimers(tracked);
+    if (tracked !== undefined) {
+      this.#clearTimers(tracked);
+      const left = this.#leftBehind(tracked);
+      if (left !== undefined) this.exited.keep(uid, left);
+    }
     // Whoever waits for a forgotten pod to stop is not left waiting.
     for (const resolve of tracked?.stopping?.waiters.splice(0) ?? []) resolve();
     this.#tracked.delete(uid);
@@ -332,6 +383,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   stop(): void {
     this.#stopped = true;
+    this.exited.stop();
     for (const tracked of this.#tracked.values()) {
       this.#clearTimers(tracked);
       for (const resolve of tracked.stopping?.waiters.splice(0) ?? []) resolve();
@@ -359,7 +411,17 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       tracked.pod = pod;
       return tracked;
     }
-    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined, pod, runs: undefined, changedAt: undefined, stopping: undefined, stopped: false };
+    tracked = {
+      acceptedAt: wholeSeconds(now),
+      runningAt: undefined,
+      timer: undefined,
+      pod,
+      runs: undefined,
+      changedAt: undefined,
+      stopping: undefined,
+      stopped: false,
+      previous: this.exited.take(uid),
+    };
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
@@ -390,14 +452,29 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   #startContainers(uid: string, tracked: Tracked, at: number): void {
     const exits = exitPlan(tracked.pod);
+    // The old sandbox is still there: the kubelet replaces it and says so.
+    if (tracked.previous !== undefined) this.#event(tracked.pod, undefined, sandboxChangedEvent());
     for (const c of tracked.pod.spec?.initContainers ?? []) {
+      this.#containerStarts(tracked.pod, c);
       this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
       if (!isSidecar(c)) this.#log(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
     }
-    for (const c of tracked.pod.spec?.containers ?? []) this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+    for (const c of tracked.pod.spec?.containers ?? []) {
+      this.#containerStarts(tracked.pod, c);
+      this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+    }
     tracked.runs = new Map();
     for (const c of tracked.pod.spec?.containers ?? []) {
-      const run: ContainerRun = { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+      const before = tracked.previous?.get(c.name);
+      const run: ContainerRun = {
+        state: 'running',
+        restartCount: before === undefined ? 0 : before.restartCount + 1,
+        startedAt: at,
+        terminated: undefined,
+        last: fromAPI(before?.terminated),
+        crashLoop: undefined,
+        timer: undefined,
+      };
       tracked.runs.set(c.name, run);
       this.#scheduleExit(uid, tracked, c.name, run, exits.get(c.name));
     }
@@ -425,6 +502,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     if (restartAt <= now) this.#restart(uid, tracked, name, run);
     else {
       run.state = 'waiting';
+      this.#event(tracked.pod, name, backOffEvent(tracked.pod, name));
       run.timer = this.clock.setTimeout(() => {
         run.timer = undefined;
         if (this.#tracked.get(uid) === tracked && run.state === 'waiting' && tracked.stopping === undefined) this.#restart(uid, tracked, name, run);
@@ -437,8 +515,9 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const now = this.clock.now().getTime();
     Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
     tracked.changedAt = now;
-    const image = tracked.pod.spec?.containers?.find((c) => c.name === name)?.image ?? '';
-    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${image}), restart ${run.restartCount}`);
+    const spec = tracked.pod.spec?.containers?.find((c) => c.name === name);
+    if (spec !== undefined) this.#containerStarts(tracked.pod, spec);
+    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${spec?.image ?? ''}), restart ${run.restartCount}`);
     this.#scheduleExit(uid, tracked, name, run, exitPlan(tracked.pod).get(name));
     this.#notify(uid);
   }
@@ -467,9 +546,42 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   /** A line for each container running now: sidecars and regular containers of a started pod. */
   #logRunning(uid: string, tracked: Tracked, at: number, line: (name: string) => string): void {
+    this.#eachRunning(tracked, (name) => this.#log(uid, name, at, line(name)));
+  }
+
+  #eachRunning(tracked: Tracked, fn: (name: string) => void): void {
     if (tracked.runs === undefined) return;
-    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) this.#log(uid, c.name, at, line(c.name));
-    for (const [name, run] of tracked.runs) if (run.state === 'running') this.#log(uid, name, at, line(name));
+    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) fn(c.name);
+    for (const [name, run] of tracked.runs) if (run.state === 'running') fn(name);
+  }
+
+  /** The image, create and start events of one container start; its image is then present. */
+  #containerStarts(pod: Pod, c: V1Container): void {
+    const image = c.image ?? '';
+    for (const e of startEvents(c, this.#images.has(image))) this.#event(pod, c.name, e);
+    this.#images.add(image);
+  }
+
+  #event(pod: Pod, container: string | undefined, e: Omit<ContainerEvent, 'pod' | 'fieldPath'>): void {
+    if (this.#stopped || this.#eventListeners.size === 0) return;
+    const event: ContainerEvent = { pod, fieldPath: container === undefined ? undefined : containerFieldPath(pod, container), ...e };
+    for (const listener of [...this.#eventListeners]) listener(event);
+  }
+
+  /**
+   * The newest instance of each container of a pod being let go, as its last status shows
+   * them; a pod that never started leaves what its earlier run left, if anything.
+   */
+  #leftBehind(tracked: Tracked): ExitedPod | undefined {
+    const now = this.clock.now().getTime();
+    if (tracked.runningAt === undefined || now < tracked.runningAt || tracked.runs === undefined) return tracked.previous;
+    const status = runningStatus(tracked.pod, tracked, wholeSeconds(new Date(tracked.runningAt)), undefined, this.node);
+    const left = new Map<string, ExitedContainer>();
+    for (const c of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+      const terminated = c.state?.terminated ?? (c.state?.waiting !== undefined ? c.lastState?.terminated : undefined);
+      left.set(c.name, { restartCount: c.restartCount, terminated });
+    }
+    return left;
   }
 
   #log(uid: string, container: string, at: number, text: string): void {
@@ -540,23 +652,28 @@ function addressFields(hostIP: string | undefined, podIP: string | undefined): P
   return out;
 }
 
-function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts): V1PodStatus {
+function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts, previous: ExitedPod | undefined): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
   const hasInits = inits.length > 0;
   const unready = nameList([...inits.filter(isSidecar), ...containers].map((c) => c.name));
-  const waiting = (c: V1Container, reason: string): V1ContainerStatus => ({
-    name: c.name,
-    image: c.image ?? '',
-    imageID: '',
-    ready: false,
-    restartCount: 0,
-    started: false,
-    state: { waiting: { reason } },
-    ...mounts(c, node),
-  });
+  const waiting = (c: V1Container, reason: string): V1ContainerStatus => {
+    const before = previous?.get(c.name);
+    const status: V1ContainerStatus = {
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      ready: false,
+      restartCount: before?.restartCount ?? 0,
+      started: false,
+      state: { waiting: { reason } },
+      ...mounts(c, node),
+    };
+    if (before?.terminated !== undefined) status.lastState = { terminated: before.terminated };
+    return status;
+  };
   const status: V1PodStatus = {
-    phase: 'Pending',
+    phase: restartingPhase(pod, previous) ?? 'Pending',
     startTime: acceptedAt,
     // The sandbox has no address yet; a host-network pod has the node's from the start.
     ...addressFields(node.hostIP, pod.spec?.hostNetwork === true ? node.hostIP : undefined),
@@ -608,14 +725,23 @@ function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: strin
     }
     return status;
   };
+  // An earlier run's instance: the count goes on, and a sidecar shows it as lastState (a
+  // completed init container's older instance is removed once the new one exits).
+  const continued = (c: V1Container, s: V1ContainerStatus): V1ContainerStatus => {
+    const before = tracked.previous?.get(c.name);
+    if (before === undefined) return s;
+    const out = { ...s, restartCount: before.restartCount + 1 };
+    if (isSidecar(c) && before.terminated !== undefined) out.lastState = { terminated: before.terminated };
+    return out;
+  };
   const completed = (c: V1Container): V1ContainerStatus => ({
-    ...known(c),
+    ...continued(c, known(c)),
     started: false,
     state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: runningAt, finishedAt: runningAt, containerID: containerID(pod, c) } },
   });
   // Sidecars stop with the pod.
   const sidecar = (c: V1Container): V1ContainerStatus => {
-    const s = known(c);
+    const s = continued(c, known(c));
     if (!stopped) return s;
     const run = [...(tracked.runs?.values() ?? [])].find((r) => r.terminated !== undefined);
     const finished = run?.terminated?.finishedAt ?? tracked.changedAt ?? runningAt.getTime();
@@ -687,6 +813,26 @@ function unmetReadinessGates(pod: Pod): string[] {
     if (c.status !== 'True') return [`the status of pod readiness gate ${JSON.stringify(gate.conditionType)} is not "True", but ${c.status}`];
     return [];
   });
+}
+
+/**
+ * A pod run again whose containers wait for their new sandbox: the kubelet's getPhase counts a
+ * waiting container with a last termination as stopped, so the pod is Running when its restart
+ * policy restarts them; undefined otherwise (Pending).
+ */
+function restartingPhase(pod: Pod, previous: ExitedPod | undefined): string | undefined {
+  if (previous === undefined) return undefined;
+  const ended = (pod.spec?.containers ?? []).map((c) => previous.get(c.name)?.terminated);
+  if (ended.length === 0 || ended.some((t) => t === undefined)) return undefined;
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Always' || (policy === 'OnFailure' && ended.some((t) => t?.exitCode !== 0))) return 'Running';
+  return undefined;
+}
+
+/** A kept termination as the runtime's own record (wall milliseconds). */
+function fromAPI(t: V1ContainerStateTerminated | undefined): Terminated | undefined {
+  if (t === undefined) return undefined;
+  return { exitCode: t.exitCode, reason: t.reason ?? exitReason(t.exitCode), startedAt: new Date(t.startedAt ?? 0).getTime(), finishedAt: new Date(t.finishedAt ?? 0).getTime() };
 }
 
 function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volumeMounts'> {
