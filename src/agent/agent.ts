@@ -4,7 +4,7 @@ import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../co
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
-import { createStaticPodEvents, podEventRef } from '../events/static-pod-events.js';
+import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { createApiClients, type ApiClients } from '../kube/api-clients.js';
 import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
@@ -154,6 +154,7 @@ export function createAgent(options: AgentOptions): Agent {
         clock,
         hostIP: config.nodeIP,
         podCIDR: config.podCIDR,
+        clusterDNS: config.clusterDNS,
         // The container GC asks the pod workers (made below) whether a pod UID is gone.
         shouldPodContentBeRemoved: (uid) => workers?.shouldPodContentBeRemoved(uid) ?? true,
       }),
@@ -161,7 +162,11 @@ export function createAgent(options: AgentOptions): Agent {
     { hostIP: config.nodeIP },
   );
   // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
-  const stopContainerEvents = statusProvider.onContainerEvent?.((e) => recorder.event(podEventRef(e.pod, e.fieldPath), e.type, e.reason, e.message));
+  const stopContainerEvents = statusProvider.onContainerEvent?.((e) => {
+    // The kubelet's DNS warning goes to the Node first, then the pod.
+    if (e.nodeMessage !== undefined) recorder.event(nodeEventRef(config.nodeName), e.type, e.reason, e.nodeMessage);
+    recorder.event(podEventRef(e.pod, e.fieldPath), e.type, e.reason, e.message);
+  });
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // The kubelet lifecycle: static pods run through pod workers (graceful termination, one

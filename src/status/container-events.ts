@@ -14,6 +14,8 @@ export interface ContainerEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
   readonly message: string;
+  /** The kubelet records this one on the Node too, with this message. */
+  readonly nodeMessage?: string;
 }
 
 export type ContainerEventListener = (event: ContainerEvent) => void;
@@ -76,6 +78,20 @@ export function killingEvent(name: string): Event {
 /** A container waiting out its crash-loop back-off before the next start. */
 export function backOffEvent(pod: Pod, name: string): Event {
   return { type: 'Warning', reason: 'BackOff', message: `Back-off restarting failed container ${name} in pod ${formatPod(pod)}` };
+}
+
+/**
+ * The kubelet's DNS configurer, creating a pod's sandbox without cluster DNS servers: a pod
+ * whose policy asks for them (`ClusterFirst`, the default, off the host network, or
+ * `ClusterFirstWithHostNet`) falls back to the node's resolver, and it says so on the pod and
+ * the Node. Undefined when the pod needs no cluster DNS.
+ */
+export function missingClusterDNSEvent(pod: Pod): Omit<ContainerEvent, 'pod' | 'fieldPath'> | undefined {
+  const policy = pod.spec?.dnsPolicy ?? 'ClusterFirst';
+  const wantsCluster = policy === 'ClusterFirstWithHostNet' || (policy === 'ClusterFirst' && pod.spec?.hostNetwork !== true);
+  if (!wantsCluster) return undefined;
+  const nodeMessage = 'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+  return { type: 'Warning', reason: 'MissingClusterDNS', message: `pod: ${JSON.stringify(formatPod(pod))}. ${nodeMessage}`, nodeMessage };
 }
 
 /** A pod run again while the runtime still holds its previous sandbox (about the pod, no field path). */

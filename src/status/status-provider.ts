@@ -7,7 +7,7 @@ import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAl
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
-import { backOffEvent, containerFieldPath, killingEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
+import { backOffEvent, containerFieldPath, killingEvent, missingClusterDNSEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
 import { createExitedContainers, type ExitedContainer, type ExitedContainers, type ExitedPod } from './exited-containers.js';
 
 /**
@@ -98,6 +98,11 @@ export interface SimulatedStatusProviderOptions {
    * (`ShouldPodContentBeRemoved`). By default a forgotten pod's containers go at the next pass.
    */
   shouldPodContentBeRemoved?: (uid: string) => boolean;
+  /**
+   * The node's cluster DNS servers (the kubelet's `clusterDNS`). Without any, each sandbox of a
+   * pod whose DNS policy asks for them reports `MissingClusterDNS`, as the kubelet does.
+   */
+  clusterDNS?: readonly string[];
 }
 
 /** Per-pod simulation settings, read from the static pod's (or pod's) annotations. */
@@ -164,7 +169,8 @@ export interface SimulatedRuntime extends StatusProvider {
  * container-events.ts): on each container start `Pulled` (with `Pulling` first when the image
  * is new to the node or its pull policy is Always), `Created`, `Started`; `SandboxChanged`
  * when a pod runs again while its old sandbox is kept; `BackOff` when a container waits out its
- * crash-loop back-off; `Killing` for each running container when its pod is stopped.
+ * crash-loop back-off; `Killing` for each running container when its pod is stopped; and,
+ * without `clusterDNS`, `MissingClusterDNS` at each sandbox of a pod that asks for cluster DNS.
  * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
  *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *
@@ -209,6 +215,7 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
       recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
       stopMs: options.stopMs ?? 0,
       startJitterMs: options.startJitterMs ?? 0,
+      clusterDNS: (options.clusterDNS ?? []).length > 0,
     },
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
     createExitedContainers({ clock: options.clock ?? realClock, shouldPodContentBeRemoved: options.shouldPodContentBeRemoved }),
@@ -454,6 +461,8 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const exits = exitPlan(tracked.pod);
     // The old sandbox is still there: the kubelet replaces it and says so.
     if (tracked.previous !== undefined) this.#event(tracked.pod, undefined, sandboxChangedEvent());
+    const dns = this.node.clusterDNS ? undefined : missingClusterDNSEvent(tracked.pod);
+    if (dns !== undefined) this.#event(tracked.pod, undefined, dns);
     for (const c of tracked.pod.spec?.initContainers ?? []) {
       this.#containerStarts(tracked.pod, c);
       this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
@@ -613,6 +622,8 @@ interface NodeFacts {
   readonly recursiveReadOnlyMounts: boolean;
   readonly stopMs: number;
   readonly startJitterMs: number;
+  /** Whether cluster DNS servers are configured. */
+  readonly clusterDNS: boolean;
 }
 
 /** The kubelet's condition types; the mirror status writer treats exactly these as its own. */

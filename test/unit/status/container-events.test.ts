@@ -23,7 +23,8 @@ function pod(uid: string, annotations: Record<string, string> = {}): Pod {
 
 function setup() {
   const clock = new FakeClock();
-  const runtime = createSimulatedStatusProvider({ clock, startDelayMs: 1000 });
+  // Cluster DNS configured: MissingClusterDNS has a test of its own.
+  const runtime = createSimulatedStatusProvider({ clock, startDelayMs: 1000, clusterDNS: ['10.96.0.10'] });
   const events: ContainerEvent[] = [];
   runtime.onContainerEvent((e) => events.push(e));
   const shown = (): string[] => events.splice(0).map((e) => `${e.type} ${e.reason} ${e.fieldPath ?? '-'}: ${e.message}`);
@@ -86,6 +87,31 @@ describe('simulated runtime: container events', () => {
     ]);
     await clock.advance(5000);
     assert.deepEqual(shown(), ['Warning BackOff spec.containers{main}: Back-off restarting failed container main in pod web_ns(d)']);
+  });
+
+  it('MissingClusterDNS at each sandbox of a pod that asks for cluster DNS, unless clusterDNS is configured', async () => {
+    const clock = new FakeClock();
+    const events: ContainerEvent[] = [];
+    const missing = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
+    missing.onContainerEvent((e) => events.push(e));
+    const hostNet = (uid: string, dnsPolicy?: string): Pod => ({ ...pod(uid), spec: { ...pod(uid).spec!, hostNetwork: true, ...(dnsPolicy ? { dnsPolicy } : {}) } });
+    for (const p of [pod('e'), hostNet('f'), hostNet('g', 'ClusterFirstWithHostNet'), { ...pod('h'), spec: { ...pod('h').spec!, dnsPolicy: 'Default' } }]) {
+      missing.statusFor(p, clock.now());
+    }
+    const dns = events.filter((e) => e.reason === 'MissingClusterDNS');
+    assert.deepEqual(dns.map((e) => e.pod.metadata?.uid), ['e', 'g'], 'ClusterFirst off the host network, and ClusterFirstWithHostNet');
+    assert.equal(dns[0]!.type, 'Warning');
+    assert.equal(dns[0]!.fieldPath, undefined);
+    assert.equal(
+      dns[0]!.message,
+      'pod: "web_ns(e)". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.',
+    );
+    assert.match(dns[0]!.nodeMessage ?? '', /^kubelet does not have ClusterDNS IP configured/);
+    const configured = createSimulatedStatusProvider({ clock, startDelayMs: 0, clusterDNS: ['10.96.0.10'] });
+    const none: ContainerEvent[] = [];
+    configured.onContainerEvent((e) => none.push(e));
+    configured.statusFor(pod('i'), clock.now());
+    assert.deepEqual(none.filter((e) => e.reason === 'MissingClusterDNS'), []);
   });
 
   it('the pull policy the API server would default', () => {
