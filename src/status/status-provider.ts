@@ -329,7 +329,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     // Nothing to signal when every container has already exited for good (a completed pod).
     const running = started && [...(tracked.runs?.values() ?? [])].some((r) => r.state !== 'exited');
     // A pod that has not started has nothing to stop: its start is cancelled.
-    const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
+    const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace, preStopSleepOf(pod)) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
     return new Promise<void>((resolve) => {
       const at = now + outcome.afterMs;
       let stopping = tracked.stopping;
@@ -603,6 +603,16 @@ function stopMsOf(pod: Pod, fallbackMs: number): number {
   const raw = pod.metadata?.annotations?.[SIMULATION_ANNOTATIONS.stopSeconds];
   const seconds = raw === undefined ? NaN : Number(raw);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : fallbackMs;
+}
+
+/**
+ * The longest preStop `sleep` hook of the pod's long-running containers (regular containers and
+ * sidecars): the kubelet stops containers in parallel, so the pod stops with the slowest.
+ * Other hook kinds run nothing here and take no time.
+ */
+function preStopSleepOf(pod: Pod): number {
+  const containers = [...(pod.spec?.initContainers ?? []).filter(isSidecar), ...(pod.spec?.containers ?? [])];
+  return Math.max(0, ...containers.map((c) => c.lifecycle?.preStop?.sleep?.seconds ?? 0));
 }
 
 /** The pod's planned container exits, from its annotation; malformed entries are ignored. */
