@@ -156,7 +156,8 @@ export interface SimulatedRuntime extends StatusProvider {
  *   `kubelet-pods://<pod uid>/<container name>`, imageID = its image reference (no image is
  *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
  *   `resources` = its allocated resources and `allocatedResources` = their requests (see
- *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0.
+ *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0
+ *   (but see below).
  * - A pod let go (`forget`) leaves its exited containers behind until the container GC pass
  *   (every minute) after `shouldPodContentBeRemoved` says the UID is gone, as the kubelet's
  *   runtime does. A pod that runs again with that UID meanwhile (a static pod with a fixed
@@ -164,6 +165,8 @@ export interface SimulatedRuntime extends StatusProvider {
  *   (init containers too) starts at the newest attempt + 1 and shows the exited one as
  *   `lastState`; while its new sandbox starts its containers wait with those counts, and the
  *   phase is Running when the restart policy restarts them (the kubelet's getPhase).
+ * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
+ *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *
  * It reports what the kubelet's runtime records as Events (`onContainerEvent`, see
  * container-events.ts): on each container start `Pulled` (with `Pulling` first when the image
@@ -171,8 +174,6 @@ export interface SimulatedRuntime extends StatusProvider {
  * when a pod runs again while its old sandbox is kept; `BackOff` when a container waits out its
  * crash-loop back-off; `Killing` for each running container when its pod is stopped; and,
  * without `clusterDNS`, `MissingClusterDNS` at each sandbox of a pod that asks for cluster DNS.
- * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
- *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *
  * A pod whose address cannot be allocated (its range is full) stays Pending with its sandbox not
  * ready until another pod is forgotten; it then gets the freed address, its start delay begins
