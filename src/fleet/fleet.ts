@@ -47,6 +47,9 @@ export interface Fleet {
   readonly metrics: FleetMetrics;
 }
 
+/** Connections the whole fleet keeps to the API server: at most this many requests on the wire at once. */
+export const FLEET_MAX_SOCKETS = 256;
+
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 
@@ -60,7 +63,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const { config } = options;
   const logger = options.logger ?? noopLogger;
   const clock = options.clock ?? realClock;
-  const pool = createConnectionPool(256);
+  const pool = createConnectionPool(FLEET_MAX_SOCKETS);
   const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
   const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
   const clientsFor = (path: string): ApiClients => {
