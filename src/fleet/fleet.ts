@@ -64,8 +64,9 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const logger = options.logger ?? noopLogger;
   const clock = options.clock ?? realClock;
   const pool = createConnectionPool(FLEET_MAX_SOCKETS);
-  const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
-  const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
+  const metrics = createFleetMetrics();
+  const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
+  const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
   const clientsFor = (path: string): ApiClients => {
     const kc = new KubeConfig();
     kc.loadFromFile(path);
@@ -90,7 +91,6 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const watchHub = createFileWatchHub();
   const machine = readMachineInfo();
   const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
-  const metrics = createFleetMetrics();
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
