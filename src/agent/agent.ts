@@ -6,6 +6,7 @@ import { createPodAdmission, withAdmission } from '../admission/pod-admission.js
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents } from '../events/static-pod-events.js';
 import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { DEFAULT_REQUEST_TIMEOUTS } from '../kube/request-timeout.js';
 import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
@@ -235,6 +236,8 @@ export function createAgent(options: AgentOptions): Agent {
   if (config.kubeconfig) {
     apis = options.shared?.apis ?? createApiClients(loadKubeConfig(config.kubeconfig), createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
+      // As the kubelet's heartbeat client: the shorter of the status period and the Lease's 40 s.
+      timeouts: { ...DEFAULT_REQUEST_TIMEOUTS, heartbeatMs: Math.min(config.nodeStatusUpdateFrequencyMs, 40_000) },
     });
     const kubeConfig = apis.kubeConfig;
     if (config.events) {

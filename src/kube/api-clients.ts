@@ -13,6 +13,7 @@ import {
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
+import { DEFAULT_REQUEST_TIMEOUTS, armRequestTimeout, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
 
 export interface ApiClients {
@@ -39,6 +40,8 @@ export interface ApiClientsOptions {
    * by default.
    */
   pool?: ConnectionPool;
+  /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
+  timeouts?: RequestTimeouts;
 }
 
 /** Hands out one keep-alive https.Agent per distinct TLS identity (CA, client certificate). */
@@ -92,6 +95,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
         {
           pre: async (context: RequestContext) => {
             await bucket.acquire(priorityOf(context));
+            armRequestTimeout(context, options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS);
             const agent = context.getAgent();
             // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
             if (agent?.constructor === HttpsAgent) {
