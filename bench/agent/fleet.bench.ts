@@ -58,7 +58,10 @@ export interface FleetBenchResult {
   leaseLatenessP99Ms: number;
   /** VmRSS of the fleet process, mean of 1 s samples over the idle window (as the kubelet's). */
   idleRssBytes: number;
-  /** The fleet's mirror creates while converging. */
+  /**
+   * The fleet's mirror creates while converging; `peakInFlight`: most creates sent and not yet
+   * answered at once (those beyond the pool's sockets wait in the fleet).
+   */
   mirrors: { created: number; failed: number; ms: number; podsPerSecond: number; peakInFlight: number };
   /** The plain create loop: the same number of pods, the fleet's concurrency; before and after the fleet. */
   ceiling: LoopRuns;
@@ -336,7 +339,7 @@ export function fleetTable(r: FleetBenchResult): string {
     '',
     `| pods | fleet: mirrors created (first sent → last answered) | plain client-node loop, concurrency ${r.ceiling.concurrency} (best of: before / after the fleet) | fleet ÷ plain loop | the loop over a keep-alive pool (best of: before / after) | fleet ÷ keep-alive loop |`,
     '|---:|---:|---:|---:|---:|---:|',
-    `| ${r.mirrors.created.toLocaleString('en-US')}${r.mirrors.failed > 0 ? ` (+${r.mirrors.failed} failed)` : ''} | ${r.mirrors.podsPerSecond} pods/s (${r.mirrors.ms} ms, at most ${r.mirrors.peakInFlight} in flight) | ${r.ceiling.best.podsPerSecond} pods/s (${runs(r.ceiling)}) | **${r.mirrorRatio}**${r.mirrorRatio < 0.9 ? ' ⚠' : ''} | ${r.keepAliveCeiling.best.podsPerSecond} pods/s (${runs(r.keepAliveCeiling)}) | ${r.keepAliveRatio} |`,
+    `| ${r.mirrors.created.toLocaleString('en-US')}${r.mirrors.failed > 0 ? ` (+${r.mirrors.failed} failed)` : ''} | ${r.mirrors.podsPerSecond} pods/s (${r.mirrors.ms} ms, at most ${r.mirrors.peakInFlight} outstanding) | ${r.ceiling.best.podsPerSecond} pods/s (${runs(r.ceiling)}) | **${r.mirrorRatio}**${r.mirrorRatio < 0.9 ? ' ⚠' : ''} | ${r.keepAliveCeiling.best.podsPerSecond} pods/s (${runs(r.keepAliveCeiling)}) | ${r.keepAliveRatio} |`,
     '',
     `## Per node, against the real kubelet serving one node with the same ${r.podsPerNode} static pods (same idle window)`,
     '',
