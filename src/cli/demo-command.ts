@@ -3,7 +3,7 @@
 // live, as files in the manifest directory change.
 
 import { createWriteStream } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -134,11 +134,21 @@ export async function run(args: string[]): Promise<number> {
 /** `--nodes N`: the fleet demo (fleet-demo.ts) on the example manifests or --pod-manifest-path. */
 async function runFleet(values: ReturnType<typeof parse>['values'], nodes: number): Promise<number> {
   const manifestDir = values['pod-manifest-path'] ? resolve(values['pod-manifest-path']) : join(await examplesDir(), 'manifests');
+  // Checked before the control plane starts: the fleet would wait for the directory forever.
+  if (!(await stat(manifestDir).then((s) => s.isDirectory(), () => false))) {
+    throw kpError('KP_ERR_CLI_USAGE', [`--pod-manifest-path ${JSON.stringify(manifestDir)} is not a directory`]);
+  }
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
   process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
   const cluster = await startLocalCluster({ dir, nodes: [] });
-  const { runFleetDemo } = await import('./fleet-demo.js');
-  return runFleetDemo({ cluster, dir, nodes, prefix: values.node, manifestDir, untilSynced: values['until-synced'] });
+  try {
+    const { runFleetDemo } = await import('./fleet-demo.js');
+    return await runFleetDemo({ cluster, dir, nodes, prefix: values.node, manifestDir, untilSynced: values['until-synced'] });
+  } catch (err) {
+    // A fleet that could not start (an unreadable manifest directory, say) leaves no control plane behind.
+    await cluster.dispose().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** One line naming where each endpoint listens. */
