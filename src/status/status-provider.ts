@@ -1,5 +1,6 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
+import { formatDuration } from '../config/durations.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
@@ -123,12 +124,15 @@ export interface SimulatedRuntime extends StatusProvider {
  *   started and ready false; Initialized False (ContainersNotInitialized) while there are init
  *   containers, Ready and ContainersReady False (ContainersNotReady), each message naming the
  *   containers as the kubelet's does; PodScheduled True.
- * - `startDelayMs` later the sandbox has its address and everything has started: phase
- *   Running, podIP/podIPs = `hostIP` on the host network, else the pod's address from
- *   `podCIDR`; regular init containers terminated (exit code 0, reason Completed, ready),
- *   sidecars (init containers with restartPolicy Always) and containers running, started and
- *   ready (probes are taken to succeed at once); all conditions True, except Ready when a
- *   readiness gate's condition is missing or not True in the static pod's own status.
+ * - `startDelayMs` later the sandbox has its address (podIP/podIPs = `hostIP` on the host
+ *   network, else the pod's address from `podCIDR`) and the init containers run in order, one
+ *   at a time (each at once, unless the `exit` annotation plans its exit; a failure restarts it
+ *   with the crash-loop backoff, or fails the pod under restartPolicy Never), then everything
+ *   has started: phase Running, regular init containers terminated (exit code 0, reason
+ *   Completed, ready), sidecars (init containers with restartPolicy Always) and containers
+ *   running, started and ready (probes are taken to succeed at once); all conditions True,
+ *   except Ready when a readiness gate's condition is missing or not True in the static pod's
+ *   own status. Phase and Initialized follow from the container statuses (pod-phase.ts).
  * - A container the runtime knows (running or terminated) has a containerID
  *   `kubelet-pods://<pod uid>/<container name>`, imageID = its image reference (no image is
  *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
@@ -680,7 +684,10 @@ function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: strin
     status.ready = false;
     status.started = false;
     if (run.state === 'waiting') {
-      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${c.name} in pod ${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})` } };
+      // The kubelet's doBackOff message: the wait armed for this restart, in Go's duration form.
+      const waitMs = (run.crashLoop?.armedAt ?? run.terminated.finishedAt) - run.terminated.finishedAt;
+      const podName = `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${podName}` } };
       status.lastState = terminatedState(c, run.terminated);
     } else {
       status.state = terminatedState(c, run.terminated);
