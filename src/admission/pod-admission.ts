@@ -285,8 +285,15 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
   const rejected = new Map<string, Rejection>();
   // The host ports of the admitted pods that hold any, by UID.
   const ports = new Map<string, HostPortUse[]>();
-  // The admitted pods' requests, summed.
-  const used = { length: 0, milliCPU: 0, memory: 0, hostPorts: { [Symbol.iterator]: () => [...ports.values()].flat()[Symbol.iterator]() } };
+  // The admitted pods' requests, summed, and the host ports they hold.
+  const used = {
+    length: 0,
+    milliCPU: 0,
+    memory: 0,
+    get hostPorts(): HostPortUse[] {
+      return [...ports.values()].flat();
+    },
+  };
   return {
     admitNew(pods) {
       for (const pod of pods) {

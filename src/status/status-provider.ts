@@ -102,8 +102,10 @@ export interface SimulatedRuntime extends StatusProvider {
   onChange(listener: (uid: string) => void): () => void;
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   /**
-   * Makes a running container of the pod exit with `exitCode` after `afterMs` (0: now); it is
-   * then restarted per the pod's restartPolicy with the kubelet's crash-loop backoff. Returns
+   * Makes a running container of the pod (an init container or sidecar too) exit with
+   * `exitCode` after `afterMs` (0: now); it is then restarted per the pod's restartPolicy (a
+   * sidecar always) with the kubelet's crash-loop backoff, and an init container that exits 0
+   * lets the next one start. Returns
    * false when the pod or container is unknown or not running (yet).
    */
   exitContainer(uid: string, container: string, exitCode: number, afterMs?: number): boolean;
