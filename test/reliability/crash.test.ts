@@ -131,4 +131,6 @@ it(`agent crash (${SCALE}): ${TERM_KILLS} SIGKILLs each while static pods with a
     `seed ${rnd.seed}: ${TERM_KILLS} SIGKILLs with ${inFlightAtKill.join(', ')} terminations in flight; ${manifests.images.size} static pods at the end ` +
       `(${manifests.created} created); ${mirrors.length} mirrors, exact, all Running and Ready; the last start converged in ${Math.round(convergeMs)} ms`,
   );
+  const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[TERM_NODE]!, cp.cluster.adminKubeconfig]));
+  t.diagnostic(`log scan: ${lines} lines, no token`);
 });

@@ -105,4 +105,6 @@ it(`API server outage (${SCALE}): ${TERM_OUTAGES} stops while static pods with a
       `(${manifests.created} created); ${mirrors.length} mirrors, exact, all Running and Ready; convergence after each restart (ms): ${converged.join(', ')}`,
   );
   await agent.stop();
+  const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[TERM_NODE]!, cp.cluster.adminKubeconfig]));
+  t.diagnostic(`log scan: ${lines} lines, no token`);
 });
