@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import type { V1PodList } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../agent/agent.js';
 import type { AgentSharedParts } from '../agent/shared-parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createApiClients, createConnectionPool, type ApiClients } from '../kube/api-clients.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
@@ -65,9 +66,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
   const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
   const clientsFor = (path: string): ApiClients => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(path);
-    return createApiClients(kc, limiter, { eventLimiter, pool, userAgent: fleetUserAgent(config.shardByLease) });
+    const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
+    return createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent: fleetUserAgent(config.shardByLease), ...(tokenFile !== undefined ? { tokenFile } : {}) });
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
