@@ -145,6 +145,8 @@ export function createAgent(options: AgentOptions): Agent {
       return {
         status: { allocatable: { ...resources, ...allocatable.status.allocatable } },
         metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels },
+        // NoExecute taints are checked for pods from the API server, which need the Node anyway.
+        spec: { taints: nodeRegistration?.currentNode()?.spec?.taints ?? [] },
       };
     },
     clock,
