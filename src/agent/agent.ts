@@ -632,6 +632,7 @@ function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
     ...(node?.spread ? { spread: node.spread } : {}),
     ...(node?.leaseHolder !== undefined ? { holderIdentity: node.leaseHolder } : {}),
     ...(node?.onLeaseLost ? { onLost: node.onLeaseLost } : {}),
+    ...(node?.onLeaseRenewed ? { onRenewed: node.onLeaseRenewed } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { createFileWatchHub } from './file-watch-hub.js';
 import type { FleetConfig, FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
+import { createLeaseFence, type LeaseFence } from './lease-fence.js';
 import { createLeaseShards, type LeaseShards } from './lease-shards.js';
 import { createNodeCache, type NodeCache } from './node-cache.js';
 import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
@@ -70,7 +71,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
   const clientsFor = (path: string): ApiClients => {
     const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
-    return createApiClients(kubeConfig, limiter, { eventLimiter, pool, ...(tokenFile !== undefined ? { tokenFile } : {}) });
+    return createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent: fleetUserAgent(config.shardByLease), ...(tokenFile !== undefined ? { tokenFile } : {}) });
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
@@ -97,8 +98,11 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
   let shards: LeaseShards | undefined;
-  /** One node's agent: the agent of `run`, handed the shared parts. */
-  const makeAgent = (node: FleetNode): Agent => {
+  /**
+   * One node's agent: the agent of `run`, handed the shared parts. Under --shard-by-lease its
+   * writes pass a fence (src/fleet/lease-fence.ts), opened by the claim at `leaseTakenAt`.
+   */
+  const makeAgent = (node: FleetNode, leaseTakenAt?: Date): Agent => {
     const template = config.templates[node.template]!;
     const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
@@ -110,7 +114,13 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
-    const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    let fence: LeaseFence | undefined;
+    if (config.shardByLease !== undefined) {
+      fence = createLeaseFence({ nodeName: node.name, clock, logger });
+      if (leaseTakenAt !== undefined) fence.renewed(leaseTakenAt);
+    }
+    const unfenced = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
     const shared: AgentSharedParts = {
       apis,
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
@@ -137,8 +147,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
           ...(config.shardByLease !== undefined
             ? {
                 leaseHolder: config.shardByLease,
+                onLeaseRenewed: (renewTime) => fence?.renewed(renewTime),
                 // Another replica holds the Lease: stop writing this node at once, try again later.
                 onLeaseLost: () => {
+                  fence?.revoke();
                   if (agents.get(node.name) !== agent) return;
                   agents.delete(node.name);
                   metrics.drop(registry);
@@ -159,8 +171,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       api: fleetApis!.coordination,
       clock,
       logger,
-      onAcquired: (name) => {
-        const agent = makeAgent(byName.get(name)!);
+      onAcquired: (name, renewTime) => {
+        const agent = makeAgent(byName.get(name)!, renewTime);
         agents.set(name, agent);
         void agent.start();
       },
@@ -201,6 +213,14 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
   };
+}
+
+/**
+ * The fleet's User-Agent: with --shard-by-lease it names the replica, so that the API server's
+ * audit log tells which replica wrote what. Only visible ASCII reaches the header.
+ */
+export function fleetUserAgent(identity: string | undefined): string {
+  return identity === undefined ? 'kubelet-pods/fleet' : `kubelet-pods/fleet (replica ${identity.replace(/[^\x21-\x7e]|[()]/g, '_')})`;
 }
 
 /**

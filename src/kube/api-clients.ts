@@ -45,6 +45,11 @@ export interface ApiClientsOptions {
   tokenFile?: string;
   /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
   timeouts?: RequestTimeouts;
+  /**
+   * The User-Agent of every request: it names the writer in the API server's audit log and
+   * managedFields (the fleet's replicas give theirs). client-node's default when absent.
+   */
+  userAgent?: string;
 }
 
 /** Hands out one keep-alive https.Agent per distinct TLS identity (CA, client certificate). */
@@ -99,6 +104,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
           pre: async (context: RequestContext) => {
             await bucket.acquire(priorityOf(context));
             armRequestTimeout(context, options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS);
+            if (options.userAgent !== undefined) context.setHeaderParam('User-Agent', options.userAgent);
             const agent = context.getAgent();
             // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
             if (agent?.constructor === HttpsAgent) {
