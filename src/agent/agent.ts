@@ -1,4 +1,3 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
@@ -6,6 +5,8 @@ import { createPodAdmission, withAdmission } from '../admission/pod-admission.js
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { DEFAULT_REQUEST_TIMEOUTS } from '../kube/request-timeout.js';
+import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
@@ -144,6 +145,8 @@ export function createAgent(options: AgentOptions): Agent {
       return {
         status: { allocatable: { ...resources, ...allocatable.status.allocatable } },
         metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels },
+        // NoExecute taints are checked for pods from the API server, which need the Node anyway.
+        spec: { taints: nodeRegistration?.currentNode()?.spec?.taints ?? [] },
       };
     },
     clock,
@@ -247,8 +250,12 @@ export function createAgent(options: AgentOptions): Agent {
   let apis: ApiClients | undefined;
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
-    apis = options.shared?.apis ?? createApiClients(loadKubeConfig(config.kubeconfig), createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+    const loaded = options.shared?.apis === undefined ? loadKubeConfigFile(config.kubeconfig) : undefined;
+    apis = options.shared?.apis ?? createApiClients(loaded!.kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
+      ...(loaded?.tokenFile !== undefined ? { tokenFile: loaded.tokenFile } : {}),
+      // As the kubelet's heartbeat client: the shorter of the status period and the Lease's 40 s.
+      timeouts: { ...DEFAULT_REQUEST_TIMEOUTS, heartbeatMs: Math.min(config.nodeStatusUpdateFrequencyMs, 40_000) },
     });
     const kubeConfig = apis.kubeConfig;
     if (config.events) {
@@ -632,11 +639,6 @@ function publishedPods(
   };
 }
 
-function loadKubeConfig(path: string): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(path);
-  return kubeConfig;
-}
 
 /** The node lease options that come from the fleet's templates and sharding. */
 function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
@@ -645,6 +647,7 @@ function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
     ...(node?.spread ? { spread: node.spread } : {}),
     ...(node?.leaseHolder !== undefined ? { holderIdentity: node.leaseHolder } : {}),
     ...(node?.onLeaseLost ? { onLost: node.onLeaseLost } : {}),
+    ...(node?.onLeaseRenewed ? { onRenewed: node.onLeaseRenewed } : {}),
   };
 }
 

@@ -1,8 +1,10 @@
 import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
+import { formatDuration } from '../config/durations.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
+import { initializedCondition, isSidecar, kubeletPodPhase } from './pod-phase.js';
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
@@ -49,6 +51,7 @@ export interface StatusProvider {
    * unsubscribe. The agent records them on the pod.
    */
   onContainerEvent?(listener: ContainerEventListener): () => void;
+
   /** Cancels every timer; the provider answers but no longer notifies. */
   stop?(): void;
   /**
@@ -124,8 +127,10 @@ export interface SimulatedRuntime extends StatusProvider {
   onContainerEvent(listener: ContainerEventListener): () => void;
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   /**
-   * Makes a running container of the pod exit with `exitCode` after `afterMs` (0: now); it is
-   * then restarted per the pod's restartPolicy with the kubelet's crash-loop backoff. Returns
+   * Makes a running container of the pod (an init container or sidecar too) exit with
+   * `exitCode` after `afterMs` (0: now); it is then restarted per the pod's restartPolicy (a
+   * sidecar always) with the kubelet's crash-loop backoff, and an init container that exits 0
+   * lets the next one start. Returns
    * false when the pod or container is unknown or not running (yet).
    */
   exitContainer(uid: string, container: string, exitCode: number, afterMs?: number): boolean;
@@ -146,12 +151,15 @@ export interface SimulatedRuntime extends StatusProvider {
  *   started and ready false; Initialized False (ContainersNotInitialized) while there are init
  *   containers, Ready and ContainersReady False (ContainersNotReady), each message naming the
  *   containers as the kubelet's does; PodScheduled True.
- * - `startDelayMs` later the sandbox has its address and everything has started: phase
- *   Running, podIP/podIPs = `hostIP` on the host network, else the pod's address from
- *   `podCIDR`; regular init containers terminated (exit code 0, reason Completed, ready),
- *   sidecars (init containers with restartPolicy Always) and containers running, started and
- *   ready (probes are taken to succeed at once); all conditions True, except Ready when a
- *   readiness gate's condition is missing or not True in the static pod's own status.
+ * - `startDelayMs` later the sandbox has its address (podIP/podIPs = `hostIP` on the host
+ *   network, else the pod's address from `podCIDR`) and the init containers run in order, one
+ *   at a time (each at once, unless the `exit` annotation plans its exit; a failure restarts it
+ *   with the crash-loop backoff, or fails the pod under restartPolicy Never), then everything
+ *   has started: phase Running, regular init containers terminated (exit code 0, reason
+ *   Completed, ready), sidecars (init containers with restartPolicy Always) and containers
+ *   running, started and ready (probes are taken to succeed at once); all conditions True,
+ *   except Ready when a readiness gate's condition is missing or not True in the static pod's
+ *   own status. Phase and Initialized follow from the container statuses (pod-phase.ts).
  * - A container the runtime knows (running or terminated) has a containerID
  *   `kubelet-pods://<pod uid>/<container name>`, imageID = its image reference (no image is
  *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
@@ -262,8 +270,12 @@ interface Tracked {
   runningAt: number | undefined;
   timer: ClockTimer | undefined;
   pod: Pod;
-  /** Per regular container, once the pod has started. */
+  /** Per regular container, once every init container has completed (the pod is initialized). */
   runs: Map<string, ContainerRun> | undefined;
+  /** Per init container started so far, in spec order (sidecars stay in it while they run). */
+  inits: Map<string, ContainerRun> | undefined;
+  /** When the last init container completed and the containers started (wall ms). */
+  initializedAt: number | undefined;
   /** When a container last changed state after the start (whole seconds), for conditions. */
   changedAt: number | undefined;
   stopping: Stopping | undefined;
@@ -328,7 +340,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const grace = Math.max(1, gracePeriodSeconds);
     const started = tracked.runningAt !== undefined && now >= tracked.runningAt;
     // Nothing to signal when every container has already exited for good (a completed pod).
-    const running = started && [...(tracked.runs?.values() ?? [])].some((r) => r.state !== 'exited');
+    const running = started && allRuns(tracked).some((r) => r.state !== 'exited');
     // A pod that has not started has nothing to stop: its start is cancelled.
     const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace, preStopSleepOf(pod)) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
     return new Promise<void>((resolve) => {
@@ -360,7 +372,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   exitContainer(uid: string, container: string, exitCode: number, afterMs = 0): boolean {
     const tracked = this.#tracked.get(uid);
-    const run = tracked?.runs?.get(container);
+    const run = tracked?.runs?.get(container) ?? tracked?.inits?.get(container);
     if (tracked === undefined || run === undefined || run.state !== 'running' || tracked.stopping !== undefined) return false;
     this.clock.clearTimeout(run.timer);
     run.timer = this.clock.setTimeout(() => this.#exit(uid, tracked, container, run, exitCode), Math.max(0, afterMs));
@@ -402,7 +414,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
     tracked.timer = undefined;
     if (tracked.stopping?.timer !== undefined) this.clock.clearTimeout(tracked.stopping.timer);
-    for (const run of tracked.runs?.values() ?? []) {
+    for (const run of allRuns(tracked)) {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
     }
@@ -425,6 +437,8 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       timer: undefined,
       pod,
       runs: undefined,
+      inits: undefined,
+      initializedAt: undefined,
       changedAt: undefined,
       stopping: undefined,
       stopped: false,
@@ -458,36 +472,62 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     }, delay);
   }
 
+  /** The sandbox is up: init containers run in order, then the containers start. */
   #startContainers(uid: string, tracked: Tracked, at: number): void {
-    const exits = exitPlan(tracked.pod);
     // The old sandbox is still there: the kubelet replaces it and says so.
     if (tracked.previous !== undefined) this.#event(tracked.pod, undefined, sandboxChangedEvent());
     const dns = this.node.clusterDNS ? undefined : missingClusterDNSEvent(tracked.pod);
     if (dns !== undefined) this.#event(tracked.pod, undefined, dns);
-    for (const c of tracked.pod.spec?.initContainers ?? []) {
+    tracked.inits = new Map();
+    this.#runInits(uid, tracked, 0, at);
+  }
+
+  /**
+   * Starts the init containers from index `from` on, as the kubelet's computeInitContainerActions
+   * does: a sidecar starts and the next one follows at once (its startup is taken to succeed);
+   * a regular init container without a planned exit completes at once (exit 0); one with a plan
+   * runs until it exits, and only an exit 0 lets the next one start. Past the last, the
+   * containers start.
+   */
+  #runInits(uid: string, tracked: Tracked, from: number, at: number): void {
+    const inits = tracked.pod.spec?.initContainers ?? [];
+    const exits = exitPlan(tracked.pod);
+    for (let i = from; i < inits.length; i++) {
+      const c = inits[i]!;
       this.#containerStarts(tracked.pod, c);
       this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
-      if (!isSidecar(c)) this.#log(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
+      // A completed init container's older instance is removed once the new one exits: no lastState.
+      const run = continuedRun(at, tracked.previous?.get(c.name), isSidecar(c));
+      tracked.inits!.set(c.name, run);
+      const plan = exits.get(c.name);
+      if (isSidecar(c)) {
+        this.#scheduleExit(uid, tracked, c.name, run, plan);
+        continue;
+      }
+      if (plan !== undefined) {
+        this.#scheduleExit(uid, tracked, c.name, run, plan);
+        return;
+      }
+      this.#complete(uid, c.name, run, at);
     }
+    tracked.initializedAt = at;
     for (const c of tracked.pod.spec?.containers ?? []) {
       this.#containerStarts(tracked.pod, c);
       this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
     }
     tracked.runs = new Map();
     for (const c of tracked.pod.spec?.containers ?? []) {
-      const before = tracked.previous?.get(c.name);
-      const run: ContainerRun = {
-        state: 'running',
-        restartCount: before === undefined ? 0 : before.restartCount + 1,
-        startedAt: at,
-        terminated: undefined,
-        last: fromAPI(before?.terminated),
-        crashLoop: undefined,
-        timer: undefined,
-      };
+      const run = continuedRun(at, tracked.previous?.get(c.name), true);
       tracked.runs.set(c.name, run);
       this.#scheduleExit(uid, tracked, c.name, run, exits.get(c.name));
     }
+  }
+
+  /** A regular init container that exits 0 at `at`. */
+  #complete(uid: string, name: string, run: ContainerRun, at: number): void {
+    run.state = 'exited';
+    run.terminated = { exitCode: 0, reason: 'Completed', startedAt: run.startedAt, finishedAt: at };
+    this.#log(uid, name, at, `container ${JSON.stringify(name)} exited with code 0 (Completed)`);
   }
 
   #scheduleExit(uid: string, tracked: Tracked, name: string, run: ContainerRun, plan: { exitCode: number; afterMs: number } | undefined): void {
@@ -499,11 +539,25 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     run.timer = undefined;
     if (this.#tracked.get(uid) !== tracked || run.state !== 'running' || tracked.stopping !== undefined) return;
     const now = this.clock.now().getTime();
+    const kind = containerKind(tracked.pod, name);
+    if (kind === 'init' && exitCode === 0) {
+      // Done: the next init container (or the containers) start now.
+      tracked.changedAt = now;
+      this.#complete(uid, name, run, now);
+      const index = (tracked.pod.spec?.initContainers ?? []).findIndex((c) => c.name === name);
+      this.#runInits(uid, tracked, index + 1, now);
+      this.#notify(uid);
+      return;
+    }
     run.terminated = { exitCode, reason: exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
     tracked.changedAt = now;
     this.#log(uid, name, now, `container ${JSON.stringify(name)} exited with code ${exitCode} (${run.terminated.reason})`);
-    if (!shouldRestart(tracked.pod.spec?.restartPolicy, exitCode)) {
+    // A sidecar is restarted whatever the pod's policy; a failed init container is unless the
+    // policy is Never, which fails the pod (the kubelet kills it: the sidecars stop too).
+    const policy = kind === 'sidecar' ? 'Always' : tracked.pod.spec?.restartPolicy;
+    if (!shouldRestart(policy, exitCode)) {
       run.state = 'exited';
+      if (kind === 'init') this.#stopSidecars(uid, tracked, now);
       this.#notify(uid);
       return;
     }
@@ -521,14 +575,33 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     this.#notify(uid);
   }
 
+  /** The pod failed in its init containers: its running sidecars are stopped with it, at once. */
+  #stopSidecars(uid: string, tracked: Tracked, now: number): void {
+    const { exitCode, reason } = stopOutcome(stopMsOf(tracked.pod, this.node.stopMs), 0);
+    for (const c of tracked.pod.spec?.initContainers ?? []) {
+      const run = tracked.inits?.get(c.name);
+      if (!isSidecar(c) || run === undefined || run.state === 'exited') continue;
+      this.clock.clearTimeout(run.timer);
+      run.timer = undefined;
+      if (run.state === 'running') {
+        run.terminated = { exitCode, reason, startedAt: run.startedAt, finishedAt: now };
+        this.#log(uid, c.name, now, `container ${JSON.stringify(c.name)} ${exitCode === 0 ? 'stopped' : 'killed'} with code ${exitCode} (${reason})`);
+      }
+      run.state = 'exited';
+    }
+  }
+
   #restart(uid: string, tracked: Tracked, name: string, run: ContainerRun): void {
     const now = this.clock.now().getTime();
     Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
     tracked.changedAt = now;
-    const spec = tracked.pod.spec?.containers?.find((c) => c.name === name);
+    const spec = [...(tracked.pod.spec?.containers ?? []), ...(tracked.pod.spec?.initContainers ?? [])].find((c) => c.name === name);
     if (spec !== undefined) this.#containerStarts(tracked.pod, spec);
     this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${spec?.image ?? ''}), restart ${run.restartCount}`);
-    this.#scheduleExit(uid, tracked, name, run, exitPlan(tracked.pod).get(name));
+    const plan = exitPlan(tracked.pod).get(name);
+    // An init container restarted without a planned exit completes at once.
+    if (plan === undefined && containerKind(tracked.pod, name) === 'init') this.#exit(uid, tracked, name, run, 0);
+    else this.#scheduleExit(uid, tracked, name, run, plan);
     this.#notify(uid);
   }
 
@@ -538,7 +611,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const now = this.clock.now().getTime();
     const verb = stopping.exitCode === 0 ? 'stopped' : 'killed';
     this.#logRunning(uid, tracked, now, (name) => `container ${JSON.stringify(name)} ${verb} with code ${stopping.exitCode} (${stopping.reason})`);
-    for (const run of tracked.runs?.values() ?? []) {
+    for (const run of allRuns(tracked)) {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
       if (run.state === 'running') {
@@ -554,15 +627,13 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     for (const resolve of stopping.waiters.splice(0)) resolve();
   }
 
-  /** A line for each container running now: sidecars and regular containers of a started pod. */
+  /** A line for each container running now: init containers and sidecars, then regular containers. */
   #logRunning(uid: string, tracked: Tracked, at: number, line: (name: string) => string): void {
     this.#eachRunning(tracked, (name) => this.#log(uid, name, at, line(name)));
   }
 
   #eachRunning(tracked: Tracked, fn: (name: string) => void): void {
-    if (tracked.runs === undefined) return;
-    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) fn(c.name);
-    for (const [name, run] of tracked.runs) if (run.state === 'running') fn(name);
+    for (const runs of [tracked.inits, tracked.runs]) for (const [name, run] of runs ?? []) if (run.state === 'running') fn(name);
   }
 
   /** The image, create and start events of one container start; its image is then present. */
@@ -584,15 +655,18 @@ class SimulatedStatusProvider implements SimulatedRuntime {
    */
   #leftBehind(tracked: Tracked): ExitedPod | undefined {
     const now = this.clock.now().getTime();
-    if (tracked.runningAt === undefined || now < tracked.runningAt || tracked.runs === undefined) return tracked.previous;
+    if (tracked.runningAt === undefined || now < tracked.runningAt || tracked.inits === undefined) return tracked.previous;
     const status = runningStatus(tracked.pod, tracked, wholeSeconds(new Date(tracked.runningAt)), undefined, this.node);
-    const left = new Map<string, ExitedContainer>();
+    const left = new Map<string, ExitedContainer>(tracked.previous ?? []);
     for (const c of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+      // A container this run never started keeps what the earlier run left.
+      if (c.containerID === undefined) continue;
       const terminated = c.state?.terminated ?? (c.state?.waiting !== undefined ? c.lastState?.terminated : undefined);
       left.set(c.name, { restartCount: c.restartCount, terminated });
     }
-    return left;
+    return left.size > 0 ? left : undefined;
   }
+
 
   #log(uid: string, container: string, at: number, text: string): void {
     this.logs.append(uid, container, wholeSeconds(new Date(at)), text);
@@ -627,6 +701,33 @@ function exitPlan(pod: Pod): Map<string, { exitCode: number; afterMs: number }> 
   return plan;
 }
 
+function newRun(at: number): ContainerRun {
+  return { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+}
+
+/**
+ * A container's first instance in this run: it continues the earlier run's newest instance of
+ * it, if the runtime kept one (attempt + 1; that instance as lastState when `showLast`).
+ */
+function continuedRun(at: number, before: ExitedContainer | undefined, showLast: boolean): ContainerRun {
+  const run = newRun(at);
+  if (before === undefined) return run;
+  run.restartCount = before.restartCount + 1;
+  if (showLast) run.last = fromAPI(before.terminated);
+  return run;
+}
+
+/** Every container run of the pod: init containers (sidecars included), then the containers. */
+function allRuns(tracked: Tracked): ContainerRun[] {
+  return [...(tracked.inits?.values() ?? []), ...(tracked.runs?.values() ?? [])];
+}
+
+function containerKind(pod: Pod, name: string): 'container' | 'sidecar' | 'init' {
+  const init = pod.spec?.initContainers?.find((c) => c.name === name);
+  if (init === undefined) return 'container';
+  return isSidecar(init) ? 'sidecar' : 'init';
+}
+
 /** What the provider knows about its node. */
 interface NodeFacts {
   readonly hostIP: string | undefined;
@@ -659,7 +760,6 @@ function nameList(names: readonly string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-const isSidecar = (c: V1Container): boolean => c.restartPolicy === 'Always';
 
 function addressFields(hostIP: string | undefined, podIP: string | undefined): Partial<V1PodStatus> {
   const out: Partial<V1PodStatus> = {};
@@ -674,26 +774,21 @@ function addressFields(hostIP: string | undefined, podIP: string | undefined): P
   return out;
 }
 
+/**
+ * A container that has not started yet (no containerID, nothing allocated shown); `before`, the
+ * earlier run's instance the runtime kept, gives its count and lastState.
+ */
+function waitingStatus(c: V1Container, reason: string, node: NodeFacts, before?: ExitedContainer): V1ContainerStatus {
+  const status: V1ContainerStatus = { name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: before?.restartCount ?? 0, started: false, state: { waiting: { reason } }, ...mounts(c, node) };
+  if (before?.terminated !== undefined) status.lastState = { terminated: before.terminated };
+  return status;
+}
+
 function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts, previous: ExitedPod | undefined): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
   const hasInits = inits.length > 0;
   const unready = nameList([...inits.filter(isSidecar), ...containers].map((c) => c.name));
-  const waiting = (c: V1Container, reason: string): V1ContainerStatus => {
-    const before = previous?.get(c.name);
-    const status: V1ContainerStatus = {
-      name: c.name,
-      image: c.image ?? '',
-      imageID: '',
-      ready: false,
-      restartCount: before?.restartCount ?? 0,
-      started: false,
-      state: { waiting: { reason } },
-      ...mounts(c, node),
-    };
-    if (before?.terminated !== undefined) status.lastState = { terminated: before.terminated };
-    return status;
-  };
   const status: V1PodStatus = {
     phase: restartingPhase(pod, previous) ?? 'Pending',
     startTime: acceptedAt,
@@ -708,77 +803,74 @@ function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts, previous: Ex
       cond('ContainersReady', 'False', acceptedAt, 'ContainersNotReady', `containers with unready status: ${unready}`),
       cond('PodScheduled', 'True', acceptedAt),
     ],
-    containerStatuses: containers.map((c) => waiting(c, hasInits ? 'PodInitializing' : 'ContainerCreating')),
+    containerStatuses: containers.map((c) => waitingStatus(c, hasInits ? 'PodInitializing' : 'ContainerCreating', node, previous?.get(c.name))),
   };
-  if (hasInits) status.initContainerStatuses = inits.map((c) => waiting(c, 'PodInitializing'));
+  if (hasInits) status.initContainerStatuses = inits.map((c) => waitingStatus(c, 'PodInitializing', node, previous?.get(c.name)));
   return status;
 }
 
 function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: string | undefined, node: NodeFacts): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
-  const stopped = tracked.stopped;
   const changedAt = tracked.changedAt === undefined ? runningAt : wholeSeconds(new Date(tracked.changedAt));
   const terminatedState = (c: V1Container, t: Terminated): V1ContainerStatus['state'] => ({
     terminated: { exitCode: t.exitCode, reason: t.reason, startedAt: wholeSeconds(new Date(t.startedAt)), finishedAt: wholeSeconds(new Date(t.finishedAt)), containerID: containerID(pod, c) },
   });
-  const known = (c: V1Container, run?: ContainerRun): V1ContainerStatus => {
+  // A container the runtime has started, in whatever state it is now.
+  const known = (c: V1Container, run: ContainerRun): V1ContainerStatus => {
     const status: V1ContainerStatus = {
       name: c.name,
       image: c.image ?? '',
       imageID: c.image ?? '',
       containerID: containerID(pod, c),
       ready: true,
-      restartCount: run?.restartCount ?? 0,
+      restartCount: run.restartCount,
       started: true,
-      state: { running: { startedAt: run === undefined ? runningAt : wholeSeconds(new Date(run.startedAt)) } },
+      state: { running: { startedAt: wholeSeconds(new Date(run.startedAt)) } },
       ...containerResourceStatus(c),
       ...mounts(c, node),
     };
-    if (run?.last !== undefined) status.lastState = terminatedState(c, run.last);
-    if (run === undefined || run.state === 'running' || run.terminated === undefined) return status;
+    if (run.last !== undefined) status.lastState = terminatedState(c, run.last);
+    if (run.state === 'running' || run.terminated === undefined) return status;
     status.ready = false;
     status.started = false;
     if (run.state === 'waiting') {
-      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${c.name} in pod ${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})` } };
+      // The kubelet's doBackOff message: the wait armed for this restart, in Go's duration form.
+      const waitMs = (run.crashLoop?.armedAt ?? run.terminated.finishedAt) - run.terminated.finishedAt;
+      const podName = `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${podName}` } };
       status.lastState = terminatedState(c, run.terminated);
     } else {
       status.state = terminatedState(c, run.terminated);
     }
     return status;
   };
-  // An earlier run's instance: the count goes on, and a sidecar shows it as lastState (a
-  // completed init container's older instance is removed once the new one exits).
-  const continued = (c: V1Container, s: V1ContainerStatus): V1ContainerStatus => {
-    const before = tracked.previous?.get(c.name);
-    if (before === undefined) return s;
-    const out = { ...s, restartCount: before.restartCount + 1 };
-    if (isSidecar(c) && before.terminated !== undefined) out.lastState = { terminated: before.terminated };
-    return out;
+  // A regular init container is ready once it completed with 0, and started only while it runs.
+  const initStatus = (c: V1Container): V1ContainerStatus => {
+    const run = tracked.inits?.get(c.name);
+    if (run === undefined) return waitingStatus(c, 'PodInitializing', node, tracked.previous?.get(c.name));
+    const status = known(c, run);
+    if (isSidecar(c)) return status;
+    return { ...status, ready: run.state === 'exited' && run.terminated?.exitCode === 0, started: run.state === 'running' };
   };
-  const completed = (c: V1Container): V1ContainerStatus => ({
-    ...continued(c, known(c)),
-    started: false,
-    state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: runningAt, finishedAt: runningAt, containerID: containerID(pod, c) } },
+  const initContainerStatuses = inits.map(initStatus);
+  const containerStatuses = containers.map((c) => {
+    const run = tracked.runs?.get(c.name);
+    return run === undefined ? waitingStatus(c, 'PodInitializing', node, tracked.previous?.get(c.name)) : known(c, run);
   });
-  // Sidecars stop with the pod.
-  const sidecar = (c: V1Container): V1ContainerStatus => {
-    const s = continued(c, known(c));
-    if (!stopped) return s;
-    const run = [...(tracked.runs?.values() ?? [])].find((r) => r.terminated !== undefined);
-    const finished = run?.terminated?.finishedAt ?? tracked.changedAt ?? runningAt.getTime();
-    return { ...s, ready: false, started: false, state: terminatedState(c, { exitCode: run?.terminated?.exitCode ?? 0, reason: run?.terminated?.reason ?? 'Completed', startedAt: runningAt.getTime(), finishedAt: finished }) };
-  };
-  const containerStatuses = containers.map((c) => known(c, tracked.runs?.get(c.name)));
-  const unready = containerStatuses.filter((c) => !c.ready).map((c) => c.name);
-  const phase = podPhase(pod, tracked);
+  let phase = kubeletPodPhase(pod, initContainerStatuses, containerStatuses, tracked.stopped, tracked.runs !== undefined, isStaticPod(pod));
+  // The status manager's TerminatePod: an ordinary pod the kubelet stopped ends terminal.
+  if (tracked.stopped && !isStaticPod(pod) && phase !== 'Succeeded' && phase !== 'Failed') phase = 'Failed';
+  const initialized = initializedCondition(pod, initContainerStatuses, containerStatuses, phase);
+  const unready = [...inits.filter(isSidecar).map((c) => initContainerStatuses[inits.indexOf(c)]!), ...containerStatuses].filter((s) => !s.ready).map((s) => s.name);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const gates = unmetReadinessGates(pod);
   let ready: V1PodCondition;
   let containersReady: V1PodCondition;
   if (done) {
-    ready = cond('Ready', 'False', changedAt, 'PodCompleted');
-    containersReady = cond('ContainersReady', 'False', changedAt, 'PodCompleted');
+    const reason = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed';
+    ready = cond('Ready', 'False', changedAt, reason);
+    containersReady = cond('ContainersReady', 'False', changedAt, reason);
   } else if (unready.length > 0) {
     ready = cond('Ready', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
     containersReady = cond('ContainersReady', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
@@ -787,42 +879,25 @@ function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: strin
     ready = gates.length > 0 ? cond('Ready', 'False', readyAt, 'ReadinessGatesNotReady', gates.join(', ')) : cond('Ready', 'True', readyAt);
     containersReady = cond('ContainersReady', 'True', readyAt);
   }
+  // Initialized turns True when the last init container completed (at the start without any).
+  const initializedAt = inits.length === 0 ? tracked.acceptedAt : tracked.initializedAt === undefined ? tracked.acceptedAt : wholeSeconds(new Date(tracked.initializedAt));
   // The sandbox goes once the pod has stopped or completed.
-  const sandboxGone = stopped || done;
+  const sandboxGone = tracked.stopped || done;
   const status: V1PodStatus = {
     phase,
     startTime: tracked.acceptedAt,
     ...addressFields(node.hostIP, podIP),
     conditions: [
       sandboxGone ? cond('PodReadyToStartContainers', 'False', changedAt) : cond('PodReadyToStartContainers', 'True', runningAt),
-      cond('Initialized', 'True', inits.length > 0 ? runningAt : tracked.acceptedAt),
+      cond('Initialized', initialized.status, initialized.status === 'True' ? initializedAt : tracked.acceptedAt, initialized.reason, initialized.message),
       ready,
       containersReady,
       cond('PodScheduled', 'True', tracked.acceptedAt),
     ],
     containerStatuses,
   };
-  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => (isSidecar(c) ? sidecar(c) : completed(c)));
+  if (inits.length > 0) status.initContainerStatuses = initContainerStatuses;
   return status;
-}
-
-/**
- * The kubelet's getPhase once containers have run: Running while one runs or will restart;
- * once all have stopped for good, Succeeded when every exit code is 0, else Failed. A pod the
- * kubelet terminated (`stopped`) is terminal, whatever its restart policy, except a static pod,
- * whose phase follows its restart policy alone (kubernetes issue 116484).
- */
-function podPhase(pod: Pod, tracked: Tracked): string {
-  const runs = [...(tracked.runs?.values() ?? [])];
-  if (runs.length === 0 || runs.some((r) => r.state === 'running')) return 'Running';
-  const succeeded = runs.every((r) => r.state === 'exited' && r.terminated?.exitCode === 0);
-  if (tracked.stopped && !isStaticPod(pod)) return succeeded ? 'Succeeded' : 'Failed';
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Always') return 'Running';
-  if (succeeded) return 'Succeeded';
-  if (policy === 'Never') return 'Failed';
-  // OnFailure with a failure: restarting.
-  return 'Running';
 }
 
 // The kubelet judges a static pod's readiness gates by the conditions of the static pod itself
