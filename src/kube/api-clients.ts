@@ -13,6 +13,7 @@ import {
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
+import { createRetryAfterHttpLibrary } from './retry-after.js';
 import { createTokenFile, type TokenFile } from './token-file.js';
 import { DEFAULT_REQUEST_TIMEOUTS, armRequestTimeout, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
@@ -95,9 +96,11 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
   if (!cluster) throw kpError('KP_ERR_CONFIG_KUBECONFIG', ['its current context names no cluster']);
   let shared: HttpsAgent | undefined;
   const authentication = staticCredentials(kubeConfig, cluster.server, options.tokenFile !== undefined ? createTokenFile(options.tokenFile) : undefined);
+  const httpApi = createRetryAfterHttpLibrary();
   const configurationWith = (bucket: RateLimiter): ReturnType<typeof createConfiguration> =>
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
+      httpApi,
       authMethods: { default: authentication },
       promiseMiddleware: [
         {
