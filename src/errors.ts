@@ -84,6 +84,7 @@ const templates = {
   KP_ERR_SERVER_TLS: (what: string, reason: string) => `cannot set up TLS for the kubelet port: ${what}: ${reason}`,
   // --- fleet ---
   KP_ERR_FLEET_CONFIG: (where: string, field: string, reason: string) => `invalid fleet configuration ${where}: ${field}: ${reason}`,
+  KP_ERR_FLEET_FENCED: (node: string, call: string, reason: string) => `node ${quote(node)}: ${call} not sent: ${reason}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

@@ -9,6 +9,8 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
+import { unlimited } from '../../src/kube/rate-limiter.js';
 import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, pool, tempDir, writeConfigFile } from './common.js';
 
 export const BULK_NODES = ['bench-ceiling', 'bench-bulk', 'bench-qps'] as const;
@@ -53,17 +55,42 @@ export interface BulkResult {
   limited: BulkRun & { adherence: QpsAdherence };
 }
 
-const rate = (pods: number, ms: number): PhaseRate => ({ pods, ms: Math.round(ms), podsPerSecond: Math.round((pods / ms) * 1000 * 10) / 10 });
+export const rate = (pods: number, ms: number): PhaseRate => ({ pods, ms: Math.round(ms), podsPerSecond: Math.round((pods / ms) * 1000 * 10) / 10 });
 
-async function ceiling(cluster: LocalCluster, pods: number, round: number): Promise<{ create: PhaseRate; delete: PhaseRate }> {
-  const node = 'bench-ceiling';
-  const nodeApi = kubeConfigFromFile(cluster.nodeKubeconfigs[node]!).makeApiClient(CoreV1Api);
-  const admin = kubeConfigFromFile(cluster.adminKubeconfig).makeApiClient(CoreV1Api);
-  const namespace = 'bench-ceiling';
-  if (round === 0) await createNamespace(admin, namespace);
-  const nodeObject =
-    round === 0 ? await nodeApi.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } } }) : await nodeApi.readNode({ name: node });
-  const names = Array.from({ length: pods }, (_, i) => `ceil-${round}-${i}-${node}`);
+export interface CreateLoopOptions {
+  /** Whose credentials create the pods (a node's, or the fleet's token). */
+  kubeconfig: string;
+  adminKubeconfig: string;
+  /** The Node the pods are bound to and owned by; created when missing. */
+  node: string;
+  /** Created when missing. */
+  namespace: string;
+  pods: number;
+  concurrency: number;
+  /** Part of the pod names, so that runs never collide. */
+  round: number;
+  /**
+   * Over one keep-alive connection pool (src/kube/api-clients.ts, as the agent and the fleet
+   * send) instead of plain client-node, which opens a new TLS connection for every request.
+   */
+  keepAlive?: boolean;
+}
+
+/**
+ * The ceiling: a plain client-node loop that creates `pods` mirror-like pods with `concurrency`
+ * in flight, then deletes them (which also cleans up for the next run). Pod names and bodies
+ * are what an agent's mirrors look like, so the API server does the same work for both.
+ */
+export async function createLoop(o: CreateLoopOptions): Promise<{ create: PhaseRate; delete: PhaseRate }> {
+  const { node, namespace, round } = o;
+  const kc = kubeConfigFromFile(o.kubeconfig);
+  const api = o.keepAlive ? createApiClients(kc, unlimited, { pool: createConnectionPool(o.concurrency) }).core : kc.makeApiClient(CoreV1Api);
+  const admin = kubeConfigFromFile(o.adminKubeconfig).makeApiClient(CoreV1Api);
+  await admin.readNamespace({ name: namespace }).catch(() => createNamespace(admin, namespace));
+  const nodeObject = await api
+    .readNode({ name: node })
+    .catch(() => api.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } } }));
+  const names = Array.from({ length: o.pods }, (_, i) => `ceil-${round}-${i}-${node}`);
   const body = (name: string): V1Pod => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -77,15 +104,20 @@ async function ceiling(cluster: LocalCluster, pods: number, round: number): Prom
     spec: { nodeName: node, containers: [{ name: 'main', image: 'nginx:1.27' }] },
   });
   let t0 = performance.now();
-  await pool(names, CONCURRENCY, async (name) => {
-    await nodeApi.createNamespacedPod({ namespace, body: body(name) });
+  await pool(names, o.concurrency, async (name) => {
+    await api.createNamespacedPod({ namespace, body: body(name) });
   });
-  const create = rate(pods, performance.now() - t0);
+  const create = rate(o.pods, performance.now() - t0);
   t0 = performance.now();
-  await pool(names, CONCURRENCY, async (name) => {
-    await nodeApi.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } });
+  await pool(names, o.concurrency, async (name) => {
+    await api.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } });
   });
-  return { create, delete: rate(pods, performance.now() - t0) };
+  return { create, delete: rate(o.pods, performance.now() - t0) };
+}
+
+function ceiling(cluster: LocalCluster, pods: number, round: number): Promise<{ create: PhaseRate; delete: PhaseRate }> {
+  const node = 'bench-ceiling';
+  return createLoop({ kubeconfig: cluster.nodeKubeconfigs[node]!, adminKubeconfig: cluster.adminKubeconfig, node, namespace: 'bench-ceiling', pods, concurrency: CONCURRENCY, round });
 }
 
 async function agentBulk(

@@ -8,15 +8,41 @@ import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string };
 
-// Every non-watch request the fleet sends (what kubeAPIQPS limits), counted.
+// Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
+// creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
 let requests = 0;
+const creates = { ok: 0, failed: 0, firstStart: 0, lastEnd: 0, inFlight: 0, peakInFlight: 0 };
+const POD_CREATE = /^\/api\/v1\/namespaces\/[^/]+\/pods(\?|$)/;
 const original = https.request.bind(https) as (...args: unknown[]) => ClientRequest;
 (https as unknown as { request: unknown }).request = (...args: unknown[]) => {
-  const first = args[0] as { path?: string } | string | URL;
+  const first = args[0] as { path?: string; method?: string } | string | URL;
   const path = typeof first === 'string' ? first : first instanceof URL ? first.search : (first.path ?? '');
   if (!/[?&]watch=(true|1)/.test(path)) requests++;
-  return original(...args);
+  const req = original(...args);
+  if (typeof first === 'object' && !(first instanceof URL) && first.method === 'POST' && POD_CREATE.test(path)) timeCreate(req);
+  return req;
 };
+
+function timeCreate(req: ClientRequest): void {
+  const now = performance.now();
+  if (creates.firstStart === 0) creates.firstStart = now;
+  creates.peakInFlight = Math.max(creates.peakInFlight, ++creates.inFlight);
+  let done = false;
+  const finish = (ok: boolean): void => {
+    if (done) return;
+    done = true;
+    creates.inFlight--;
+    creates.lastEnd = performance.now();
+    if (ok) creates.ok++;
+    else creates.failed++;
+  };
+  // 'close' follows the end of the response (or a failure): the status decides.
+  let status = 0;
+  req.on('response', (res) => {
+    status = res.statusCode ?? 0;
+  });
+  req.on('close', () => finish(status === 201));
+}
 
 // New TLS connections (each costs a handshake): a keep-alive pool should make none at idle.
 let connections = 0;
@@ -43,6 +69,7 @@ const ops: ChildOps = {
   cpu: () => process.cpuUsage(),
   requests: () => requests,
   connections: () => connections,
+  creates: () => ({ ok: creates.ok, failed: creates.failed, ms: creates.lastEnd - creates.firstStart, peakInFlight: creates.peakInFlight }),
   stop: async () => {
     await fleet.stop();
     setImmediate(() => process.exit(0));

@@ -1,37 +1,63 @@
-import type { V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import { isCriticalPod, isMirrorPod } from '../pod/classify.js';
+import type { V1ContainerStatus, V1PodCondition, V1PodStatus, V1Taint } from '@kubernetes/client-node';
+import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { quantityValue } from '../node/node-registration.js';
+import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';
+import { untoleratedNoExecuteTaint } from './taints.js';
 
 /**
- * Pod admission, the part of it that depends on the node's size: the `pods` allocatable (the
- * kubelet's `maxPods`). A pod is admitted while fewer pods than that are active on the node;
- * the others are rejected for good (a rejected pod is never admitted later, as in the kubelet:
- * only a new pod, e.g. an edited manifest, is considered again). A rejected pod stays in the
- * pod manager and still gets its mirror; its status is `Failed`.
- *
- * Node selector and required node affinity are checked against the Node's labels (reason
- * `NodeAffinity`, the kubelet's message), and CPU and memory requests against the node's
- * allocatable minus the admitted pods' requests (`OutOfcpu`, `OutOfmemory`). What the kubelet
- * does that this leaves out: ephemeral-storage and extended-resource fit, the OS label check,
- * NoExecute taints for ordinary pods, and the preemption of non-critical pods to make room for
- * a critical one (static pods are critical; the only other pods are the API server's, which
- * kubelet-pods does not run).
+ * Pod admission as the kubelet's predicate admit handler (`pkg/kubelet/lifecycle/predicate.go`)
+ * does it, in its order: first what no eviction could help (the pod's `kubernetes.io/os`
+ * label and `spec.os.name` against the node's OS), then the scheduler's general predicates on
+ * the node's allocatable and the pods already admitted (the pods count, i.e. `maxPods`, CPU
+ * and memory requests), node selector and required node affinity, `spec.nodeName`, host
+ * ports, and for pods from the API server untolerated `NoExecute` taints. A rejected pod is
+ * rejected for good (only a new pod, e.g. an edited manifest, is considered again); it stays
+ * in the pod manager and still gets its mirror; its status is `Failed` with the kubelet's
+ * reason and message. What the kubelet does that this leaves out: ephemeral-storage and
+ * extended-resource fit, the eviction manager's and node shutdown's rejections, sysctls, and
+ * the preemption of non-critical pods to make room for a critical one (static pods are
+ * critical; the only other pods are the API server's, which kubelet-pods does not run).
  */
 export type AdmitResult = { readonly admit: true } | { readonly admit: false; readonly reason: string; readonly message: string };
 
-/** The node's allocatable, name and labels, as much of it as admission reads. */
+/** The node's allocatable, name, labels and taints, as much of it as admission reads. */
 export interface AdmissionNode {
   readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> };
+  readonly spec?: { readonly taints?: readonly V1Taint[] };
   readonly status?: { readonly allocatable?: Readonly<Record<string, string>> };
 }
 
+/** The operating system of every node kubelet-pods runs or simulates (the kubelet's runtime.GOOS). */
+export const NODE_OS = 'linux';
+
+// The kubelet writes every rejection's message behind this prefix (`rejectPod` in kubelet.go).
+const REJECTED = 'Pod was rejected: ';
+
+/** A failed general predicate, reported as the kubelet's PredicateFailureError is. */
+function predicateRejection(name: string, reason: string): { reason: string; message: string } {
+  return Object.freeze({ reason: name, message: `${REJECTED}Predicate ${name} failed: ${reason}` });
+}
+
 /** The kubelet's rejection of a pod whose node selector or required node affinity the node does not match. */
-export const NODE_AFFINITY_REJECTION = Object.freeze({
-  reason: 'NodeAffinity',
-  message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+export const NODE_AFFINITY_REJECTION = predicateRejection('NodeAffinity', "node(s) didn't match Pod's node affinity/selector");
+/** A pod whose `spec.nodeName` names another node. */
+export const NODE_NAME_REJECTION = predicateRejection('NodeName', "node(s) didn't match the requested node name");
+/** A pod wanting a host port another admitted pod holds. */
+export const NODE_PORTS_REJECTION = predicateRejection('NodePorts', "node(s) didn't have free ports for the requested pod ports");
+/** A pod from the API server not tolerating one of the node's `NoExecute` taints. */
+export const TAINT_REJECTION = predicateRejection('TaintToleration', "node(s) had taints that the pod didn't tolerate");
+/** A pod whose `kubernetes.io/os` label names another OS than the node's. */
+export const OS_LABEL_REJECTION = Object.freeze({
+  reason: 'PodOSSelectorNodeLabelDoesNotMatch',
+  message: `${REJECTED}Failed to admit pod as the \`kubernetes.io/os\` label doesn't match node label`,
+});
+/** A pod whose `spec.os.name` is another OS than the node's. */
+export const OS_FIELD_REJECTION = Object.freeze({
+  reason: 'PodOSNotSupported',
+  message: `${REJECTED}Failed to admit pod as the OS field doesn't match node OS`,
 });
 
 type NodeSelectorRequirement = { key: string; operator: string; values?: string[] };
@@ -92,6 +118,8 @@ export interface ActivePods {
   readonly length: number;
   readonly milliCPU?: number;
   readonly memory?: number;
+  /** The host ports they hold (hostPortsOf). */
+  readonly hostPorts?: Iterable<HostPortUse>;
 }
 
 /** A pod's CPU (millicores, rounded up) and memory (bytes, rounded up) requests. */
@@ -167,15 +195,26 @@ function allocatableOf(node: AdmissionNode, name: 'pods' | 'cpu' | 'memory'): nu
 }
 
 /**
- * Whether `pod` fits beside `activePods` on `node`, checked in the order of the kubelet's
- * GeneralPredicates: the pods count, CPU and memory (a pod requesting none of a resource always
- * fits in it; a resource the node does not report is not checked), then node affinity. A
- * rejection names the first failure: `OutOfpods`, `OutOfcpu`, `OutOfmemory` with the
- * kubelet's message, or `NodeAffinity`. A critical pod (every static pod is one) short only of
- * resources gets `UnexpectedAdmissionError`, which is what the kubelet reports when it finds no
- * pod to evict to make room.
+ * Whether `pod` fits beside `activePods` on `node`, checked as the kubelet's predicate admit
+ * handler does. First, failures no eviction could cure: the pod's `kubernetes.io/os` label,
+ * then `spec.os.name`, against the node's OS (`PodOSSelectorNodeLabelDoesNotMatch`,
+ * `PodOSNotSupported`). Then the general predicates, all of them collected: the pods count,
+ * CPU and memory (a pod requesting none of a resource always fits in it; a resource the node
+ * does not report is not checked), node affinity (when the node's labels are known),
+ * `spec.nodeName`, host ports, and, for pods from the API server only, untolerated
+ * `NoExecute` taints. A rejection names the first failure: `OutOfpods`, `OutOfcpu`,
+ * `OutOfmemory` with the kubelet's message, or the predicate's name. A critical pod (every
+ * static pod is one) is rejected for its first failure that is not about resources; short only
+ * of resources it gets `UnexpectedAdmissionError`, which is what the kubelet reports when it
+ * finds no pod to evict to make room.
  */
 export function admitPod(pod: Pod, activePods: ActivePods, node: AdmissionNode): AdmitResult {
+  const osLabel = pod.metadata?.labels?.['kubernetes.io/os'];
+  // The kubelet compares with its own OS, whatever the Node's label says.
+  if (osLabel !== undefined && osLabel !== NODE_OS) return { admit: false, ...OS_LABEL_REJECTION };
+  const osName = pod.spec?.os?.name;
+  if (osName !== undefined && osName !== NODE_OS) return { admit: false, ...OS_FIELD_REJECTION };
+
   const failures: Insufficient[] = [];
   const pods = allocatableOf(node, 'pods');
   if (pods !== undefined && activePods.length + 1 > pods) failures.push({ resource: 'pods', requested: 1, used: activePods.length, capacity: pods });
@@ -187,28 +226,39 @@ export function admitPod(pod: Pod, activePods: ActivePods, node: AdmissionNode):
     const capacity = allocatableOf(node, resource);
     if (capacity !== undefined && requested > 0 && requested > capacity - used) failures.push({ resource, requested, used, capacity });
   }
-  // Only when the node's labels are known.
-  const affinityFails = node.metadata?.labels !== undefined && !matchesNodeAffinity(pod, node);
-  if (failures.length === 0 && !affinityFails) return { admit: true };
+  const predicates = otherPredicateFailures(pod, activePods, node);
+  if (failures.length === 0 && predicates.length === 0) return { admit: true };
   if (isCriticalPod(pod)) {
     // The kubelet tries to evict pods for a critical pod short of resources only; any other
     // failure is reported as it is. Finding nothing to evict, it reports the failed attempt.
-    if (affinityFails) return { admit: false, ...NODE_AFFINITY_REJECTION };
+    if (predicates.length > 0) return { admit: false, ...predicates[0]! };
     const f = failures[0]!;
     const figures = f.resource === 'pods' ? '' : `, requested ${f.requested}`;
     return {
       admit: false,
       reason: 'UnexpectedAdmissionError',
-      message: `Pod was rejected: no pod could be evicted to make room for this critical pod (${f.resource} allocatable ${f.capacity}, in use ${f.used}${figures})`,
+      message: `${REJECTED}no pod could be evicted to make room for this critical pod (${f.resource} allocatable ${f.capacity}, in use ${f.used}${figures})`,
     };
   }
   const f = failures[0];
-  if (f === undefined) return { admit: false, ...NODE_AFFINITY_REJECTION };
+  if (f === undefined) return { admit: false, ...predicates[0]! };
   return {
     admit: false,
     reason: `OutOf${f.resource}`,
-    message: `Pod was rejected: Node didn't have enough resource: ${f.resource}, requested: ${f.requested}, used: ${f.used}, capacity: ${f.capacity}`,
+    message: `${REJECTED}Node didn't have enough resource: ${f.resource}, requested: ${f.requested}, used: ${f.used}, capacity: ${f.capacity}`,
   };
+}
+
+/** The general predicates after resource fit, each failing one in the scheduler's order. */
+function otherPredicateFailures(pod: Pod, activePods: ActivePods, node: AdmissionNode): Array<{ reason: string; message: string }> {
+  const out: Array<{ reason: string; message: string }> = [];
+  if (node.metadata?.labels !== undefined && !matchesNodeAffinity(pod, node)) out.push(NODE_AFFINITY_REJECTION);
+  const wantedNode = pod.spec?.nodeName;
+  if (wantedNode !== undefined && wantedNode !== '' && node.metadata?.name !== undefined && wantedNode !== node.metadata.name) out.push(NODE_NAME_REJECTION);
+  if (hostPortsConflict(hostPortsOf(pod), activePods.hostPorts ?? [])) out.push(NODE_PORTS_REJECTION);
+  // The kubelet leaves taints alone for static pods: they are how a node's own parts run.
+  if (!isStaticPod(pod) && untoleratedNoExecuteTaint(node.spec?.taints ?? [], pod.spec?.tolerations ?? []) !== undefined) out.push(TAINT_REJECTION);
+  return out;
 }
 
 export interface PodAdmission {
@@ -233,8 +283,17 @@ export interface Rejection {
 export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = realClock): PodAdmission {
   const admitted = new Map<string, PodRequests>();
   const rejected = new Map<string, Rejection>();
-  // The admitted pods' requests, summed.
-  const used = { length: 0, milliCPU: 0, memory: 0 };
+  // The host ports of the admitted pods that hold any, by UID.
+  const ports = new Map<string, HostPortUse[]>();
+  // The admitted pods' requests, summed, and the host ports they hold.
+  const used = {
+    length: 0,
+    milliCPU: 0,
+    memory: 0,
+    get hostPorts(): HostPortUse[] {
+      return [...ports.values()].flat();
+    },
+  };
   return {
     admitNew(pods) {
       for (const pod of pods) {
@@ -247,6 +306,8 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
           used.length = admitted.size;
           used.milliCPU += requests.milliCPU;
           used.memory += requests.memory;
+          const held = hostPortsOf(pod);
+          if (held.length > 0) ports.set(uid, held);
         }
         else rejected.set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
       }
@@ -261,6 +322,7 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
           used.milliCPU -= requests.milliCPU;
           used.memory -= requests.memory;
         }
+        ports.delete(uid);
         rejected.delete(uid);
       }
     },
@@ -289,6 +351,7 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   }
   if (inner.stop) wrapped.stop = () => inner.stop!();
   if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
+  if (inner.onContainerEvent) wrapped.onContainerEvent = (listener) => inner.onContainerEvent!(listener);
   return wrapped;
 }
 

@@ -1,11 +1,12 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE, PodOperation } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
-import { createStaticPodEvents } from '../events/static-pod-events.js';
+import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { createApiClients, type ApiClients } from '../kube/api-clients.js';
+import { DEFAULT_REQUEST_TIMEOUTS } from '../kube/request-timeout.js';
+import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { kpError } from '../errors.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { noopLogger, type Logger } from '../logger.js';
@@ -144,15 +145,31 @@ export function createAgent(options: AgentOptions): Agent {
       return {
         status: { allocatable: { ...resources, ...allocatable.status.allocatable } },
         metadata: { name: config.nodeName, labels: nodeRegistration?.currentNode()?.metadata?.labels ?? ownLabels },
+        // NoExecute taints are checked for pods from the API server, which need the Node anyway.
+        spec: { taints: nodeRegistration?.currentNode()?.spec?.taints ?? [] },
       };
     },
     clock,
   );
   const statusProvider = withAdmission(
-    options.statusProvider ?? createSimulatedStatusProvider({ clock, hostIP: config.nodeIP, podCIDR: config.podCIDR }),
+    options.statusProvider ??
+      createSimulatedStatusProvider({
+        clock,
+        hostIP: config.nodeIP,
+        podCIDR: config.podCIDR,
+        clusterDNS: config.clusterDNS,
+        // The container GC asks the pod workers (made below) whether a pod UID is gone.
+        shouldPodContentBeRemoved: (uid) => workers?.shouldPodContentBeRemoved(uid) ?? true,
+      }),
     admission,
     { hostIP: config.nodeIP },
   );
+  // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
+  const stopContainerEvents = statusProvider.onContainerEvent?.((e) => {
+    // The kubelet's DNS warning goes to the Node first, then the pod.
+    if (e.nodeMessage !== undefined) recorder.event(nodeEventRef(config.nodeName), e.type, e.reason, e.nodeMessage);
+    recorder.event(podEventRef(e.pod, e.fieldPath), e.type, e.reason, e.message);
+  });
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
 
   // The kubelet lifecycle: static pods run through pod workers (graceful termination, one
@@ -233,8 +250,12 @@ export function createAgent(options: AgentOptions): Agent {
   let apis: ApiClients | undefined;
   const bound: { readOnly?: BoundAddress; healthz?: BoundAddress; kubelet?: BoundAddress } = {};
   if (config.kubeconfig) {
-    apis = options.shared?.apis ?? createApiClients(loadKubeConfig(config.kubeconfig), createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
+    const loaded = options.shared?.apis === undefined ? loadKubeConfigFile(config.kubeconfig) : undefined;
+    apis = options.shared?.apis ?? createApiClients(loaded!.kubeConfig, createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }), {
       eventLimiter: createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }),
+      ...(loaded?.tokenFile !== undefined ? { tokenFile: loaded.tokenFile } : {}),
+      // As the kubelet's heartbeat client: the shorter of the status period and the Lease's 40 s.
+      timeouts: { ...DEFAULT_REQUEST_TIMEOUTS, heartbeatMs: Math.min(config.nodeStatusUpdateFrequencyMs, 40_000) },
     });
     const kubeConfig = apis.kubeConfig;
     if (config.events) {
@@ -570,6 +591,7 @@ export function createAgent(options: AgentOptions): Agent {
         shutdownBound,
       ]);
       clock.clearTimeout(boundTimer);
+      stopContainerEvents?.();
       statusProvider.stop?.();
       logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
     },
@@ -617,11 +639,6 @@ function publishedPods(
   };
 }
 
-function loadKubeConfig(path: string): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(path);
-  return kubeConfig;
-}
 
 /** The node lease options that come from the fleet's templates and sharding. */
 function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
@@ -630,6 +647,7 @@ function leaseExtras(options: AgentOptions): Partial<NodeLeaseOptions> {
     ...(node?.spread ? { spread: node.spread } : {}),
     ...(node?.leaseHolder !== undefined ? { holderIdentity: node.leaseHolder } : {}),
     ...(node?.onLeaseLost ? { onLost: node.onLeaseLost } : {}),
+    ...(node?.onLeaseRenewed ? { onRenewed: node.onLeaseRenewed } : {}),
   };
 }
 

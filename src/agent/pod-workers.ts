@@ -77,6 +77,12 @@ export interface PodWorkers {
    * name has been asked to stop and has not finished stopping. Its orphaned mirror stays.
    */
   isPodTerminatingByFullName(podFullName: string): boolean;
+  /**
+   * The kubelet's ShouldPodContentBeRemoved, which its container GC asks before removing a
+   * pod's exited containers: true once no worker knows the UID, or its pod was deleted (an API
+   * deletion, or let go as not desired) and has stopped.
+   */
+  shouldPodContentBeRemoved(uid: string): boolean;
   /** Pods whose workers started and have not finished: their statuses are still published. */
   startedPods(): Pod[];
   /**
@@ -101,6 +107,8 @@ interface Worker {
   /** The effective grace period once termination started; 0 before. */
   gracePeriod: number;
   restartRequested: boolean;
+  /** Deleted in the API, or no longer desired when housekeeping found it running. */
+  deleted: boolean;
   retry: ClockTimer | undefined;
   /** Bumped at every (re)start of termination: a superseded one is ignored when it ends. */
   termination: number;
@@ -200,6 +208,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       started: false,
       gracePeriod: 0,
       restartRequested: false,
+      deleted: false,
       retry: undefined,
       termination: 0,
     };
@@ -219,6 +228,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       setState(w, 'finished');
       return;
     }
+    if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) w.deleted = true;
     const { gracePeriod, changed } = effectiveGracePeriod(w.gracePeriod, pod, killOptions?.gracePeriodOverride);
     if (w.state === 'terminating' && !changed) return;
     w.gracePeriod = gracePeriod;
@@ -265,6 +275,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       const uid = startedByFullName.get(podFullName);
       return uid !== undefined && workers.get(uid)?.state === 'terminating';
     },
+    shouldPodContentBeRemoved(uid) {
+      const w = workers.get(uid);
+      return w === undefined || (w.deleted && (w.state === 'terminated' || w.state === 'finished'));
+    },
     startedPods() {
       const out: Pod[] = [];
       for (const w of workers.values()) if (w.started && w.state !== 'finished') out.push(w.pod);
@@ -289,7 +303,11 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
           }
           continue;
         }
-        if (wanted === undefined && (w.state === 'syncing' || w.state === 'waiting')) kill(w.pod, undefined);
+        if (wanted === undefined && (w.state === 'syncing' || w.state === 'waiting')) {
+          // An orphan counts as deleted (removeTerminatedWorker).
+          w.deleted = true;
+          kill(w.pod, undefined);
+        }
       }
       return { restarted };
     },

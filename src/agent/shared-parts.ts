@@ -55,4 +55,6 @@ export interface AgentNodeOptions {
    */
   readonly leaseHolder?: string;
   readonly onLeaseLost?: (holder: string) => void;
+  /** Each successful Lease write, with the renewTime it wrote (the fleet's fencing). */
+  readonly onLeaseRenewed?: (renewTime: Date) => void;
 }

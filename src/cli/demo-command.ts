@@ -3,12 +3,13 @@
 // live, as files in the manifest directory change.
 
 import { createWriteStream } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgent, type Agent } from '../agent/agent.js';
 import { startLocalCluster } from '../cluster/local-cluster.js';
+import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
@@ -31,6 +32,7 @@ async function examplesDir(): Promise<string> {
 }
 
 export const help = `usage: kubelet-pods demo [options]
+       kubelet-pods demo --nodes N [options]
 
 Builds (first run only) and starts a real kube-apiserver + etcd on 127.0.0.1, then runs the
 agent as node "demo-node" on examples/kubelet-config.yaml (manifests in examples/manifests),
@@ -38,13 +40,20 @@ and shows a live view of the static pods and their mirror pods. Edit, add or rem
 the manifest directory and watch the mirrors follow. Ctrl-C stops everything; mirror pods are
 left in place, as the kubelet leaves them.
 
+With --nodes N it runs a fleet instead (kubelet-pods fleet, docs/fleet.md): N nodes named
+<node>-0 … <node>-<N-1>, each running the manifests, and shows how far they have converged:
+Nodes Ready, mirror pods created and Running against the static pods, and the fleet's API
+request rate (redrawn on a terminal; one progress line per change otherwise).
+
 options:
   --config <file>          KubeletConfiguration (default examples/kubelet-config.yaml; the
                            single executable uses a temporary copy of its embedded examples/)
   --pod-manifest-path <d>  manifest directory (default: the config's staticPodPath)
-  --node <name>            node name (default demo-node)
+  --node <name>            node name (default demo-node; with --nodes, the name prefix)
+  --nodes <N>              a fleet of N nodes instead of one agent (--config does not apply)
   --dir <dir>              control plane state directory (default: a new temporary one)
-  --until-synced           exit 0 once every static pod's mirror is Running (for scripts)
+  --until-synced           exit 0 once every static pod's mirror is Running (with --nodes:
+                           and every Node Ready) (for scripts)
   -h, --help
 `;
 
@@ -52,6 +61,7 @@ const OPTIONS = {
   config: { type: 'string' },
   'pod-manifest-path': { type: 'string' },
   node: { type: 'string', default: 'demo-node' },
+  nodes: { type: 'string' },
   dir: { type: 'string' },
   'until-synced': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -59,17 +69,29 @@ const OPTIONS = {
 
 export const flags = flagNames(OPTIONS);
 
+const MAX_DEMO_NODES = 10_000;
+
+/** The options, and with `--nodes` the fleet's size (checked here, before anything starts). */
 export function parse(args: readonly string[]) {
-  return parseCommandOptions(OPTIONS, args);
+  const parsed = parseCommandOptions(OPTIONS, args);
+  const { nodes, config } = parsed.values;
+  if (nodes === undefined) return { ...parsed, fleetNodes: undefined };
+  const n = Number(nodes);
+  if (!/^\d+$/.test(nodes) || n < 1 || n > MAX_DEMO_NODES) {
+    throw kpError('KP_ERR_CLI_USAGE', [`--nodes must be a whole number from 1 to ${MAX_DEMO_NODES}, got ${JSON.stringify(nodes)}`]);
+  }
+  if (config !== undefined) throw kpError('KP_ERR_CLI_USAGE', ['--config is for the single-node demo; with --nodes the fleet takes the kubelet defaults']);
+  return { ...parsed, fleetNodes: n };
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parse(args);
+  const { values, fleetNodes } = parse(args);
   if (values.help) {
     process.stdout.write(help);
     return 0;
   }
   const node = values.node;
+  if (fleetNodes !== undefined) return runFleet(values, fleetNodes);
   const configFile = values.config ?? join(await examplesDir(), 'kubelet-config.yaml');
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
   process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
@@ -107,6 +129,26 @@ export async function run(args: string[]): Promise<number> {
   await untilSignal();
   await stop();
   return 0;
+}
+
+/** `--nodes N`: the fleet demo (fleet-demo.ts) on the example manifests or --pod-manifest-path. */
+async function runFleet(values: ReturnType<typeof parse>['values'], nodes: number): Promise<number> {
+  const manifestDir = values['pod-manifest-path'] ? resolve(values['pod-manifest-path']) : join(await examplesDir(), 'manifests');
+  // Checked before the control plane starts: the fleet would wait for the directory forever.
+  if (!(await stat(manifestDir).then((s) => s.isDirectory(), () => false))) {
+    throw kpError('KP_ERR_CLI_USAGE', [`--pod-manifest-path ${JSON.stringify(manifestDir)} is not a directory`]);
+  }
+  const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
+  process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
+  const cluster = await startLocalCluster({ dir, nodes: [] });
+  try {
+    const { runFleetDemo } = await import('./fleet-demo.js');
+    return await runFleetDemo({ cluster, dir, nodes, prefix: values.node, manifestDir, untilSynced: values['until-synced'] });
+  } catch (err) {
+    // A fleet that could not start (an unreadable manifest directory, say) leaves no control plane behind.
+    await cluster.dispose().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** One line naming where each endpoint listens. */

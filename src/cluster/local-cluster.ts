@@ -37,6 +37,12 @@ export interface LocalClusterOptions {
    * agent in a network namespace that the API server proxies to. None by default.
    */
   extraAddresses?: readonly string[];
+  /**
+   * An audit policy (audit.k8s.io/v1 Policy file) for kube-apiserver: with it, every request
+   * the policy selects is written as one JSON line to `auditLogFile` (`<dir>/audit.log`), in
+   * blocking mode, so the log is complete once the request is answered. Off by default.
+   */
+  auditPolicyFile?: string;
   /** A kube-control-plane program to run instead of the cached build. */
   binary?: string;
   /** Options for the cached build (ignored with `binary`). */
@@ -66,6 +72,8 @@ export interface LocalCluster {
   readonly caFile: string;
   /** kube-apiserver's and etcd's log (the program's stderr), appended across restarts. */
   readonly logFile: string;
+  /** The API server's audit log (JSON lines) when `auditPolicyFile` was given. */
+  readonly auditLogFile?: string;
   /** True between a successful start and the next stop. */
   readonly running: boolean;
   /**
@@ -139,6 +147,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const binary = options.binary ?? (await ensureControlPlaneBinary(options.build)).path;
   const logFile = join(dir, 'control-plane.log');
+  const auditLogFile = options.auditPolicyFile !== undefined ? join(dir, 'audit.log') : undefined;
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
 
@@ -151,6 +160,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
     if (options.etcdCompactionInterval !== undefined) {
       args.push(`--etcd-compaction-interval=${options.etcdCompactionInterval}`);
+    }
+    if (options.auditPolicyFile !== undefined) {
+      args.push(`--audit-policy-file=${resolve(options.auditPolicyFile)}`, `--audit-log-path=${auditLogFile}`);
     }
     return args;
   };
@@ -187,6 +199,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     etcdPort: first.etcdPort,
     caFile: join(dir, 'pki', 'ca.crt'),
     logFile,
+    ...(auditLogFile !== undefined ? { auditLogFile } : {}),
     get running() {
       return running !== undefined;
     },

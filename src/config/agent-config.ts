@@ -70,6 +70,8 @@ export interface AgentConfig {
   readonly nodeIP: string;
   /** Where pods without host networking get their simulated addresses from. */
   readonly podCIDR: string;
+  /** The cluster DNS servers (`clusterDNS`, `--cluster-dns`); empty when none is configured. */
+  readonly clusterDNS: readonly string[];
   /** How pods live and die: as the kubelet's pod workers (`kubelet`) or at once (`instant`). */
   readonly simulatedLifecycle: SimulatedLifecycle;
 }
@@ -100,6 +102,8 @@ export interface RunFlags {
   readonly nodeIP?: string;
   readonly events?: string;
   readonly podCIDR?: string;
+  /** Raw `--cluster-dns` values, one per occurrence, each a comma-separated list. */
+  readonly clusterDNS?: readonly string[];
   readonly simulatedLifecycle?: string;
 }
 
@@ -235,6 +239,11 @@ function resolveAgentConfig(
     else p.flags.push(`--pod-cidr: ${problem}`);
   }
 
+  const clusterDNS =
+    flags.clusterDNS !== undefined
+      ? dnsServers(flags.clusterDNS.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''), '--cluster-dns', p.flags)
+      : dnsServersFromFile(file['clusterDNS'], p.file);
+
   const lifecycleOf = (value: unknown, where: string, problems: string[]): SimulatedLifecycle | undefined => {
     if (value === undefined) return undefined;
     if (typeof value === 'string' && (SIMULATED_LIFECYCLES as readonly string[]).includes(value)) return value as SimulatedLifecycle;
@@ -269,6 +278,7 @@ function resolveAgentConfig(
     nodeIP,
     events,
     podCIDR,
+    clusterDNS,
     simulatedLifecycle,
   });
 }
@@ -491,4 +501,20 @@ function headersFromFile(value: unknown, problems: string[]): Readonly<Record<st
 function freezeHeaders(h: Record<string, string[]>): Readonly<Record<string, readonly string[]>> {
   for (const k of Object.keys(h)) Object.freeze(h[k]);
   return Object.freeze(h);
+}
+
+/** `clusterDNS` from the file: a list of IP addresses. */
+function dnsServersFromFile(value: unknown, problems: string[]): readonly string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    problems.push(`clusterDNS: must be a list of IP addresses, got ${describeValue(value)}`);
+    return [];
+  }
+  return dnsServers(value as string[], 'clusterDNS', problems);
+}
+
+function dnsServers(values: readonly string[], where: string, problems: string[]): readonly string[] {
+  const bad = values.filter((v) => parseIP(v) === undefined);
+  if (bad.length > 0) problems.push(`${where}: not an IP address: ${bad.map((v) => JSON.stringify(v)).join(', ')}`);
+  return Object.freeze(values.filter((v) => parseIP(v) !== undefined));
 }

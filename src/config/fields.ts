@@ -266,6 +266,13 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     doc: 'the range pods without host networking get their (simulated) addresses from, one per pod, derived from its UID',
   },
   {
+    key: 'clusterDNS',
+    flag: { name: 'cluster-dns', key: 'clusterDNS', multiple: true },
+    field: 'clusterDNS',
+    type: { kind: 'other', defaultDoc: 'none' },
+    doc: "the cluster DNS servers' IP addresses (a comma-separated list as a flag). kubelet-pods configures no DNS, but without them a pod with `dnsPolicy: ClusterFirst` gets the kubelet's `MissingClusterDNS` warning on the pod and the Node at each start, as from the kubelet",
+  },
+  {
     key: 'simulatedLifecycle',
     flag: { name: 'simulated-lifecycle', key: 'simulatedLifecycle' },
     field: 'simulatedLifecycle',

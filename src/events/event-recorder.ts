@@ -14,6 +14,10 @@ export interface EventObjectRef {
   /** Pods only; a Node's events go to the `default` namespace, as the kubelet's do. */
   readonly namespace?: string;
   readonly uid: string;
+  /** A part of the object, as the kubelet names a pod's container: `spec.containers{web}`. */
+  readonly fieldPath?: string;
+  /** The object's version the event was about (the kubelet's references to API pods carry it). */
+  readonly resourceVersion?: string;
 }
 
 /**
@@ -87,6 +91,8 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       object.kind === 'Pod'
         ? { kind: 'Pod', apiVersion: 'v1', namespace: object.namespace ?? '', name: object.name, uid: object.uid }
         : { kind: object.kind, name: object.name, uid: object.uid };
+    if (object.resourceVersion !== undefined) involvedObject.resourceVersion = object.resourceVersion;
+    if (object.fieldPath !== undefined) involvedObject.fieldPath = object.fieldPath;
     return {
       metadata: { name: eventName(object.name, at), namespace: object.namespace || 'default' },
       involvedObject,

@@ -42,6 +42,19 @@ export function mirrorEventRef(mirror: Pod): EventObjectRef | undefined {
   return { kind: 'Pod', name: mirror.metadata?.name ?? '', namespace: mirror.metadata?.namespace ?? '', uid: hash };
 }
 
+/**
+ * The pod a container event is about, as the kubelet refers to it: a static pod by its own
+ * UID (the hash its mirror carries as `config.mirror`, which `kubectl describe` looks up), an
+ * API pod by its UID and the resourceVersion the node had; with the container's field path.
+ */
+export function podEventRef(pod: Pod, fieldPath: string | undefined): EventObjectRef {
+  const meta = pod.metadata;
+  const ref: { -readonly [K in keyof EventObjectRef]: EventObjectRef[K] } = { kind: 'Pod', name: meta?.name ?? '', namespace: meta?.namespace ?? '', uid: meta?.uid ?? '' };
+  if (meta?.resourceVersion !== undefined && meta.resourceVersion !== '') ref.resourceVersion = meta.resourceVersion;
+  if (fieldPath !== undefined) ref.fieldPath = fieldPath;
+  return ref;
+}
+
 /** The mirror-to-be of a static pod, by the hash its mirror will carry. */
 function staticPodEventRef(pod: Pod): EventObjectRef {
   const hash = pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY] ?? pod.metadata?.uid ?? '';

@@ -1,4 +1,5 @@
-import { AggregatorRegistry, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, Counter, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { RateLimiter } from '../kube/rate-limiter.js';
 import type { Route } from '../server/server.js';
 import { send } from '../server/server.js';
 
@@ -15,14 +16,35 @@ export interface FleetMetrics {
   drop(registry: Registry): void;
   /** Series of the fleet itself (no node label). */
   readonly fleet: Registry;
+  /**
+   * `limiter`, counting each request it lets through: every API request of the fleet but its
+   * watches (`kubelet_pods_fleet_api_requests_total`, and apiRequests()).
+   */
+  countRequests(limiter: RateLimiter): RateLimiter;
+  /** API requests sent so far (for the demo's request rate). */
+  apiRequests(): number;
   route(): Route;
 }
 
 export function createFleetMetrics(): FleetMetrics {
   const registries: Registry[] = [];
   const fleet = new Registry();
+  let requests = 0;
+  const requestCounter = new Counter({
+    name: 'kubelet_pods_fleet_api_requests_total',
+    help: 'API requests the fleet sent, watches not included (each one took a token of kubeAPIQPS or eventRecordQPS).',
+    registers: [fleet],
+  });
   return {
     fleet,
+    countRequests: (limiter) => ({
+      acquire: async (priority) => {
+        await limiter.acquire(priority);
+        requests++;
+        requestCounter.inc();
+      },
+    }),
+    apiRequests: () => requests,
     registryFor(nodeName) {
       const registry = new Registry();
       registry.setDefaultLabels({ node: nodeName });

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import type { V1PodList } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../agent/agent.js';
 import type { AgentSharedParts } from '../agent/shared-parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createApiClients, createConnectionPool, type ApiClients } from '../kube/api-clients.js';
 import { createLeaseClient } from '../kube/lease-client.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
@@ -18,6 +19,7 @@ import { createFileWatchHub } from './file-watch-hub.js';
 import type { FleetConfig, FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
+import { createLeaseFence, type LeaseFence } from './lease-fence.js';
 import { createLeaseShards, type LeaseShards } from './lease-shards.js';
 import { createNodeCache, type NodeCache } from './node-cache.js';
 import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
@@ -49,6 +51,9 @@ export interface Fleet {
   readonly metrics: FleetMetrics;
 }
 
+/** Connections the whole fleet keeps to the API server: at most this many requests on the wire at once. */
+export const FLEET_MAX_SOCKETS = 256;
+
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 
@@ -62,15 +67,16 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const { config } = options;
   const logger = options.logger ?? noopLogger;
   const clock = options.clock ?? realClock;
-  const pool = createConnectionPool(256);
-  const limiter = createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock });
-  const eventLimiter = createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock });
+  const pool = createConnectionPool(FLEET_MAX_SOCKETS);
+  const metrics = createFleetMetrics();
+  const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
+  const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
   // Each credential's clients, with the lean Lease client when the kubeconfig allows it.
   const clientsFor = (path: string): ApiClients & { leases: LeaseApi } => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(path);
-    const apis = createApiClients(kc, limiter, { eventLimiter, pool });
-    return { ...apis, leases: createLeaseClient(kc, limiter, { pool }) ?? apis.coordination };
+    const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
+    const userAgent = fleetUserAgent(config.shardByLease);
+    const apis = createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) });
+    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
@@ -91,15 +97,17 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const watchHub = createFileWatchHub(undefined, { clock });
   const machine = readMachineInfo();
   const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
-  const metrics = createFleetMetrics();
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
   let shards: LeaseShards | undefined;
-  /** One node's agent: the agent of `run`, handed the shared parts. */
-  const makeAgent = (node: FleetNode): Agent => {
+  /**
+   * One node's agent: the agent of `run`, handed the shared parts. Under --shard-by-lease its
+   * writes pass a fence (src/fleet/lease-fence.ts), opened by the claim at `leaseTakenAt`.
+   */
+  const makeAgent = (node: FleetNode, leaseTakenAt?: Date): Agent => {
     const template = config.templates[node.template]!;
     const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
@@ -111,10 +119,16 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
-    const apis = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    let fence: LeaseFence | undefined;
+    if (config.shardByLease !== undefined) {
+      fence = createLeaseFence({ nodeName: node.name, clock, logger });
+      if (leaseTakenAt !== undefined) fence.renewed(leaseTakenAt);
+    }
+    const unfenced = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
     const shared: AgentSharedParts = {
       apis,
-      leaseApi: apis.leases,
+      leaseApi: unfenced.leases,
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
       ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath, shareReading: watchHub.shareReading }),
@@ -139,8 +153,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
           ...(config.shardByLease !== undefined
             ? {
                 leaseHolder: config.shardByLease,
+                onLeaseRenewed: (renewTime) => fence?.renewed(renewTime),
                 // Another replica holds the Lease: stop writing this node at once, try again later.
                 onLeaseLost: () => {
+                  fence?.revoke();
                   if (agents.get(node.name) !== agent) return;
                   agents.delete(node.name);
                   metrics.drop(registry);
@@ -161,8 +177,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       api: fleetApis!.leases,
       clock,
       logger,
-      onAcquired: (name) => {
-        const agent = makeAgent(byName.get(name)!);
+      onAcquired: (name, renewTime) => {
+        const agent = makeAgent(byName.get(name)!, renewTime);
         agents.set(name, agent);
         void agent.start();
       },
@@ -203,6 +219,14 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
   };
+}
+
+/**
+ * The fleet's User-Agent: with --shard-by-lease it names the replica, so that the API server's
+ * audit log tells which replica wrote what. Only visible ASCII reaches the header.
+ */
+export function fleetUserAgent(identity: string | undefined): string {
+  return identity === undefined ? 'kubelet-pods/fleet' : `kubelet-pods/fleet (replica ${identity.replace(/[^\x21-\x7e]|[()]/g, '_')})`;
 }
 
 /**

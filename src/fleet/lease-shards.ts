@@ -30,7 +30,8 @@ export interface LeaseShardsOptions {
   api: LeaseApi;
   clock: Clock;
   logger?: Logger;
-  onAcquired: (nodeName: string) => void;
+  /** This replica now holds the node's Lease, renewed at `renewTime`: start the node. */
+  onAcquired: (nodeName: string, renewTime: Date) => void;
   leaseDurationSeconds?: number;
   /** How often a node not held is tried; 10 s (the renew interval). */
   claimIntervalMs?: number;
@@ -45,8 +46,8 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
   const loops = new Map<string, PeriodicLoop>();
   let running = false;
 
-  const body = (name: string, base?: V1Lease): V1Lease => {
-    const now = new V1MicroTime(clock.now().getTime());
+  const body = (name: string, at: Date, base?: V1Lease): V1Lease => {
+    const now = new V1MicroTime(at.getTime());
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -55,22 +56,24 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
     };
   };
 
-  async function claim(name: string): Promise<boolean> {
+  /** The renewTime written when this replica took the Lease, else undefined. */
+  async function claim(name: string): Promise<Date | undefined> {
     let lease: V1Lease | undefined;
     try {
       lease = await api.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE });
     } catch (err) {
-      if (!isNotFound(err)) return false;
+      if (!isNotFound(err)) return undefined;
     }
+    const now = clock.now();
     try {
-      if (lease === undefined) await api.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: body(name) });
-      else if (lease.spec?.holderIdentity === identity || leaseExpired(lease, clock.now())) await api.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body: body(name, lease) });
-      else return false;
+      if (lease === undefined) await api.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: body(name, now) });
+      else if (lease.spec?.holderIdentity === identity || leaseExpired(lease, now)) await api.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body: body(name, now, lease) });
+      else return undefined;
     } catch (err) {
-      if (isConflict(err) || isAlreadyExists(err)) return false; // another replica was faster
-      return false;
+      if (isConflict(err) || isAlreadyExists(err)) return undefined; // another replica was faster
+      return undefined;
     }
-    return true;
+    return now;
   }
 
   const timers = new Set<ReturnType<Clock['setTimeout']>>();
@@ -91,12 +94,13 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
       clock,
       spread: nodeLoopSpread(name, interval, 0.1),
       attempt: async () => {
-        if (!(await claim(name))) return true; // checked: not ours; look again next period
+        const renewTime = await claim(name);
+        if (renewTime === undefined) return true; // checked: not ours; look again next period
         held.add(name);
         loops.delete(name);
         void loop.stop();
         log.info({ node: name }, 'took the node lease');
-        options.onAcquired(name);
+        options.onAcquired(name, renewTime);
         return true;
       },
     });

@@ -23,13 +23,14 @@ export interface NodeCache {
 
 const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.resourceVersion ?? -1);
 
-export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock; logger?: Logger; isFleetNode: (name: string) => boolean }): NodeCache {
-  const nodes = new Map<string, V1Node>();
-  /** The resourceVersion of the last write of each node made here. */
-  const written = new Map<string, number>();
-  const api = options.kubeConfig.makeApiClient(CoreV1Api);
-  const watcher = new Watch(options.kubeConfig);
-  const listWatch: PodListWatch = {
+/**
+ * A list and watch of every Node, in the shape an API server source takes (its objects are
+ * passed on unmodified, keyed by name): the node cache's, and the demo's view of a fleet.
+ */
+export function kubeNodesListWatch(kubeConfig: KubeConfig): PodListWatch {
+  const api = kubeConfig.makeApiClient(CoreV1Api);
+  const watcher = new Watch(kubeConfig);
+  return {
     list: async () => (await api.listNode()) as unknown as V1PodList,
     watch: (resourceVersion, onEvent, done) =>
       watcher.watch(
@@ -39,8 +40,14 @@ export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock;
         (err: unknown) => done(err),
       ),
   };
+}
+
+export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock; logger?: Logger; isFleetNode: (name: string) => boolean }): NodeCache {
+  const nodes = new Map<string, V1Node>();
+  /** The resourceVersion of the last write of each node made here. */
+  const written = new Map<string, number>();
   const source: ApiserverSource = createApiserverSource({
-    listWatch,
+    listWatch: kubeNodesListWatch(options.kubeConfig),
     nodeName: '*nodes',
     clock: options.clock,
     ...(options.logger ? { logger: options.logger } : {}),

@@ -13,6 +13,9 @@ import {
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
+import { createRetryAfterHttpLibrary } from './retry-after.js';
+import { createTokenFile, type TokenFile } from './token-file.js';
+import { DEFAULT_REQUEST_TIMEOUTS, armRequestTimeout, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
 
 export interface ApiClients {
@@ -39,6 +42,15 @@ export interface ApiClientsOptions {
    * by default.
    */
   pool?: ConnectionPool;
+  /** The current user's token file, read again each minute (src/kube/kubeconfig-file.ts). */
+  tokenFile?: string;
+  /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
+  timeouts?: RequestTimeouts;
+  /**
+   * The User-Agent of every request: it names the writer in the API server's audit log and
+   * managedFields (the fleet's replicas give theirs). client-node's default when absent.
+   */
+  userAgent?: string;
 }
 
 /** Hands out one keep-alive https.Agent per distinct TLS identity (CA, client certificate). */
@@ -83,15 +95,19 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw kpError('KP_ERR_CONFIG_KUBECONFIG', ['its current context names no cluster']);
   let shared: HttpsAgent | undefined;
-  const authentication = staticCredentials(kubeConfig, cluster.server);
+  const authentication = staticCredentials(kubeConfig, cluster.server, options.tokenFile !== undefined ? createTokenFile(options.tokenFile) : undefined);
+  const httpApi = createRetryAfterHttpLibrary();
   const configurationWith = (bucket: RateLimiter): ReturnType<typeof createConfiguration> =>
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
+      httpApi,
       authMethods: { default: authentication },
       promiseMiddleware: [
         {
           pre: async (context: RequestContext) => {
             await bucket.acquire(priorityOf(context));
+            armRequestTimeout(context, options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS);
+            if (options.userAgent !== undefined) context.setHeaderParam('User-Agent', options.userAgent);
             const agent = context.getAgent();
             // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.
             if (agent?.constructor === HttpsAgent) {
@@ -131,7 +147,7 @@ export function priorityOf(context: Pick<RequestContext, 'getHttpMethod' | 'getU
  * token, a client certificate: no exec plugin, no auth provider) are applied once and their
  * headers reused; the others are left to client-node, which refreshes them as needed.
  */
-function staticCredentials(kubeConfig: KubeConfig, server: string): SecurityAuthentication {
+function staticCredentials(kubeConfig: KubeConfig, server: string, tokenFile?: TokenFile): SecurityAuthentication {
   const user = kubeConfig.getCurrentUser();
   if (user === null || user.exec !== undefined || user.authProvider !== undefined) return kubeConfig;
   let applied: Promise<RequestContext> | undefined;
@@ -148,6 +164,7 @@ function staticCredentials(kubeConfig: KubeConfig, server: string): SecurityAuth
       });
       const probe = await applied;
       for (const [name, value] of Object.entries(probe.getHeaders())) context.setHeaderParam(name, value);
+      if (tokenFile !== undefined) context.setHeaderParam('Authorization', `Bearer ${await tokenFile.current()}`);
       const agent = probe.getAgent();
       if (agent !== undefined) context.setAgent(agent);
     },

@@ -1,4 +1,5 @@
 import { ApiException } from '@kubernetes/client-node';
+import { isAbortError } from './request-timeout.js';
 
 /**
  * What the agent's loops need to know about a failed API call: the HTTP status and the
@@ -100,5 +101,8 @@ export class ApiStatusError extends Error {
  * timeout) are kept as they are: their message is what tells an operator what went wrong.
  */
 export function apiFailureCause(err: unknown): unknown {
-  return err instanceof ApiException ? new ApiStatusError(apiStatusOf(err)) : err;
+  if (err instanceof ApiException) return new ApiStatusError(apiStatusOf(err));
+  // node-fetch words an abandoned call as if a user had aborted it.
+  if (isAbortError(err)) return new Error('no answer from the API server within the request timeout (src/kube/request-timeout.ts)');
+  return err;
 }

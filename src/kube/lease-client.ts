@@ -4,15 +4,24 @@ import { ApiException, HttpMethod, RequestContext, type KubeConfig, type V1Lease
 import type { LeaseApi } from '../node/node-lease.js';
 import type { ConnectionPool } from './api-clients.js';
 import type { RateLimiter } from './rate-limiter.js';
+import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
+import { DEFAULT_MAX_RETRIES, retryAfterSeconds } from './retry-after.js';
+import { createTokenFile } from './token-file.js';
 
 export interface LeaseClientOptions {
   /** Where the keep-alive agent comes from; the fleet passes the pool its other clients use. */
   pool?: ConnectionPool;
   /**
-   * How long one call may take before it fails; 10 s, the timeout the kubelet gives its
-   * heartbeat client (nodeStatusUpdateFrequency, capped at the lease duration).
+   * How long one call may take, Retry-After waits included, before it fails as an abort; the
+   * heartbeat deadline of the typed clients (src/kube/request-timeout.ts), 10 s by default.
    */
   timeoutMs?: number;
+  /** The User-Agent, as `ApiClientsOptions.userAgent`; none by default. */
+  userAgent?: string;
+  /** The current user's token file, read again each minute, as `ApiClientsOptions.tokenFile`. */
+  tokenFile?: string;
+  /** Waits out a Retry-After; a test passes a fake. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Reads, creates and replaces Leases; the three calls of `LeaseApi`. */
@@ -26,9 +35,11 @@ type LeaseParams = { name: string; namespace: string };
  * fresh Headers object and a middleware chain: at 1,000 nodes that is 100 renewals a second
  * and the larger part of an idle fleet's CPU (docs/performance.md). This client sends the
  * headers and the JSON body in one socket write over the same keep-alive pool, after the same
- * rate limiter, with the credentials worked out once, and fails with the same `ApiException`
- * (HTTP status, raw Status body, response headers) client-node throws, so `api-error.ts` and
- * the lease logic cannot tell the two apart. What it returns is the parsed JSON: timestamps stay
+ * rate limiter, with the credentials worked out once (a token file read again each minute), the
+ * same deadline and the same client-go retries after a 429 or 5xx with Retry-After
+ * (src/kube/retry-after.ts), and fails with the same `ApiException` (HTTP status, raw Status
+ * body, response headers) client-node throws, so `api-error.ts` and the lease logic cannot tell
+ * the two apart. What it returns is the parsed JSON: timestamps stay
  * strings, which the lease logic accepts (it reads them with `new Date`).
  *
  * Returns undefined when the kubeconfig needs what only client-node does: credentials that may
@@ -41,7 +52,9 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
   if (user !== null && (user.exec !== undefined || user.authProvider !== undefined)) return undefined;
   const server = new URL(cluster.server);
   const base = server.pathname.replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUTS.heartbeatMs;
+  const tokenFile = options.tokenFile !== undefined ? createTokenFile(options.tokenFile) : undefined;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const path = (namespace: string, name?: string): string =>
     `${base}/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
@@ -61,31 +74,45 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
       throw err;
     }));
 
-  const call = async (method: 'GET' | 'POST' | 'PUT', target: string, body?: V1Lease): Promise<V1Lease> => {
-    // Lease writes are `high` (src/kube/api-clients.ts, priorityOf): they go before status writes.
-    await limiter.acquire('high');
-    const { agent, auth } = await connect();
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { ...auth, accept: 'application/json' };
-    if (text !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(text));
-    }
-    const response = await new Promise<{ status: number; text: string; headers: IncomingHttpHeaders }>((resolve, reject) => {
+  const send = (agent: HttpsAgent, method: string, target: string, headers: Record<string, string>, text: string | undefined, signal: AbortSignal): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> =>
+    new Promise((resolve, reject) => {
       // Through the module object, so that what wraps https.request (the fleet bench's request
       // counter) sees these requests too.
-      const req = https.request({ agent, protocol: server.protocol, hostname: server.hostname, port: server.port, method, path: target, headers, timeout: timeoutMs }, (res: IncomingMessage) => {
+      const req = https.request({ agent, protocol: server.protocol, hostname: server.hostname, port: server.port, method, path: target, headers, signal }, (res: IncomingMessage) => {
         let data = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (data += chunk));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data, headers: res.headers }));
         res.on('error', reject);
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${target}: no response from the API server within ${timeoutMs} ms`)));
       req.on('error', reject);
       // A string body given to end() goes out in the same write as the headers.
       req.end(text);
     });
+
+  const call = async (method: 'GET' | 'POST' | 'PUT', target: string, body?: V1Lease): Promise<V1Lease> => {
+    // Lease writes are `high` (src/kube/api-clients.ts, priorityOf): they go before status writes.
+    await limiter.acquire('high');
+    // The deadline starts once the limiter let the call through, as armRequestTimeout's does.
+    const signal = AbortSignal.timeout(timeoutMs);
+    const { agent, auth } = await connect();
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { ...auth, accept: 'application/json' };
+    if (tokenFile !== undefined) headers['Authorization'] = `Bearer ${await tokenFile.current()}`;
+    if (options.userAgent !== undefined) headers['User-Agent'] = options.userAgent;
+    if (text !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(text));
+    }
+    let response = await send(agent, method, target, headers, text, signal);
+    for (let attempt = 1; attempt <= DEFAULT_MAX_RETRIES && !signal.aborted; attempt++) {
+      const seconds = retryAfterSeconds(response.status, response.headers['retry-after']);
+      if (seconds === undefined) break;
+      await sleep(seconds * 1000);
+      // Past the deadline while waiting: the last answer stands, as in retry-after.ts.
+      if (signal.aborted) break;
+      response = await send(agent, method, target, headers, text, signal);
+    }
     if (response.status >= 200 && response.status < 300) return JSON.parse(response.text) as V1Lease;
     const headersOut = response.headers as Record<string, string>;
     // As client-node: a 401 carries no body, any other failure the Status as raw text.

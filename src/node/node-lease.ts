@@ -37,6 +37,11 @@ export interface NodeLeaseOptions {
    */
   holderIdentity?: string;
   onLost?: (holder: string) => void;
+  /**
+   * Told after each successful create or renewal, with the renewTime it wrote: the moment
+   * from which others count the Lease's duration (the fleet's fencing, src/fleet/lease-fence.ts).
+   */
+  onRenewed?: (renewTime: Date) => void;
   clock?: Clock;
   logger?: Logger;
 }
@@ -76,6 +81,7 @@ class NodeLeaseController implements NodeLease {
   readonly #log: Logger;
   readonly #holder: string;
   readonly #onLost: ((holder: string) => void) | undefined;
+  readonly #onRenewed: ((renewTime: Date) => void) | undefined;
 
   // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict means
   // someone else wrote in between, and the next attempt reads it fresh.
@@ -95,6 +101,7 @@ class NodeLeaseController implements NodeLease {
     this.#durationSeconds = duration;
     this.#holder = options.holderIdentity ?? options.nodeName;
     this.#onLost = options.holderIdentity !== undefined ? options.onLost ?? (() => undefined) : undefined;
+    this.#onRenewed = options.onRenewed;
     this.#clock = options.clock ?? realClock;
     this.#loop = createPeriodicLoop({ attempt: () => this.#attempt(), periodMs: interval, retryInitialMs: options.retryInitialMs ?? 500, clock: this.#clock, ...(options.spread ? { spread: options.spread } : {}) });
     this.#log = childLogger(options.logger, { component: 'node-lease', node: this.#name });
@@ -132,7 +139,9 @@ class NodeLeaseController implements NodeLease {
           return false;
         }
       }
-      this.#lease = base === undefined ? await this.#create(owner) : await this.#renew(base, owner);
+      const now = this.#clock.now();
+      this.#lease = base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now);
+      this.#onRenewed?.(now);
       return true;
     } catch (err) {
       if (isConflict(err) || isNotFound(err) || isAlreadyExists(err)) this.#lease = undefined;
@@ -141,8 +150,8 @@ class NodeLeaseController implements NodeLease {
     }
   }
 
-  #create(owner: V1OwnerReference | undefined): Promise<V1Lease> {
-    const now = new V1MicroTime(this.#clock.now().getTime());
+  #create(owner: V1OwnerReference | undefined, at: Date): Promise<V1Lease> {
+    const now = new V1MicroTime(at.getTime());
     return this.#api.createNamespacedLease({
       namespace: NODE_LEASE_NAMESPACE,
       body: {
@@ -164,8 +173,8 @@ class NodeLeaseController implements NodeLease {
     });
   }
 
-  #renew(base: V1Lease, owner: V1OwnerReference | undefined): Promise<V1Lease> {
-    const now = new V1MicroTime(this.#clock.now().getTime());
+  #renew(base: V1Lease, owner: V1OwnerReference | undefined, at: Date): Promise<V1Lease> {
+    const now = new V1MicroTime(at.getTime());
     const spec = base.spec ?? {};
     const metadata = { ...base.metadata };
     // Keep references others set; make sure ours points at the Node's current UID.

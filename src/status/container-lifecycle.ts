@@ -47,14 +47,18 @@ export function crashLoopRestart(entry: CrashLoopEntry | undefined, finishedAt: 
 }
 
 /**
- * How long a container takes to stop after SIGTERM, and how: it exits by itself after
- * `stopMs` (code 0, `Completed`) if that is within its budget of max(grace, 2 s); otherwise it
- * is killed at the end of the budget (code 137, `Error`).
+ * How long a container takes to stop, and how. A preStop `sleep` hook runs first, cut at the
+ * grace period, and the whole seconds it took come off the grace period (killContainer); then
+ * SIGTERM: the container exits by itself after `stopMs` (code 0, `Completed`) if that is within
+ * its budget of max(what is left, 2 s); otherwise it is killed at the end of the budget (code
+ * 137, `Error`).
  */
-export function stopOutcome(stopMs: number, gracePeriodSeconds: number): { afterMs: number; exitCode: number; reason: string } {
-  const budgetMs = Math.max(gracePeriodSeconds, MIN_KILL_GRACE_SECONDS) * 1000;
-  if (stopMs <= budgetMs) return { afterMs: Math.max(0, stopMs), exitCode: 0, reason: 'Completed' };
-  return { afterMs: budgetMs, exitCode: 137, reason: 'Error' };
+export function stopOutcome(stopMs: number, gracePeriodSeconds: number, preStopSleepSeconds = 0): { afterMs: number; exitCode: number; reason: string } {
+  const hookSeconds = Math.min(Math.max(0, preStopSleepSeconds), gracePeriodSeconds);
+  const budgetMs = Math.max(gracePeriodSeconds - Math.floor(hookSeconds), MIN_KILL_GRACE_SECONDS) * 1000;
+  const hookMs = hookSeconds * 1000;
+  if (stopMs <= budgetMs) return { afterMs: hookMs + Math.max(0, stopMs), exitCode: 0, reason: 'Completed' };
+  return { afterMs: hookMs + budgetMs, exitCode: 137, reason: 'Error' };
 }
 
 /** The reason a runtime reports for a container that exited by itself with `exitCode`. */

@@ -1,12 +1,16 @@
-import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
+import { formatDuration } from '../config/durations.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
+import { initializedCondition, isSidecar, kubeletPodPhase } from './pod-phase.js';
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
+import { backOffEvent, containerFieldPath, killingEvent, missingClusterDNSEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
+import { createExitedContainers, type ExitedContainer, type ExitedContainers, type ExitedPod } from './exited-containers.js';
 
 /**
  * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
@@ -35,8 +39,19 @@ export interface StatusProvider {
    * See docs/lifecycle.md for the whole contract.
    */
   terminate?(pod: Pod, gracePeriodSeconds: number): Promise<void>;
-  /** Forgets a pod that is no longer run, cancelling anything scheduled for it. */
+  /**
+   * Lets go of a pod that is no longer run, cancelling anything scheduled for it. A runtime
+   * may keep its exited containers for a while (see createSimulatedStatusProvider): a pod run
+   * again with the same UID then continues their restart counts.
+   */
   forget?(uid: string): void;
+  /**
+   * Subscribes to what the runtime reports about pods' containers as Kubernetes Events
+   * (`Pulled`, `Created`, `Started`, `Killing`, `BackOff`, `SandboxChanged`); returns an
+   * unsubscribe. The agent records them on the pod.
+   */
+  onContainerEvent?(listener: ContainerEventListener): () => void;
+
   /** Cancels every timer; the provider answers but no longer notifies. */
   stop?(): void;
   /**
@@ -80,6 +95,17 @@ export interface SimulatedStatusProviderOptions {
   startJitterMs?: number;
   /** The bound of each container's log; 64 KiB by default. */
   maxLogBytesPerContainer?: number;
+  /**
+   * Whether the node no longer knows a pod UID, so that the container GC (every minute) may
+   * remove the exited containers of a forgotten pod; the kubelet asks its pod workers
+   * (`ShouldPodContentBeRemoved`). By default a forgotten pod's containers go at the next pass.
+   */
+  shouldPodContentBeRemoved?: (uid: string) => boolean;
+  /**
+   * The node's cluster DNS servers (the kubelet's `clusterDNS`). Without any, each sandbox of a
+   * pod whose DNS policy asks for them reports `MissingClusterDNS`, as the kubelet does.
+   */
+  clusterDNS?: readonly string[];
 }
 
 /** Per-pod simulation settings, read from the static pod's (or pod's) annotations. */
@@ -98,10 +124,13 @@ export interface SimulatedRuntime extends StatusProvider {
   forget(uid: string): void;
   stop(): void;
   onChange(listener: (uid: string) => void): () => void;
+  onContainerEvent(listener: ContainerEventListener): () => void;
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   /**
-   * Makes a running container of the pod exit with `exitCode` after `afterMs` (0: now); it is
-   * then restarted per the pod's restartPolicy with the kubelet's crash-loop backoff. Returns
+   * Makes a running container of the pod (an init container or sidecar too) exit with
+   * `exitCode` after `afterMs` (0: now); it is then restarted per the pod's restartPolicy (a
+   * sidecar always) with the kubelet's crash-loop backoff, and an init container that exits 0
+   * lets the next one start. Returns
    * false when the pod or container is unknown or not running (yet).
    */
   exitContainer(uid: string, container: string, exitCode: number, afterMs?: number): boolean;
@@ -122,19 +151,37 @@ export interface SimulatedRuntime extends StatusProvider {
  *   started and ready false; Initialized False (ContainersNotInitialized) while there are init
  *   containers, Ready and ContainersReady False (ContainersNotReady), each message naming the
  *   containers as the kubelet's does; PodScheduled True.
- * - `startDelayMs` later the sandbox has its address and everything has started: phase
- *   Running, podIP/podIPs = `hostIP` on the host network, else the pod's address from
- *   `podCIDR`; regular init containers terminated (exit code 0, reason Completed, ready),
- *   sidecars (init containers with restartPolicy Always) and containers running, started and
- *   ready (probes are taken to succeed at once); all conditions True, except Ready when a
- *   readiness gate's condition is missing or not True in the static pod's own status.
+ * - `startDelayMs` later the sandbox has its address (podIP/podIPs = `hostIP` on the host
+ *   network, else the pod's address from `podCIDR`) and the init containers run in order, one
+ *   at a time (each at once, unless the `exit` annotation plans its exit; a failure restarts it
+ *   with the crash-loop backoff, or fails the pod under restartPolicy Never), then everything
+ *   has started: phase Running, regular init containers terminated (exit code 0, reason
+ *   Completed, ready), sidecars (init containers with restartPolicy Always) and containers
+ *   running, started and ready (probes are taken to succeed at once); all conditions True,
+ *   except Ready when a readiness gate's condition is missing or not True in the static pod's
+ *   own status. Phase and Initialized follow from the container statuses (pod-phase.ts).
  * - A container the runtime knows (running or terminated) has a containerID
  *   `kubelet-pods://<pod uid>/<container name>`, imageID = its image reference (no image is
  *   pulled, so there is no digest to report; kubemark's fake runtime reports the same),
  *   `resources` = its allocated resources and `allocatedResources` = their requests (see
- *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0.
+ *   container-status.ts). Every container has `volumeMounts`, one per mount. restartCount 0
+ *   (but see below).
+ * - A pod let go (`forget`) leaves its exited containers behind until the container GC pass
+ *   (every minute) after `shouldPodContentBeRemoved` says the UID is gone, as the kubelet's
+ *   runtime does. A pod that runs again with that UID meanwhile (a static pod with a fixed
+ *   `metadata.uid` put back, a manifest written again) continues from them: each container
+ *   (init containers too) starts at the newest attempt + 1 and shows the exited one as
+ *   `lastState`; while its new sandbox starts its containers wait with those counts, and the
+ *   phase is Running when the restart policy restarts them (the kubelet's getPhase).
  * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
  *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
+ *
+ * It reports what the kubelet's runtime records as Events (`onContainerEvent`, see
+ * container-events.ts): on each container start `Pulled` (with `Pulling` first when the image
+ * is new to the node or its pull policy is Always), `Created`, `Started`; `SandboxChanged`
+ * when a pod runs again while its old sandbox is kept; `BackOff` when a container waits out its
+ * crash-loop back-off; `Killing` for each running container when its pod is stopped; and,
+ * without `clusterDNS`, `MissingClusterDNS` at each sandbox of a pod that asks for cluster DNS.
  *
  * A pod whose address cannot be allocated (its range is full) stays Pending with its sandbox not
  * ready until another pod is forgotten; it then gets the freed address, its start delay begins
@@ -177,8 +224,10 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
       recursiveReadOnlyMounts: options.recursiveReadOnlyMounts ?? false,
       stopMs: options.stopMs ?? 0,
       startJitterMs: options.startJitterMs ?? 0,
+      clusterDNS: (options.clusterDNS ?? []).length > 0,
     },
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
+    createExitedContainers({ clock: options.clock ?? realClock, shouldPodContentBeRemoved: options.shouldPodContentBeRemoved }),
   );
 }
 
@@ -221,18 +270,27 @@ interface Tracked {
   runningAt: number | undefined;
   timer: ClockTimer | undefined;
   pod: Pod;
-  /** Per regular container, once the pod has started. */
+  /** Per regular container, once every init container has completed (the pod is initialized). */
   runs: Map<string, ContainerRun> | undefined;
+  /** Per init container started so far, in spec order (sidecars stay in it while they run). */
+  inits: Map<string, ContainerRun> | undefined;
+  /** When the last init container completed and the containers started (wall ms). */
+  initializedAt: number | undefined;
   /** When a container last changed state after the start (whole seconds), for conditions. */
   changedAt: number | undefined;
   stopping: Stopping | undefined;
   /** Every container has stopped (terminate() resolved). */
   stopped: boolean;
+  /** The exited containers of an earlier run of this UID, which this run continues. */
+  previous: ExitedPod | undefined;
 }
 
 class SimulatedStatusProvider implements SimulatedRuntime {
   readonly #tracked = new Map<string, Tracked>();
   readonly #listeners = new Set<(uid: string) => void>();
+  readonly #eventListeners = new Set<ContainerEventListener>();
+  // Images the node has "pulled": a later start finds them present.
+  readonly #images = new Set<string>();
   // Pods waiting for an address, in the order they were first seen.
   readonly #waitingForAddress = new Set<string>();
   #stopped = false;
@@ -243,6 +301,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     readonly addresses: PodAddressAllocator,
     readonly node: NodeFacts,
     readonly logs: ContainerLogBuffer,
+    readonly exited: ExitedContainers,
   ) {}
 
   containerLogs(uid: string, container: string): readonly ContainerLogLine[] | undefined {
@@ -257,7 +316,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const uid = pod.metadata?.uid ?? '';
     const tracked = this.#track(uid, pod, now);
     if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) {
-      return pendingStatus(pod, tracked.acceptedAt, this.node);
+      return pendingStatus(pod, tracked.acceptedAt, this.node, tracked.previous);
     }
     const podIP = pod.spec?.hostNetwork === true ? this.node.hostIP : this.addresses.addressOf(uid);
     return runningStatus(pod, tracked, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
@@ -268,6 +327,11 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     return () => this.#listeners.delete(listener);
   }
 
+  onContainerEvent(listener: ContainerEventListener): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
     const tracked = this.#track(uid, pod, this.clock.now());
@@ -276,16 +340,19 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const grace = Math.max(1, gracePeriodSeconds);
     const started = tracked.runningAt !== undefined && now >= tracked.runningAt;
     // Nothing to signal when every container has already exited for good (a completed pod).
-    const running = started && [...(tracked.runs?.values() ?? [])].some((r) => r.state !== 'exited');
+    const running = started && allRuns(tracked).some((r) => r.state !== 'exited');
     // A pod that has not started has nothing to stop: its start is cancelled.
-    const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
+    const outcome = running ? stopOutcome(stopMsOf(pod, this.node.stopMs), grace, preStopSleepOf(pod)) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
     return new Promise<void>((resolve) => {
       const at = now + outcome.afterMs;
       let stopping = tracked.stopping;
       if (stopping === undefined) {
         stopping = { at, exitCode: outcome.exitCode, reason: outcome.reason, timer: undefined, waiters: [] };
         tracked.stopping = stopping;
-        if (started) this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
+        if (started) {
+          this.#logRunning(uid, tracked, now, (name) => `stopping container ${JSON.stringify(name)} (grace period ${grace}s)`);
+          this.#eachRunning(tracked, (name) => this.#event(tracked.pod, name, killingEvent(name)));
+        }
       } else if (at < stopping.at) {
         // A shorter grace period restarts the countdown: the kill comes sooner.
         this.clock.clearTimeout(stopping.timer);
@@ -305,7 +372,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   exitContainer(uid: string, container: string, exitCode: number, afterMs = 0): boolean {
     const tracked = this.#tracked.get(uid);
-    const run = tracked?.runs?.get(container);
+    const run = tracked?.runs?.get(container) ?? tracked?.inits?.get(container);
     if (tracked === undefined || run === undefined || run.state !== 'running' || tracked.stopping !== undefined) return false;
     this.clock.clearTimeout(run.timer);
     run.timer = this.clock.setTimeout(() => this.#exit(uid, tracked, container, run, exitCode), Math.max(0, afterMs));
@@ -314,7 +381,11 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   forget(uid: string): void {
     const tracked = this.#tracked.get(uid);
-    if (tracked !== undefined) this.#clearTimers(tracked);
+    if (tracked !== undefined) {
+      this.#clearTimers(tracked);
+      const left = this.#leftBehind(tracked);
+      if (left !== undefined) this.exited.keep(uid, left);
+    }
     // Whoever waits for a forgotten pod to stop is not left waiting.
     for (const resolve of tracked?.stopping?.waiters.splice(0) ?? []) resolve();
     this.#tracked.delete(uid);
@@ -332,6 +403,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
 
   stop(): void {
     this.#stopped = true;
+    this.exited.stop();
     for (const tracked of this.#tracked.values()) {
       this.#clearTimers(tracked);
       for (const resolve of tracked.stopping?.waiters.splice(0) ?? []) resolve();
@@ -342,7 +414,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     if (tracked.timer !== undefined) this.clock.clearTimeout(tracked.timer);
     tracked.timer = undefined;
     if (tracked.stopping?.timer !== undefined) this.clock.clearTimeout(tracked.stopping.timer);
-    for (const run of tracked.runs?.values() ?? []) {
+    for (const run of allRuns(tracked)) {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
     }
@@ -359,7 +431,19 @@ class SimulatedStatusProvider implements SimulatedRuntime {
       tracked.pod = pod;
       return tracked;
     }
-    tracked = { acceptedAt: wholeSeconds(now), runningAt: undefined, timer: undefined, pod, runs: undefined, changedAt: undefined, stopping: undefined, stopped: false };
+    tracked = {
+      acceptedAt: wholeSeconds(now),
+      runningAt: undefined,
+      timer: undefined,
+      pod,
+      runs: undefined,
+      inits: undefined,
+      initializedAt: undefined,
+      changedAt: undefined,
+      stopping: undefined,
+      stopped: false,
+      previous: this.exited.take(uid),
+    };
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
@@ -388,19 +472,62 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     }, delay);
   }
 
+  /** The sandbox is up: init containers run in order, then the containers start. */
   #startContainers(uid: string, tracked: Tracked, at: number): void {
+    // The old sandbox is still there: the kubelet replaces it and says so.
+    if (tracked.previous !== undefined) this.#event(tracked.pod, undefined, sandboxChangedEvent());
+    const dns = this.node.clusterDNS ? undefined : missingClusterDNSEvent(tracked.pod);
+    if (dns !== undefined) this.#event(tracked.pod, undefined, dns);
+    tracked.inits = new Map();
+    this.#runInits(uid, tracked, 0, at);
+  }
+
+  /**
+   * Starts the init containers from index `from` on, as the kubelet's computeInitContainerActions
+   * does: a sidecar starts and the next one follows at once (its startup is taken to succeed);
+   * a regular init container without a planned exit completes at once (exit 0); one with a plan
+   * runs until it exits, and only an exit 0 lets the next one start. Past the last, the
+   * containers start.
+   */
+  #runInits(uid: string, tracked: Tracked, from: number, at: number): void {
+    const inits = tracked.pod.spec?.initContainers ?? [];
     const exits = exitPlan(tracked.pod);
-    for (const c of tracked.pod.spec?.initContainers ?? []) {
+    for (let i = from; i < inits.length; i++) {
+      const c = inits[i]!;
+      this.#containerStarts(tracked.pod, c);
       this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
-      if (!isSidecar(c)) this.#log(uid, c.name, at, `container ${JSON.stringify(c.name)} exited with code 0 (Completed)`);
+      // A completed init container's older instance is removed once the new one exits: no lastState.
+      const run = continuedRun(at, tracked.previous?.get(c.name), isSidecar(c));
+      tracked.inits!.set(c.name, run);
+      const plan = exits.get(c.name);
+      if (isSidecar(c)) {
+        this.#scheduleExit(uid, tracked, c.name, run, plan);
+        continue;
+      }
+      if (plan !== undefined) {
+        this.#scheduleExit(uid, tracked, c.name, run, plan);
+        return;
+      }
+      this.#complete(uid, c.name, run, at);
     }
-    for (const c of tracked.pod.spec?.containers ?? []) this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+    tracked.initializedAt = at;
+    for (const c of tracked.pod.spec?.containers ?? []) {
+      this.#containerStarts(tracked.pod, c);
+      this.#log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
+    }
     tracked.runs = new Map();
     for (const c of tracked.pod.spec?.containers ?? []) {
-      const run: ContainerRun = { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+      const run = continuedRun(at, tracked.previous?.get(c.name), true);
       tracked.runs.set(c.name, run);
       this.#scheduleExit(uid, tracked, c.name, run, exits.get(c.name));
     }
+  }
+
+  /** A regular init container that exits 0 at `at`. */
+  #complete(uid: string, name: string, run: ContainerRun, at: number): void {
+    run.state = 'exited';
+    run.terminated = { exitCode: 0, reason: 'Completed', startedAt: run.startedAt, finishedAt: at };
+    this.#log(uid, name, at, `container ${JSON.stringify(name)} exited with code 0 (Completed)`);
   }
 
   #scheduleExit(uid: string, tracked: Tracked, name: string, run: ContainerRun, plan: { exitCode: number; afterMs: number } | undefined): void {
@@ -412,11 +539,25 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     run.timer = undefined;
     if (this.#tracked.get(uid) !== tracked || run.state !== 'running' || tracked.stopping !== undefined) return;
     const now = this.clock.now().getTime();
+    const kind = containerKind(tracked.pod, name);
+    if (kind === 'init' && exitCode === 0) {
+      // Done: the next init container (or the containers) start now.
+      tracked.changedAt = now;
+      this.#complete(uid, name, run, now);
+      const index = (tracked.pod.spec?.initContainers ?? []).findIndex((c) => c.name === name);
+      this.#runInits(uid, tracked, index + 1, now);
+      this.#notify(uid);
+      return;
+    }
     run.terminated = { exitCode, reason: exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
     tracked.changedAt = now;
     this.#log(uid, name, now, `container ${JSON.stringify(name)} exited with code ${exitCode} (${run.terminated.reason})`);
-    if (!shouldRestart(tracked.pod.spec?.restartPolicy, exitCode)) {
+    // A sidecar is restarted whatever the pod's policy; a failed init container is unless the
+    // policy is Never, which fails the pod (the kubelet kills it: the sidecars stop too).
+    const policy = kind === 'sidecar' ? 'Always' : tracked.pod.spec?.restartPolicy;
+    if (!shouldRestart(policy, exitCode)) {
       run.state = 'exited';
+      if (kind === 'init') this.#stopSidecars(uid, tracked, now);
       this.#notify(uid);
       return;
     }
@@ -425,6 +566,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     if (restartAt <= now) this.#restart(uid, tracked, name, run);
     else {
       run.state = 'waiting';
+      this.#event(tracked.pod, name, backOffEvent(tracked.pod, name));
       run.timer = this.clock.setTimeout(() => {
         run.timer = undefined;
         if (this.#tracked.get(uid) === tracked && run.state === 'waiting' && tracked.stopping === undefined) this.#restart(uid, tracked, name, run);
@@ -433,13 +575,33 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     this.#notify(uid);
   }
 
+  /** The pod failed in its init containers: its running sidecars are stopped with it, at once. */
+  #stopSidecars(uid: string, tracked: Tracked, now: number): void {
+    const { exitCode, reason } = stopOutcome(stopMsOf(tracked.pod, this.node.stopMs), 0);
+    for (const c of tracked.pod.spec?.initContainers ?? []) {
+      const run = tracked.inits?.get(c.name);
+      if (!isSidecar(c) || run === undefined || run.state === 'exited') continue;
+      this.clock.clearTimeout(run.timer);
+      run.timer = undefined;
+      if (run.state === 'running') {
+        run.terminated = { exitCode, reason, startedAt: run.startedAt, finishedAt: now };
+        this.#log(uid, c.name, now, `container ${JSON.stringify(c.name)} ${exitCode === 0 ? 'stopped' : 'killed'} with code ${exitCode} (${reason})`);
+      }
+      run.state = 'exited';
+    }
+  }
+
   #restart(uid: string, tracked: Tracked, name: string, run: ContainerRun): void {
     const now = this.clock.now().getTime();
     Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
     tracked.changedAt = now;
-    const image = tracked.pod.spec?.containers?.find((c) => c.name === name)?.image ?? '';
-    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${image}), restart ${run.restartCount}`);
-    this.#scheduleExit(uid, tracked, name, run, exitPlan(tracked.pod).get(name));
+    const spec = [...(tracked.pod.spec?.containers ?? []), ...(tracked.pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+    if (spec !== undefined) this.#containerStarts(tracked.pod, spec);
+    this.#log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${spec?.image ?? ''}), restart ${run.restartCount}`);
+    const plan = exitPlan(tracked.pod).get(name);
+    // An init container restarted without a planned exit completes at once.
+    if (plan === undefined && containerKind(tracked.pod, name) === 'init') this.#exit(uid, tracked, name, run, 0);
+    else this.#scheduleExit(uid, tracked, name, run, plan);
     this.#notify(uid);
   }
 
@@ -449,7 +611,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     const now = this.clock.now().getTime();
     const verb = stopping.exitCode === 0 ? 'stopped' : 'killed';
     this.#logRunning(uid, tracked, now, (name) => `container ${JSON.stringify(name)} ${verb} with code ${stopping.exitCode} (${stopping.reason})`);
-    for (const run of tracked.runs?.values() ?? []) {
+    for (const run of allRuns(tracked)) {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
       if (run.state === 'running') {
@@ -465,12 +627,46 @@ class SimulatedStatusProvider implements SimulatedRuntime {
     for (const resolve of stopping.waiters.splice(0)) resolve();
   }
 
-  /** A line for each container running now: sidecars and regular containers of a started pod. */
+  /** A line for each container running now: init containers and sidecars, then regular containers. */
   #logRunning(uid: string, tracked: Tracked, at: number, line: (name: string) => string): void {
-    if (tracked.runs === undefined) return;
-    for (const c of tracked.pod.spec?.initContainers ?? []) if (isSidecar(c)) this.#log(uid, c.name, at, line(c.name));
-    for (const [name, run] of tracked.runs) if (run.state === 'running') this.#log(uid, name, at, line(name));
+    this.#eachRunning(tracked, (name) => this.#log(uid, name, at, line(name)));
   }
+
+  #eachRunning(tracked: Tracked, fn: (name: string) => void): void {
+    for (const runs of [tracked.inits, tracked.runs]) for (const [name, run] of runs ?? []) if (run.state === 'running') fn(name);
+  }
+
+  /** The image, create and start events of one container start; its image is then present. */
+  #containerStarts(pod: Pod, c: V1Container): void {
+    const image = c.image ?? '';
+    for (const e of startEvents(c, this.#images.has(image))) this.#event(pod, c.name, e);
+    this.#images.add(image);
+  }
+
+  #event(pod: Pod, container: string | undefined, e: Omit<ContainerEvent, 'pod' | 'fieldPath'>): void {
+    if (this.#stopped || this.#eventListeners.size === 0) return;
+    const event: ContainerEvent = { pod, fieldPath: container === undefined ? undefined : containerFieldPath(pod, container), ...e };
+    for (const listener of [...this.#eventListeners]) listener(event);
+  }
+
+  /**
+   * The newest instance of each container of a pod being let go, as its last status shows
+   * them; a pod that never started leaves what its earlier run left, if anything.
+   */
+  #leftBehind(tracked: Tracked): ExitedPod | undefined {
+    const now = this.clock.now().getTime();
+    if (tracked.runningAt === undefined || now < tracked.runningAt || tracked.inits === undefined) return tracked.previous;
+    const status = runningStatus(tracked.pod, tracked, wholeSeconds(new Date(tracked.runningAt)), undefined, this.node);
+    const left = new Map<string, ExitedContainer>(tracked.previous ?? []);
+    for (const c of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+      // A container this run never started keeps what the earlier run left.
+      if (c.containerID === undefined) continue;
+      const terminated = c.state?.terminated ?? (c.state?.waiting !== undefined ? c.lastState?.terminated : undefined);
+      left.set(c.name, { restartCount: c.restartCount, terminated });
+    }
+    return left.size > 0 ? left : undefined;
+  }
+
 
   #log(uid: string, container: string, at: number, text: string): void {
     this.logs.append(uid, container, wholeSeconds(new Date(at)), text);
@@ -484,6 +680,16 @@ function stopMsOf(pod: Pod, fallbackMs: number): number {
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : fallbackMs;
 }
 
+/**
+ * The longest preStop `sleep` hook of the pod's long-running containers (regular containers and
+ * sidecars): the kubelet stops containers in parallel, so the pod stops with the slowest.
+ * Other hook kinds run nothing here and take no time.
+ */
+function preStopSleepOf(pod: Pod): number {
+  const containers = [...(pod.spec?.initContainers ?? []).filter(isSidecar), ...(pod.spec?.containers ?? [])];
+  return Math.max(0, ...containers.map((c) => c.lifecycle?.preStop?.sleep?.seconds ?? 0));
+}
+
 /** The pod's planned container exits, from its annotation; malformed entries are ignored. */
 function exitPlan(pod: Pod): Map<string, { exitCode: number; afterMs: number }> {
   const plan = new Map<string, { exitCode: number; afterMs: number }>();
@@ -495,12 +701,41 @@ function exitPlan(pod: Pod): Map<string, { exitCode: number; afterMs: number }> 
   return plan;
 }
 
+function newRun(at: number): ContainerRun {
+  return { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+}
+
+/**
+ * A container's first instance in this run: it continues the earlier run's newest instance of
+ * it, if the runtime kept one (attempt + 1; that instance as lastState when `showLast`).
+ */
+function continuedRun(at: number, before: ExitedContainer | undefined, showLast: boolean): ContainerRun {
+  const run = newRun(at);
+  if (before === undefined) return run;
+  run.restartCount = before.restartCount + 1;
+  if (showLast) run.last = fromAPI(before.terminated);
+  return run;
+}
+
+/** Every container run of the pod: init containers (sidecars included), then the containers. */
+function allRuns(tracked: Tracked): ContainerRun[] {
+  return [...(tracked.inits?.values() ?? []), ...(tracked.runs?.values() ?? [])];
+}
+
+function containerKind(pod: Pod, name: string): 'container' | 'sidecar' | 'init' {
+  const init = pod.spec?.initContainers?.find((c) => c.name === name);
+  if (init === undefined) return 'container';
+  return isSidecar(init) ? 'sidecar' : 'init';
+}
+
 /** What the provider knows about its node. */
 interface NodeFacts {
   readonly hostIP: string | undefined;
   readonly recursiveReadOnlyMounts: boolean;
   readonly stopMs: number;
   readonly startJitterMs: number;
+  /** Whether cluster DNS servers are configured. */
+  readonly clusterDNS: boolean;
 }
 
 /** The kubelet's condition types; the mirror status writer treats exactly these as its own. */
@@ -525,7 +760,6 @@ function nameList(names: readonly string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-const isSidecar = (c: V1Container): boolean => c.restartPolicy === 'Always';
 
 function addressFields(hostIP: string | undefined, podIP: string | undefined): Partial<V1PodStatus> {
   const out: Partial<V1PodStatus> = {};
@@ -540,23 +774,23 @@ function addressFields(hostIP: string | undefined, podIP: string | undefined): P
   return out;
 }
 
-function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts): V1PodStatus {
+/**
+ * A container that has not started yet (no containerID, nothing allocated shown); `before`, the
+ * earlier run's instance the runtime kept, gives its count and lastState.
+ */
+function waitingStatus(c: V1Container, reason: string, node: NodeFacts, before?: ExitedContainer): V1ContainerStatus {
+  const status: V1ContainerStatus = { name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: before?.restartCount ?? 0, started: false, state: { waiting: { reason } }, ...mounts(c, node) };
+  if (before?.terminated !== undefined) status.lastState = { terminated: before.terminated };
+  return status;
+}
+
+function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts, previous: ExitedPod | undefined): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
   const hasInits = inits.length > 0;
   const unready = nameList([...inits.filter(isSidecar), ...containers].map((c) => c.name));
-  const waiting = (c: V1Container, reason: string): V1ContainerStatus => ({
-    name: c.name,
-    image: c.image ?? '',
-    imageID: '',
-    ready: false,
-    restartCount: 0,
-    started: false,
-    state: { waiting: { reason } },
-    ...mounts(c, node),
-  });
   const status: V1PodStatus = {
-    phase: 'Pending',
+    phase: restartingPhase(pod, previous) ?? 'Pending',
     startTime: acceptedAt,
     // The sandbox has no address yet; a host-network pod has the node's from the start.
     ...addressFields(node.hostIP, pod.spec?.hostNetwork === true ? node.hostIP : undefined),
@@ -569,68 +803,74 @@ function pendingStatus(pod: Pod, acceptedAt: Date, node: NodeFacts): V1PodStatus
       cond('ContainersReady', 'False', acceptedAt, 'ContainersNotReady', `containers with unready status: ${unready}`),
       cond('PodScheduled', 'True', acceptedAt),
     ],
-    containerStatuses: containers.map((c) => waiting(c, hasInits ? 'PodInitializing' : 'ContainerCreating')),
+    containerStatuses: containers.map((c) => waitingStatus(c, hasInits ? 'PodInitializing' : 'ContainerCreating', node, previous?.get(c.name))),
   };
-  if (hasInits) status.initContainerStatuses = inits.map((c) => waiting(c, 'PodInitializing'));
+  if (hasInits) status.initContainerStatuses = inits.map((c) => waitingStatus(c, 'PodInitializing', node, previous?.get(c.name)));
   return status;
 }
 
 function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: string | undefined, node: NodeFacts): V1PodStatus {
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
-  const stopped = tracked.stopped;
   const changedAt = tracked.changedAt === undefined ? runningAt : wholeSeconds(new Date(tracked.changedAt));
   const terminatedState = (c: V1Container, t: Terminated): V1ContainerStatus['state'] => ({
     terminated: { exitCode: t.exitCode, reason: t.reason, startedAt: wholeSeconds(new Date(t.startedAt)), finishedAt: wholeSeconds(new Date(t.finishedAt)), containerID: containerID(pod, c) },
   });
-  const known = (c: V1Container, run?: ContainerRun): V1ContainerStatus => {
+  // A container the runtime has started, in whatever state it is now.
+  const known = (c: V1Container, run: ContainerRun): V1ContainerStatus => {
     const status: V1ContainerStatus = {
       name: c.name,
       image: c.image ?? '',
       imageID: c.image ?? '',
       containerID: containerID(pod, c),
       ready: true,
-      restartCount: run?.restartCount ?? 0,
+      restartCount: run.restartCount,
       started: true,
-      state: { running: { startedAt: run === undefined ? runningAt : wholeSeconds(new Date(run.startedAt)) } },
+      state: { running: { startedAt: wholeSeconds(new Date(run.startedAt)) } },
       ...containerResourceStatus(c),
       ...mounts(c, node),
     };
-    if (run?.last !== undefined) status.lastState = terminatedState(c, run.last);
-    if (run === undefined || run.state === 'running' || run.terminated === undefined) return status;
+    if (run.last !== undefined) status.lastState = terminatedState(c, run.last);
+    if (run.state === 'running' || run.terminated === undefined) return status;
     status.ready = false;
     status.started = false;
     if (run.state === 'waiting') {
-      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${c.name} in pod ${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})` } };
+      // The kubelet's doBackOff message: the wait armed for this restart, in Go's duration form.
+      const waitMs = (run.crashLoop?.armedAt ?? run.terminated.finishedAt) - run.terminated.finishedAt;
+      const podName = `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${podName}` } };
       status.lastState = terminatedState(c, run.terminated);
     } else {
       status.state = terminatedState(c, run.terminated);
     }
     return status;
   };
-  const completed = (c: V1Container): V1ContainerStatus => ({
-    ...known(c),
-    started: false,
-    state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: runningAt, finishedAt: runningAt, containerID: containerID(pod, c) } },
-  });
-  // Sidecars stop with the pod.
-  const sidecar = (c: V1Container): V1ContainerStatus => {
-    const s = known(c);
-    if (!stopped) return s;
-    const run = [...(tracked.runs?.values() ?? [])].find((r) => r.terminated !== undefined);
-    const finished = run?.terminated?.finishedAt ?? tracked.changedAt ?? runningAt.getTime();
-    return { ...s, ready: false, started: false, state: terminatedState(c, { exitCode: run?.terminated?.exitCode ?? 0, reason: run?.terminated?.reason ?? 'Completed', startedAt: runningAt.getTime(), finishedAt: finished }) };
+  // A regular init container is ready once it completed with 0, and started only while it runs.
+  const initStatus = (c: V1Container): V1ContainerStatus => {
+    const run = tracked.inits?.get(c.name);
+    if (run === undefined) return waitingStatus(c, 'PodInitializing', node, tracked.previous?.get(c.name));
+    const status = known(c, run);
+    if (isSidecar(c)) return status;
+    return { ...status, ready: run.state === 'exited' && run.terminated?.exitCode === 0, started: run.state === 'running' };
   };
-  const containerStatuses = containers.map((c) => known(c, tracked.runs?.get(c.name)));
-  const unready = containerStatuses.filter((c) => !c.ready).map((c) => c.name);
-  const phase = podPhase(pod, tracked);
+  const initContainerStatuses = inits.map(initStatus);
+  const containerStatuses = containers.map((c) => {
+    const run = tracked.runs?.get(c.name);
+    return run === undefined ? waitingStatus(c, 'PodInitializing', node, tracked.previous?.get(c.name)) : known(c, run);
+  });
+  let phase = kubeletPodPhase(pod, initContainerStatuses, containerStatuses, tracked.stopped, tracked.runs !== undefined, isStaticPod(pod));
+  // The status manager's TerminatePod: an ordinary pod the kubelet stopped ends terminal.
+  if (tracked.stopped && !isStaticPod(pod) && phase !== 'Succeeded' && phase !== 'Failed') phase = 'Failed';
+  const initialized = initializedCondition(pod, initContainerStatuses, containerStatuses, phase);
+  const unready = [...inits.filter(isSidecar).map((c) => initContainerStatuses[inits.indexOf(c)]!), ...containerStatuses].filter((s) => !s.ready).map((s) => s.name);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const gates = unmetReadinessGates(pod);
   let ready: V1PodCondition;
   let containersReady: V1PodCondition;
   if (done) {
-    ready = cond('Ready', 'False', changedAt, 'PodCompleted');
-    containersReady = cond('ContainersReady', 'False', changedAt, 'PodCompleted');
+    const reason = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed';
+    ready = cond('Ready', 'False', changedAt, reason);
+    containersReady = cond('ContainersReady', 'False', changedAt, reason);
   } else if (unready.length > 0) {
     ready = cond('Ready', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
     containersReady = cond('ContainersReady', 'False', changedAt, 'ContainersNotReady', `containers with unready status: ${nameList(unready)}`);
@@ -639,42 +879,25 @@ function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: strin
     ready = gates.length > 0 ? cond('Ready', 'False', readyAt, 'ReadinessGatesNotReady', gates.join(', ')) : cond('Ready', 'True', readyAt);
     containersReady = cond('ContainersReady', 'True', readyAt);
   }
+  // Initialized turns True when the last init container completed (at the start without any).
+  const initializedAt = inits.length === 0 ? tracked.acceptedAt : tracked.initializedAt === undefined ? tracked.acceptedAt : wholeSeconds(new Date(tracked.initializedAt));
   // The sandbox goes once the pod has stopped or completed.
-  const sandboxGone = stopped || done;
+  const sandboxGone = tracked.stopped || done;
   const status: V1PodStatus = {
     phase,
     startTime: tracked.acceptedAt,
     ...addressFields(node.hostIP, podIP),
     conditions: [
       sandboxGone ? cond('PodReadyToStartContainers', 'False', changedAt) : cond('PodReadyToStartContainers', 'True', runningAt),
-      cond('Initialized', 'True', inits.length > 0 ? runningAt : tracked.acceptedAt),
+      cond('Initialized', initialized.status, initialized.status === 'True' ? initializedAt : tracked.acceptedAt, initialized.reason, initialized.message),
       ready,
       containersReady,
       cond('PodScheduled', 'True', tracked.acceptedAt),
     ],
     containerStatuses,
   };
-  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => (isSidecar(c) ? sidecar(c) : completed(c)));
+  if (inits.length > 0) status.initContainerStatuses = initContainerStatuses;
   return status;
-}
-
-/**
- * The kubelet's getPhase once containers have run: Running while one runs or will restart;
- * once all have stopped for good, Succeeded when every exit code is 0, else Failed. A pod the
- * kubelet terminated (`stopped`) is terminal, whatever its restart policy, except a static pod,
- * whose phase follows its restart policy alone (kubernetes issue 116484).
- */
-function podPhase(pod: Pod, tracked: Tracked): string {
-  const runs = [...(tracked.runs?.values() ?? [])];
-  if (runs.length === 0 || runs.some((r) => r.state === 'running')) return 'Running';
-  const succeeded = runs.every((r) => r.state === 'exited' && r.terminated?.exitCode === 0);
-  if (tracked.stopped && !isStaticPod(pod)) return succeeded ? 'Succeeded' : 'Failed';
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  if (policy === 'Always') return 'Running';
-  if (succeeded) return 'Succeeded';
-  if (policy === 'Never') return 'Failed';
-  // OnFailure with a failure: restarting.
-  return 'Running';
 }
 
 // The kubelet judges a static pod's readiness gates by the conditions of the static pod itself
@@ -687,6 +910,26 @@ function unmetReadinessGates(pod: Pod): string[] {
     if (c.status !== 'True') return [`the status of pod readiness gate ${JSON.stringify(gate.conditionType)} is not "True", but ${c.status}`];
     return [];
   });
+}
+
+/**
+ * A pod run again whose containers wait for their new sandbox: the kubelet's getPhase counts a
+ * waiting container with a last termination as stopped, so the pod is Running when its restart
+ * policy restarts them; undefined otherwise (Pending).
+ */
+function restartingPhase(pod: Pod, previous: ExitedPod | undefined): string | undefined {
+  if (previous === undefined) return undefined;
+  const ended = (pod.spec?.containers ?? []).map((c) => previous.get(c.name)?.terminated);
+  if (ended.length === 0 || ended.some((t) => t === undefined)) return undefined;
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Always' || (policy === 'OnFailure' && ended.some((t) => t?.exitCode !== 0))) return 'Running';
+  return undefined;
+}
+
+/** A kept termination as the runtime's own record (wall milliseconds). */
+function fromAPI(t: V1ContainerStateTerminated | undefined): Terminated | undefined {
+  if (t === undefined) return undefined;
+  return { exitCode: t.exitCode, reason: t.reason ?? exitReason(t.exitCode), startedAt: new Date(t.startedAt ?? 0).getTime(), finishedAt: new Date(t.finishedAt ?? 0).getTime() };
 }
 
 function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volumeMounts'> {

@@ -289,14 +289,86 @@ export function leaseSteps(records: readonly WatchRecord[]): Step[] {
 }
 
 /**
- * The reasons of the Events a node reported about one pod, sorted, unique, without `Pulling`
- * (reported only the first time a node needs an image, which depends on what ran before).
+ * Reasons left out of the per-window comparisons: `Pulling` (reported only the first time a
+ * node needs an image, which depends on what ran before) and `MissingClusterDNS` (the kubelet
+ * repeats it at every sync of the pod, so its count grows in any window; compared apart, see
+ * `clusterDNSWarnings`).
  */
+const WINDOW_SKIPPED_REASONS = new Set(['Pulling', 'MissingClusterDNS']);
+
+/** The reasons of the Events a node reported about one pod, sorted, unique (see WINDOW_SKIPPED_REASONS). */
 export function eventReasons(records: readonly WatchRecord[]): string[] {
   const out = new Set<string>();
   for (const r of records) {
     const reason = r.object['reason'];
-    if (r.type !== 'DELETED' && typeof reason === 'string' && reason !== 'Pulling') out.add(reason);
+    if (r.type !== 'DELETED' && typeof reason === 'string' && !WINDOW_SKIPPED_REASONS.has(reason)) out.add(reason);
+  }
+  return [...out].sort();
+}
+
+/** What tells two nodes' events apart and must be replaced before comparing them. */
+export interface EventContext {
+  node: string;
+  /** The UIDs of the pods (mirrors or ordinary pods) of that name seen on the node. */
+  podUIDs: ReadonlySet<string>;
+  /** Their `kubernetes.io/config.mirror` values: the static pods' UIDs, which kubectl describe looks up. */
+  mirrorKeys: ReadonlySet<string>;
+}
+
+/** The pods of one name a node had (from the recorder's records), as an EventContext. */
+export function eventContext(node: string, pods: readonly WatchRecord[]): EventContext {
+  const podUIDs = new Set<string>();
+  const mirrorKeys = new Set<string>();
+  for (const r of pods) {
+    if (r.object.metadata?.uid !== undefined) podUIDs.add(r.object.metadata.uid);
+    const key = r.object.metadata?.annotations?.['kubernetes.io/config.mirror'];
+    if (key !== undefined) mirrorKeys.add(key);
+  }
+  return { node, podUIDs, mirrorKeys };
+}
+
+interface EventLike {
+  type?: string;
+  reason?: string;
+  message?: string;
+  involvedObject?: { uid?: string; fieldPath?: string; resourceVersion?: string };
+}
+
+/**
+ * One Event in a line: type, reason, the part of the pod (`spec.containers{main}`, or `(pod)`),
+ * what it refers to (`static-pod`: the UID kubectl describe finds through the mirror's
+ * config.mirror; `pod`: an ordinary pod's own UID, `+rv` with a resourceVersion) and the
+ * message with the node name and the pod's UIDs replaced; an image's pull or presence is one
+ * message (`image "X" pulled or present`), since which one depends on what ran before.
+ */
+export function describeEvent(e: EventLike, ctx: EventContext): string {
+  const uid = e.involvedObject?.uid ?? '';
+  let ref = ctx.mirrorKeys.has(uid) ? 'static-pod' : ctx.podUIDs.has(uid) ? 'pod' : 'other';
+  if (e.involvedObject?.resourceVersion !== undefined) ref += '+rv';
+  let message = (e.message ?? '').split(ctx.node).join('<node>');
+  for (const u of [...ctx.mirrorKeys, ...ctx.podUIDs]) if (u !== '') message = message.split(u).join('<uid>');
+  message = message
+    .replace(/^Successfully pulled image ("[^"]*") in .*$/, 'image $1 pulled or present')
+    .replace(/^Container image ("[^"]*") already present on machine$/, 'image $1 pulled or present');
+  return `${e.type ?? '?'} ${e.reason ?? '?'} ${e.involvedObject?.fieldPath ?? '(pod)'} ref=${ref}: ${message}`;
+}
+
+/** The Events a node reported about one pod, each described (describeEvent), sorted, unique (see WINDOW_SKIPPED_REASONS). */
+export function eventDetails(records: readonly WatchRecord[], ctx: EventContext): string[] {
+  const out = new Set<string>();
+  for (const r of records) {
+    const e = r.object as EventLike;
+    if (r.type !== 'DELETED' && !WINDOW_SKIPPED_REASONS.has(e.reason ?? '')) out.add(describeEvent(e, ctx));
+  }
+  return [...out].sort();
+}
+
+/** The node's `MissingClusterDNS` warnings about the pod (whenever reported), described, unique. */
+export function clusterDNSWarnings(records: readonly WatchRecord[], ctx: EventContext): string[] {
+  const out = new Set<string>();
+  for (const r of records) {
+    const e = r.object as EventLike;
+    if (r.type !== 'DELETED' && e.reason === 'MissingClusterDNS') out.add(describeEvent(e, ctx));
   }
   return [...out].sort();
 }

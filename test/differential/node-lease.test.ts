@@ -188,7 +188,7 @@ spec:
 `;
 
 describe('differential: admission by maxPods, real kubelet vs our agent', () => {
-  it('with maxPods 2, a third manifest written once two run is rejected by both alike (as listed)', async (t) => {
+  it('with maxPods 2, a third manifest written once two run, then one for another OS, are rejected by both alike (as listed)', async (t) => {
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-ours-'));
     const configDir = await mkdtemp(join(tmpdir(), 'kp-diff-full-config-'));
@@ -254,11 +254,31 @@ describe('differential: admission by maxPods, real kubelet vs our agent', () => 
     const ourSide: StatusSide = { nodeName: OURS_FULL, nodeUID: await nodeUID(OURS_FULL), nodeIP };
     for (const p3 of [realP3, ourP3]) assert.equal(p3.status?.reason, 'UnexpectedAdmissionError');
 
-    // The status each side holds for the rejected pod, and whether it is mirrored: the real
+    // A pod for another OS: rejected before any predicate (no eviction could help), on a full
+    // node too, by both with the kubelet's PodOSNotSupported.
+    for (const dir of [realDir, oursDir]) await writeFile(join(dir, 'p4.yaml'), manifest('p4').replace('spec:\n', 'spec:\n  os:\n    name: windows\n'));
+    const realP4 = await waitFor(
+      async () => {
+        const p4 = (await readPods<V1Pod>(fullKubelet!.ports.readOnly)).get(`p4-${REAL_FULL}`);
+        return p4?.status?.phase === 'Failed' ? p4 : undefined;
+      },
+      "the real kubelet's /pods: p4 Failed",
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    const ourP4 = await waitFor(async () => {
+      const p4 = (await mirrors(OURS_FULL)).get('p4');
+      return p4?.status?.phase === 'Failed' ? p4 : undefined;
+    }, "our agent: p4's mirror Failed", { timeoutMs: 30_000, intervalMs: 250 });
+    for (const p4 of [realP4, ourP4]) assert.equal(p4.status?.reason, 'PodOSNotSupported');
+    const realMirrorsAfter = await mirrors(REAL_FULL);
+
+    // The status each side holds for the rejected pods, and whether they are mirrored: the real
     // kubelet starts no pod worker for a rejected pod, so only its start-up pass could mirror it.
     const found: Difference[] = compareArea('admission', [
       { subject: 'p3.yaml', real: normaliseMirrorStatus(realP3, realSide), ours: normaliseMirrorStatus(ourP3, ourSide) },
       { subject: 'p3.yaml#mirror', real: realMirrors.has('p3') ? 'present' : undefined, ours: 'present' },
+      { subject: 'p4.yaml', real: normaliseMirrorStatus(realP4, realSide), ours: normaliseMirrorStatus(ourP4, ourSide) },
+      { subject: 'p4.yaml#mirror', real: realMirrorsAfter.has('p4') ? 'present' : undefined, ours: 'present' },
     ]);
     for (const d of found) t.diagnostic(describeDifference(d));
     const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));

@@ -28,6 +28,9 @@ import { describeDifference, parseListedDifferences, reconcile, type Difference,
 import { EventRecorder } from './event-recorder.js';
 import { freePort, readPods } from '../helpers/node-endpoints.js';
 import {
+  clusterDNSWarnings,
+  eventContext,
+  eventDetails,
   eventReasons,
   formatMs,
   leaseSteps,
@@ -225,12 +228,6 @@ interface Scenario {
    * run to run on either side (the start retry's 0–5 s jitter, the 2 s housekeeping phase).
    */
   timing?: { step: RegExp; toleranceMs: number };
-  /**
-   * Compare the sequences without containers' restart counts (` restarts=N`): for re-add,
-   * where the kubelet's count depends on whether its container GC (every minute) removed the
-   * exited container before the pod came back (docs/kubelet-differences.md, `re-add`).
-   */
-  withoutRestartCounts?: boolean;
   /** Before the window: bring the side to the starting state. */
   setup?(side: Side): Promise<void>;
   /** Resolves true once the starting state is reached. */
@@ -264,11 +261,31 @@ const readdStart = new Map<string, number>();
 /** How long re-add-fixed-uid watches after its action (termination, restart, status). */
 const READD_SETTLE_MS = 8000;
 
-/** The manifest of re-add-fixed-uid: grace 5 s and a fixed UID, one per node. */
+/**
+ * The manifest of re-add-fixed-uid: grace 5 s and a fixed UID, one per node. Its container
+ * takes 1 s to stop on our side (the simulation's stop time; the kubelet ignores the
+ * annotation), so that the pod is still stopping on both sides when the manifest comes back:
+ * the kubelet's own stop takes its 1 s PLEG relist at least.
+ */
 function fixedUidManifest(side: Side): Record<string, unknown> {
   const m = podManifest('re-add-uid', { grace: 5 });
   const suffix = side.label === 'real' ? '0001' : '0002';
-  return { ...m, metadata: { ...(m['metadata'] as object), uid: `5e1f0000-0000-4000-8000-00000000${suffix}` } };
+  const metadata = m['metadata'] as Record<string, unknown>;
+  return { ...m, metadata: { ...metadata, uid: `5e1f0000-0000-4000-8000-00000000${suffix}`, annotations: { 'simulation.kubelet-pods.io/stop-seconds': '1' } } };
+}
+
+/**
+ * The manifest of remove-grace-default: no terminationGracePeriodSeconds (30 s once defaulted)
+ * and a preStop sleep hook of the whole grace period (validation allows no longer), which the
+ * kubelet runs itself: the hollow kubelet's fake runtime stops containers at once, but the hook
+ * delays the stop by 30 s; then SIGTERM gets the 2 s floor.
+ */
+function defaultGraceManifest(): Record<string, unknown> {
+  const m = podManifest('remove-gdef');
+  const spec = { ...(m['spec'] as Record<string, unknown>) };
+  delete spec['terminationGracePeriodSeconds'];
+  spec['containers'] = [{ name: 'main', image: 'registry.k8s.io/pause:3.10', lifecycle: { preStop: { sleep: { seconds: 30 } } } }];
+  return { ...m, spec };
 }
 
 /** Per node, the UID of the mirror the user deletes in scenario user-delete. */
@@ -325,6 +342,18 @@ const SCENARIOS: Scenario[] = [
       done: (side) => recorder!.about('pod', mirrorName(side, `remove-g${grace}`), NAMESPACE).at(-1)?.type === 'DELETED',
     }),
   ),
+  {
+    // The default grace period: the pod stops after 30 s on both sides (its preStop hook cut at
+    // the grace period), then the mirror is deleted.
+    name: 'remove-grace-default',
+    timed: true,
+    pods: ['remove-gdef'],
+    timing: { step: /^deleted /, toleranceMs: 4000 },
+    setup: (side) => writeManifest(side, 'remove-gdef.yaml', defaultGraceManifest()),
+    ready: (side) => converged(side, 'remove-gdef'),
+    act: (side) => unlink(join(side.dir, 'remove-gdef.yaml')),
+    done: (side) => recorder!.about('pod', mirrorName(side, 'remove-gdef'), NAMESPACE).at(-1)?.type === 'DELETED',
+  },
   ...[1, 5].map(
     (grace): Scenario => ({
       name: `edit-grace-${grace}`,
@@ -342,7 +371,6 @@ const SCENARIOS: Scenario[] = [
     // pod UID comes back, the node creates a new mirror and runs the pod again.
     name: 're-add',
     timed: true,
-    withoutRestartCounts: true,
     pods: ['re-add'],
     setup: (side) => writeManifest(side, 're-add.yaml', podManifest('re-add', { grace: 2 })),
     ready: (side) => converged(side, 're-add'),
@@ -446,6 +474,8 @@ const SCENARIOS: Scenario[] = [
 interface Window {
   t0: number;
   t1: number;
+  /** The end of the window for Events (see eventsSettled). */
+  eventsUntil: number;
 }
 
 interface ScenarioRun {
@@ -453,10 +483,34 @@ interface ScenarioRun {
   windows: Map<Side, Window>;
 }
 
+/** A node's Events are settled once none arrived for this long... */
+const EVENTS_QUIET_MS = 700;
+/** ...or after this long, whatever arrives (the kubelet repeats some Events at every pod sync). */
+const EVENTS_SETTLE_MAX_MS = 5000;
+
+/**
+ * Waits until the side has written no Event for EVENTS_QUIET_MS: each node writes its Events
+ * in the background, one at a time, after the status that ends a step (ours) or before it (the
+ * kubelet), so without this a start's `Created` could land in the next window. A restarted
+ * node starting all its pods at once has a queue of them to write.
+ */
+async function eventsSettled(side: Side): Promise<void> {
+  const start = performance.now();
+  const byNode = (r: { kind: string; object: Record<string, unknown> }): boolean =>
+    r.kind === 'event' && ((r.object['source'] as { host?: string } | undefined)?.host === side.node || r.object['reportingInstance'] === side.node);
+  for (;;) {
+    const now = performance.now();
+    const last = recorder!.records.findLast(byNode)?.t ?? 0;
+    if (now - Math.max(last, start) >= EVENTS_QUIET_MS || now - start >= EVENTS_SETTLE_MAX_MS) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function runScenario(scenario: Scenario): Promise<ScenarioRun> {
   if (scenario.setup !== undefined) {
     await Promise.all(sides.map((s) => scenario.setup!(s)));
     await Promise.all(sides.map((s) => waitFor(() => scenario.ready!(s), `${scenario.name}: starting state on ${s.node}`, { timeoutMs: SCENARIO_TIMEOUT_MS, intervalMs: 100 })));
+    await Promise.all(sides.map((s) => eventsSettled(s)));
   }
   const windows = new Map<Side, Window>();
   await Promise.all(
@@ -464,7 +518,10 @@ async function runScenario(scenario: Scenario): Promise<ScenarioRun> {
       const t0 = performance.now();
       await scenario.act(s);
       await waitFor(() => scenario.done(s), `${scenario.name}: end state on ${s.node}`, { timeoutMs: SCENARIO_TIMEOUT_MS, intervalMs: 100 });
-      windows.set(s, { t0, t1: performance.now() });
+      const end = performance.now();
+      await eventsSettled(s);
+      // The window's steps end at the end state; its Events include those written just after.
+      windows.set(s, { t0, t1: end, eventsUntil: performance.now() });
     }),
   );
   return { scenario, windows };
@@ -478,23 +535,33 @@ interface SideSteps {
   refused: string[];
   requests: string;
   reasons: string[];
+  /** The events in the window, described (eventDetails). */
+  details: string[];
+  /** The node's MissingClusterDNS warnings about the pod up to the window's end. */
+  dns: string[];
 }
 
 function stepsOf(run: ScenarioRun, side: Side, subject: string): SideSteps {
   const w = run.windows.get(side)!;
   const inWindow = <T extends { t: number }>(xs: readonly T[]): T[] => xs.filter((x) => x.t >= w.t0 && x.t <= w.t1);
+  const inEventWindow = <T extends { t: number }>(xs: readonly T[]): T[] => xs.filter((x) => x.t >= w.t0 && x.t <= w.eventsUntil);
   const split = (all: Step[]): Pick<SideSteps, 'steps' | 'before'> => ({ steps: windowSteps(all, w.t0, w.t1), before: all.filter((x) => x.t < w.t0).at(-1) });
   if (subject === 'node' || subject === 'lease') {
     const all = subject === 'node' ? nodeSteps(recorder!.about('node', side.node)) : leaseSteps(recorder!.about('lease', side.node, 'kube-node-lease'));
-    return { ...split(all), refused: [], requests: '', reasons: [] };
+    return { ...split(all), refused: [], requests: '', reasons: [], details: [], dns: [] };
   }
   const name = mirrorName(side, subject);
   const requests = requestsAboutPod(side.proxy.requests, NAMESPACE, name);
+  const pods = recorder!.about('pod', name, NAMESPACE);
+  const events = recorder!.eventsAbout(side.node, NAMESPACE, name);
+  const ctx = eventContext(side.node, pods);
   return {
-    ...split(podSteps(recorder!.about('pod', name, NAMESPACE), requests)),
+    ...split(podSteps(pods, requests)),
     refused: refusedRequests(inWindow(requests)),
     requests: requestCounts(inWindow(requests)),
-    reasons: eventReasons(inWindow(recorder!.eventsAbout(side.node, NAMESPACE, name))),
+    reasons: eventReasons(inEventWindow(events)),
+    details: eventDetails(inEventWindow(events), ctx),
+    dns: clusterDNSWarnings(events.filter((x) => x.t <= w.eventsUntil), ctx),
   };
 }
 
@@ -513,14 +580,18 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
       t.diagnostic(`  ${label}: ${x.steps.map((step) => `+${formatMs(step.t)} ${step.text}`).join(' | ') || '(nothing)'}`);
       if (x.requests !== '') t.diagnostic(`  ${label} requests: ${x.requests}`);
       if (x.reasons.length > 0) t.diagnostic(`  ${label} Events: ${x.reasons.join(', ')}`);
+      for (const d of x.details) t.diagnostic(`    ${label} event: ${d}`);
     }
-    const norm = (x: Step): Step => (run.scenario.withoutRestartCounts === true ? { ...x, text: x.text.replace(/ restarts=\d+/g, '') } : x);
-    const sequence = (x: SideSteps): string[] => settledSteps(x.steps.map(norm), x.before === undefined ? undefined : norm(x.before)).map((step) => step.text);
+    const sequence = (x: SideSteps): string[] => settledSteps(x.steps, x.before).map((step) => step.text);
     const compared: Array<[string, Json | undefined, Json | undefined]> = [
       ['sequence', sequence(r), sequence(o)],
       ['refused-requests', r.refused, o.refused],
       ['event-reasons', r.reasons, o.reasons],
+      ['missing-cluster-dns', r.dns, o.dns],
     ];
+    // Each event's type, part, reference and message, once the reasons agree (a missing reason
+    // is one difference, not two).
+    if (JSON.stringify(r.reasons) === JSON.stringify(o.reasons)) compared.push(['event-details', r.details, o.details]);
     if (run.scenario.timed === true) compared.push(['reaction', reaction(r.steps), reaction(o.steps)]);
     const timing = run.scenario.timing;
     if (timing !== undefined) {

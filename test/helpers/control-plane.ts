@@ -48,6 +48,8 @@ export interface UseControlPlaneOptions {
   registerNodes?: boolean;
   /** Passed to startLocalCluster (e.g. `5s` to reach 410 Gone quickly). */
   etcdCompactionInterval?: string;
+  /** Passed to startLocalCluster: the API server writes an audit log (see test/helpers/audit-log.ts). */
+  auditPolicyFile?: string;
 }
 
 export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFixture {
@@ -99,6 +101,7 @@ export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFi
     cluster = await startLocalCluster({
       nodes: options.nodes,
       ...(options.etcdCompactionInterval !== undefined ? { etcdCompactionInterval: options.etcdCompactionInterval } : {}),
+      ...(options.auditPolicyFile !== undefined ? { auditPolicyFile: options.auditPolicyFile } : {}),
     });
     adminApi = coreApiFromFile(cluster.adminKubeconfig);
     if (options.registerNodes === true) {

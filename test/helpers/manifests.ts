@@ -8,7 +8,16 @@ import {
 } from '../../src/constants.js';
 import type { Pod } from '../../src/pod/types.js';
 
-export function podManifestYaml(name: string, namespace: string, image = 'nginx:1.27'): string {
+/** What a manifest may add: a grace period, and annotations (e.g. the simulated stop time). */
+export interface ManifestOptions {
+  terminationGracePeriodSeconds?: number;
+  annotations?: Readonly<Record<string, string>>;
+}
+
+export function podManifestYaml(name: string, namespace: string, image = 'nginx:1.27', options: ManifestOptions = {}): string {
+  const annotations = Object.entries(options.annotations ?? {});
+  const annotationLines = annotations.length === 0 ? '' : `  annotations:\n${annotations.map(([k, v]) => `    ${k}: ${JSON.stringify(v)}\n`).join('')}`;
+  const grace = options.terminationGracePeriodSeconds === undefined ? '' : `  terminationGracePeriodSeconds: ${options.terminationGracePeriodSeconds}\n`;
   return `apiVersion: v1
 kind: Pod
 metadata:
@@ -16,8 +25,8 @@ metadata:
   namespace: ${namespace}
   labels:
     app: ${name}
-spec:
-  containers:
+${annotationLines}spec:
+${grace}  containers:
   - name: main
     image: ${image}
 `;

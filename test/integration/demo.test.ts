@@ -20,3 +20,17 @@ it('demo --until-synced: every example static pod gets a Running mirror pod, sho
   for (const row of rows) assert.match(row, /\byes\s+Running$/, `in sync and Running: ${row}`);
   assert.match(stdout, /kubectl --kubeconfig \S+admin\.kubeconfig get pods -A/, 'prints the admin kubeconfig');
 });
+
+it('demo --nodes 3 --until-synced: a fleet of 3 on the examples, progress lines up to every Node Ready and every mirror Running', { timeout: 180_000 }, async () => {
+  const { stdout } = await run(process.execPath, [cli, 'demo', '--nodes', '3', '--node', 'fd', '--until-synced'], { timeout: 170_000 });
+  const count = (await readdir(manifests)).filter((f) => !f.startsWith('.')).length;
+  const lines = stdout.trim().split('\n');
+  assert.match(stdout, /fleet of 3 nodes \(fd-0 … fd-2\)/);
+  assert.match(stdout, /kubectl --kubeconfig \S+admin\.kubeconfig get nodes,pods -A/, 'prints the admin kubeconfig');
+  const progress = lines.filter((l) => /^\d+\.\d s · nodes Ready/.test(l));
+  assert.ok(progress.length >= 2, `progress lines while it converges, not only the last:\n${stdout}`);
+  const expected = 3 * count;
+  // Counted from what the API server shows (a watch with the admin credential), not the fleet's own state.
+  assert.match(progress.at(-1)!, new RegExp(`nodes Ready 3/3 · mirrors created ${expected}/${expected} · Running ${expected}/${expected} · API \\d+\\.\\d req/s · converged$`));
+  assert.ok(progress.some((l) => !/API 0\.0 req\/s/.test(l)), `a request rate above 0 while converging:\n${progress.join('\n')}`);
+});

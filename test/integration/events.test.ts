@@ -17,7 +17,7 @@ import { podManifestYaml as manifest } from '../helpers/manifests.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { flush, waitFor } from '../helpers/wait.js';
 
-const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-drop', 'ev-off'];
+const NODES = ['ev-refused', 'ev-policy', 'ev-taken', 'ev-stuck', 'ev-bad', 'ev-dup', 'ev-drop', 'ev-off', 'ev-run', 'ev-dns'];
 const cp = useControlPlane({ nodes: NODES });
 
 const agents: Agent[] = [];
@@ -110,11 +110,11 @@ async function applyPolicy(prefix: string, operations: string[], expression: str
   };
 }
 
-function assertKubeletSource(event: CoreV1Event, node: string): void {
+function assertKubeletSource(event: CoreV1Event, node: string, type = 'Warning'): void {
   assert.deepEqual({ component: event.source?.component, host: event.source?.host }, { component: 'kubelet', host: node });
   assert.equal(event.reportingComponent, 'kubelet');
   assert.equal(event.reportingInstance, node);
-  assert.equal(event.type, 'Warning');
+  assert.equal(event.type, type);
 }
 
 describe('Kubernetes Events, written with node credentials', () => {
@@ -233,6 +233,34 @@ describe('Kubernetes Events, written with node credentials', () => {
     } finally {
       await remove();
     }
+  });
+
+  it("a static pod's containers: the kubelet's Pulling, Pulled, Created, Started on the mirror with the container's field path, Killing on removal; MissingClusterDNS on the Node and the pod", async () => {
+    const node = 'ev-run';
+    const dir = await manifestDir({ 'web.yaml': manifest('web', cp.namespace) });
+    await startAgent(node, dir);
+    const mirror = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'mirror web', { timeoutMs: 20_000 });
+    const started = await waitForEvent(() => mirrorEvents(mirror), 'Started');
+    assertKubeletSource(started, node, 'Normal');
+    assert.equal(started.involvedObject.fieldPath, 'spec.containers{main}');
+    assert.equal(started.message, 'Started container main');
+    const reasons = (await mirrorEvents(mirror)).map((e) => e.reason).sort();
+    assert.deepEqual(reasons, ['Created', 'MissingClusterDNS', 'Pulled', 'Pulling', 'Started']);
+    const dns = await waitForEvent(() => nodeEvents(node), 'MissingClusterDNS');
+    assert.equal(dns.type, 'Warning');
+    await rm(join(dir, 'web.yaml'));
+    const killing = await waitForEvent(() => mirrorEvents(mirror), 'Killing');
+    assert.equal(killing.message, 'Stopping container main');
+  });
+
+  it('with clusterDNS configured, no MissingClusterDNS', async () => {
+    const node = 'ev-dns';
+    const dir = await manifestDir({ 'web.yaml': manifest('web', cp.namespace) });
+    await startAgent(node, dir, ['--cluster-dns', '10.96.0.10']);
+    const mirror = await waitFor(() => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'mirror web', { timeoutMs: 20_000 });
+    await waitForEvent(() => mirrorEvents(mirror), 'Started');
+    assert.deepEqual((await mirrorEvents(mirror)).filter((e) => e.reason === 'MissingClusterDNS'), []);
+    assert.deepEqual((await nodeEvents(node)).filter((e) => e.reason === 'MissingClusterDNS'), []);
   });
 
   it('a manifest rejected at decode: FailedDecodeStaticPod on the Node with the file and the reason; the good pod still gets its mirror', async () => {

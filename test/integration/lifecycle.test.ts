@@ -206,7 +206,7 @@ describe('kubelet lifecycle on a real control plane', () => {
     });
     const rejected = await waitFor(() => recorder!.about('pod', 'picky', ns).find((r) => statusOf(r).phase === 'Failed'), 'the pod Failed', { timeoutMs: 20_000, intervalMs: 50 });
     assert.equal(rejected.object.status?.['reason'], 'NodeAffinity');
-    assert.equal(rejected.object.status?.['message'], "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
+    assert.equal(rejected.object.status?.['message'], "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
   });
 
   it("an ordinary pod whose CPU or memory requests do not fit the node's allocatable is rejected with OutOfcpu / OutOfmemory, the kubelet's message", async () => {

@@ -11,10 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useControlPlane } from '../helpers/control-plane.js';
-import { LogCapture, ManifestDir, SCALE, convergeExactly, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR } from './helpers.js';
+import { LogCapture, ManifestDir, SCALE, TerminationWatch, convergeExactly, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
+import { SIMULATION_ANNOTATIONS } from '../../src/status/status-provider.js';
 
 const NODE = 'rel-crash';
-const cp = useControlPlane({ nodes: [NODE] });
+// The terminations-in-flight case runs on a node of its own.
+const TERM_NODE = 'rel-crash-term';
+const cp = useControlPlane({ nodes: [NODE, TERM_NODE] });
 const logs = new LogCapture('crash');
 const cli = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 const children: ChildProcess[] = [];
@@ -25,15 +29,16 @@ after(() => {
 const PODS = pick(200, 500);
 const KILLS = pick(4, 10);
 
-function startAgentProcess(dir: string, run: number): ChildProcess {
+function startAgentProcess(dir: string, run: number | string, node = NODE, watch?: TerminationWatch): ChildProcess {
   const child = spawn(
     process.execPath,
-    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!, '--hostname-override', NODE, '--pod-manifest-path', dir, '--healthz-port', '0', '--read-only-port', '0', '--port', '0'],
+    [cli, 'run', '--kubeconfig', cp.cluster.nodeKubeconfigs[node]!, '--hostname-override', node, '--pod-manifest-path', dir, '--healthz-port', '0', '--read-only-port', '0', '--port', '0'],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   children.push(child);
   // Every line the process logs (JSON on stderr) goes to the captured log.
   child.stderr!.pipe(logs.stream(`agent-run-${run}`));
+  if (watch !== undefined) child.stderr!.on('data', (chunk: Buffer) => watch.feed(chunk.toString('utf8')));
   return child;
 }
 
@@ -85,5 +90,47 @@ it(`agent crash (${SCALE}): ${KILLS} SIGKILLs at random points while ${PODS} sta
       `the last start converged in ${Math.round(convergeMs)} ms`,
   );
   const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[NODE]!, cp.cluster.adminKubeconfig]));
+  t.diagnostic(`log scan: ${lines} lines, no token`);
+});
+
+// Static pods that take seconds to stop (grace 8 s, each container exiting 5 s after SIGTERM),
+// so that the agent is killed while the pods it removes and replaces are still stopping: the
+// restarted agent knows nothing of those terminations and must still end exact, each mirror
+// with its manifest's hash and the final status of a running pod.
+const TERM_PODS = pick(20, 60);
+const TERM_KILLS = pick(2, 5);
+const STOPPING = { terminationGracePeriodSeconds: 8, annotations: { [SIMULATION_ANNOTATIONS.stopSeconds]: '5' } };
+
+it(`agent crash (${SCALE}): ${TERM_KILLS} SIGKILLs each while static pods with a 5 s stop are terminating`, async (t) => {
+  const rnd = prng(seedFromEnv());
+  const dir = await mkdtemp(join(tmpdir(), 'kp-rel-crash-term-'));
+  const manifests = new ManifestDir(dir, cp.namespace, 't', STOPPING);
+  await manifests.add(TERM_PODS);
+  const inFlightAtKill: number[] = [];
+  for (let run = 0; run < TERM_KILLS; run++) {
+    const watch = new TerminationWatch();
+    const child = startAgentProcess(dir, `term-${run}`, TERM_NODE, watch);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // Every run starts from the exact state, so that what it is killed in is stopping pods.
+    await convergeExactly(cp.adminApi, TERM_NODE, manifests.expected(TERM_NODE), 90_000, { final: true });
+    // Edits (the old pod stops, the new one waits for the name) and removals; a few new pods.
+    await manifests.change(rnd, 3, `nginx:1.${70 + run}`);
+    await waitFor(() => watch.inFlight >= 3 || undefined, 'at least 3 terminations in flight', { timeoutMs: 20_000, intervalMs: 10 });
+    inFlightAtKill.push(watch.inFlight);
+    child.kill('SIGKILL');
+    await exited;
+    assert.ok(inFlightAtKill.at(-1)! >= 3, 'killed while pods were stopping');
+  }
+  const last = startAgentProcess(dir, `term-${TERM_KILLS}`, TERM_NODE);
+  const convergeMs = await convergeExactly(cp.adminApi, TERM_NODE, manifests.expected(TERM_NODE), 90_000, { final: true });
+  const mirrors = (await podsOnNode(cp.adminApi, TERM_NODE)).filter((p) => p.metadata?.annotations?.[MIRROR] !== undefined);
+  assert.equal(mirrors.length, manifests.images.size, 'one mirror per static pod, none left of the removed ones');
+  last.kill('SIGTERM');
+  assert.equal(await new Promise((resolve) => last.once('exit', resolve)), 0, 'clean exit on SIGTERM');
+  t.diagnostic(
+    `seed ${rnd.seed}: ${TERM_KILLS} SIGKILLs with ${inFlightAtKill.join(', ')} terminations in flight; ${manifests.images.size} static pods at the end ` +
+      `(${manifests.created} created); ${mirrors.length} mirrors, exact, all Running and Ready; the last start converged in ${Math.round(convergeMs)} ms`,
+  );
+  const lines = await logs.assertNoSecrets(tokensOf([cp.cluster.nodeKubeconfigs[TERM_NODE]!, cp.cluster.adminKubeconfig]));
   t.diagnostic(`log scan: ${lines} lines, no token`);
 });

@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
 import { createLogger } from '../../src/logger.js';
-import { podManifestYaml } from '../helpers/manifests.js';
+import { podManifestYaml, type ManifestOptions } from '../helpers/manifests.js';
 
 export const FULL = process.env.RELIABILITY_SCALE === 'full';
 /** `ci` by default; `RELIABILITY_SCALE=full` for the issue's sizes. */
@@ -45,9 +45,10 @@ export class LogCapture {
     return s;
   }
 
-  /** A debug-level JSON logger (the agent's own, with its redaction) writing to `<name>.log`. */
-  logger(name: string): ReturnType<typeof createLogger> {
-    return createLogger({ destination: this.stream(name), level: 'debug', pretty: false });
+  /** A debug-level JSON logger (the agent's own, with its redaction) writing to `<name>.log` (and `watch`). */
+  logger(name: string, watch?: TerminationWatch): ReturnType<typeof createLogger> {
+    const stream = this.stream(name);
+    return createLogger({ destination: watch === undefined ? stream : (watch.destination(stream) as unknown as NodeJS.WritableStream), level: 'debug', pretty: false });
   }
 
   /** Waits until everything written so far is in the files (the streams stay open). */
@@ -137,7 +138,7 @@ export interface Expected {
  * and no other mirror exists on the node. Returns a description of the differences ('' when
  * exact), so it can be polled.
  */
-export function diffMirrors(pods: readonly V1Pod[], expected: readonly Expected[]): string {
+export function diffMirrors(pods: readonly V1Pod[], expected: readonly Expected[], options: { final?: boolean } = {}): string {
   const problems: string[] = [];
   const mirrors = pods.filter((p) => p.metadata?.annotations?.[MIRROR] !== undefined);
   const byName = new Map<string, V1Pod[]>();
@@ -156,19 +157,38 @@ export function diffMirrors(pods: readonly V1Pod[], expected: readonly Expected[
     if (m.metadata?.deletionTimestamp) problems.push(`${e.name}: mirror being deleted`);
     if (m.metadata?.annotations?.[MIRROR] !== m.metadata?.annotations?.[HASH]) problems.push(`${e.name}: mirror hash differs`);
     if (m.spec?.containers?.[0]?.image !== e.image) problems.push(`${e.name}: image ${m.spec?.containers?.[0]?.image} != ${e.image}`);
+    if (options.final === true) problems.push(...statusProblems(e, m));
   }
   for (const k of byName.keys()) if (!want.has(k)) problems.push(`${k}: orphan mirror`);
   return problems.slice(0, 10).join('; ') + (problems.length > 10 ? ` (+${problems.length - 10} more)` : '');
 }
 
-/** Polls until the mirrors on `node` are exactly `expected`; returns the ms it took. */
-export async function convergeExactly(api: CoreV1Api, node: string, expected: readonly Expected[], timeoutMs: number): Promise<number> {
+/**
+ * The final status of a running static pod's mirror: Running and Ready, its one container
+ * running and ready with the manifest's image, and no sign of a stop (no container terminated).
+ */
+function statusProblems(e: Expected, m: V1Pod): string[] {
+  const problems: string[] = [];
+  const s = m.status;
+  if (s?.phase !== 'Running') problems.push(`${e.name}: phase ${s?.phase}`);
+  if (s?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') problems.push(`${e.name}: not Ready`);
+  const c = s?.containerStatuses?.[0];
+  if (c?.state?.running === undefined || c.ready !== true) problems.push(`${e.name}: container not running and ready`);
+  if (c !== undefined && c.image !== e.image) problems.push(`${e.name}: status image ${c.image} != ${e.image}`);
+  return problems;
+}
+
+/**
+ * Polls until the mirrors on `node` are exactly `expected` (with `final`, each showing the
+ * final status of a running pod too); returns the ms it took.
+ */
+export async function convergeExactly(api: CoreV1Api, node: string, expected: readonly Expected[], timeoutMs: number, options: { final?: boolean } = {}): Promise<number> {
   const started = performance.now();
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
     try {
-      last = diffMirrors(await podsOnNode(api, node), expected);
+      last = diffMirrors(await podsOnNode(api, node), expected, options);
       if (last === '') return performance.now() - started;
     } catch (err) {
       last = `list failed: ${(err as Error).message}`;
@@ -202,11 +222,19 @@ export class ManifestDir {
     readonly dir: string,
     readonly namespace: string,
     readonly prefix: string,
+    /** What every manifest adds (a grace period, a simulated stop time). */
+    readonly podOptions: ManifestOptions = {},
   ) {}
 
   async write(name: string, image: string): Promise<void> {
     this.images.set(name, image);
-    await writeFile(join(this.dir, `${name}.yaml`), podManifestYaml(name, this.namespace, image));
+    await writeFile(join(this.dir, `${name}.yaml`), podManifestYaml(name, this.namespace, image, this.podOptions));
+  }
+
+  /** Removes `name`'s manifest: its static pod goes away. */
+  async remove(name: string): Promise<void> {
+    this.images.delete(name);
+    await rm(join(this.dir, `${name}.yaml`));
   }
 
   /** Writes `count` new pods running `image`. */
@@ -248,4 +276,54 @@ export function prng(seed: number): { next(): number; int(n: number): number; se
 export function seedFromEnv(): number {
   const s = Number(process.env.RELIABILITY_SEED);
   return Number.isFinite(s) && s > 0 ? s : Math.floor(Math.random() * 2 ** 31) + 1;
+}
+
+/**
+ * The pod terminations an agent's log (its JSON lines) shows begun and not yet finished, so
+ * that a test can kill the agent or stop the API server exactly while pods are stopping.
+ */
+export class TerminationWatch {
+  readonly #begun = new Set<string>();
+  readonly #finished = new Set<string>();
+  #partial = '';
+
+  /** Pod UIDs whose termination has begun. */
+  get begun(): number {
+    return this.#begun.size;
+  }
+
+  /** Terminations begun and not finished. */
+  get inFlight(): number {
+    let n = 0;
+    for (const uid of this.#begun) if (!this.#finished.has(uid)) n++;
+    return n;
+  }
+
+  /** Feeds a chunk of the log (whole lines or not). */
+  feed(chunk: string): void {
+    const lines = (this.#partial + chunk).split('\n');
+    this.#partial = lines.pop() ?? '';
+    for (const line of lines) {
+      let record: { msg?: unknown; podUID?: unknown };
+      try {
+        record = JSON.parse(line) as typeof record;
+      } catch {
+        continue;
+      }
+      if (typeof record.podUID !== 'string') continue;
+      if (record.msg === 'terminating pod') this.#begun.add(record.podUID);
+      if (record.msg === 'pod terminated') this.#finished.add(record.podUID);
+    }
+  }
+
+  /** A logger destination that feeds this watch and writes on to `out`. */
+  destination(out: { write(chunk: string): unknown }): { write(chunk: string): boolean } {
+    return {
+      write: (chunk) => {
+        this.feed(chunk);
+        out.write(chunk);
+        return true;
+      },
+    };
+  }
 }

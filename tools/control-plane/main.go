@@ -47,6 +47,10 @@ type options struct {
 	// of a veth pair, for a node agent in a network namespace that the API server must proxy
 	// to (it refuses to proxy to loopback node addresses).
 	extraAddresses []net.IP
+	// auditPolicyFile and auditLogPath turn on the API server's audit log (both or neither):
+	// tests that must know who wrote what, and when, read it (JSON lines, one per request).
+	auditPolicyFile string
+	auditLogPath    string
 }
 
 func parseOptions() (options, error) {
@@ -62,7 +66,12 @@ func parseOptions() (options, error) {
 	flag.BoolVar(&o.exitWithStdin, "exit-with-stdin", false, "stop as on SIGTERM when stdin closes (for a parent process that holds a pipe to it)")
 	var extra string
 	flag.StringVar(&extra, "extra-address", "", "comma-separated IP addresses where the API server is also reachable on its port (forwarded to 127.0.0.1; named in its serving certificate)")
+	flag.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "kube-apiserver's audit policy (its --audit-policy-file); needs --audit-log-path")
+	flag.StringVar(&o.auditLogPath, "audit-log-path", "", "where kube-apiserver writes its audit log as JSON lines (its --audit-log-path); needs --audit-policy-file")
 	flag.Parse()
+	if (o.auditPolicyFile == "") != (o.auditLogPath == "") {
+		return o, fmt.Errorf("--audit-policy-file and --audit-log-path go together")
+	}
 	for _, a := range strings.Split(extra, ",") {
 		if a = strings.TrimSpace(a); a == "" {
 			continue
@@ -187,7 +196,7 @@ func run() error {
 }
 
 func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
-	return []string{
+	args := []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", o.securePort),
@@ -215,6 +224,17 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--cert-dir=" + filepath.Join(o.dir, "pki"),
 		"--v=0",
 	}
+	if o.auditPolicyFile != "" {
+		// Blocking mode: a request is answered only once its event is written, so the log is
+		// complete and in order when a test reads it.
+		args = append(args,
+			"--audit-policy-file="+o.auditPolicyFile,
+			"--audit-log-path="+o.auditLogPath,
+			"--audit-log-format=json",
+			"--audit-log-mode=blocking",
+		)
+	}
+	return args
 }
 
 // forwardToLoopback accepts connections on ip:port and relays each to 127.0.0.1:port, where

@@ -34,6 +34,7 @@ const standalone: AgentConfig = {
   nodeIP: '127.0.0.1',
   events: true,
   podCIDR: '10.88.0.0/16',
+  clusterDNS: [],
   simulatedLifecycle: 'kubelet',
 };
 

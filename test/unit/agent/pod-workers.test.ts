@@ -148,7 +148,10 @@ describe('pod workers', () => {
     assert.deepEqual(restarted.map((p) => p.metadata?.uid), ['same']);
     assert.equal(workers.state('same'), 'syncing');
     runtime.forget('same');
-    assert.equal(runtime.statusFor(pod, clock.now()).containerStatuses?.[0]?.state?.running !== undefined, true);
+    const again = runtime.statusFor(pod, clock.now()).containerStatuses?.[0];
+    assert.equal(again?.state?.running !== undefined, true);
+    // The runtime kept the stopped container of that UID: the count goes on, as the kubelet's.
+    assert.equal(again?.restartCount, 1);
   });
 
   it('a pod that finished while still desired (it completed) keeps its worker and is not started again', async () => {
@@ -190,6 +193,32 @@ describe('pod workers', () => {
     assert.deepEqual(forgotten, ['again']);
     workers.updatePod(pod, 'create'); // the identical manifest, after its mirror went
     assert.equal(workers.state('again'), 'syncing', 'a fresh start, not a restart');
+  });
+
+  it('shouldPodContentBeRemoved: kept while a worker knows the UID, unless deleted and stopped; removed once unknown', async () => {
+    const { clock, workers } = setup();
+    const removed = staticPod('removed', { grace: 1 });
+    workers.updatePod(removed, 'create');
+    assert.equal(workers.shouldPodContentBeRemoved('removed'), false);
+    workers.updatePod(removed, 'kill'); // its manifest went: killed, not deleted
+    await clock.advance(0);
+    assert.equal(workers.state('removed'), 'finished');
+    assert.equal(workers.shouldPodContentBeRemoved('removed'), false, 'a finished worker still knows it');
+    workers.syncKnownPods(new Map());
+    assert.equal(workers.shouldPodContentBeRemoved('removed'), true, 'no worker: gone');
+    // An API pod deleted by a user: removable once stopped, while its worker remains.
+    const deleted: Pod = { ...staticPod('deleted', { grace: 1 }), metadata: { ...staticPod('deleted').metadata, annotations: {}, deletionTimestamp: new Date() } };
+    workers.updatePod({ ...deleted, metadata: { ...deleted.metadata, deletionTimestamp: undefined } }, 'create');
+    workers.updatePod(deleted, 'kill');
+    assert.equal(workers.shouldPodContentBeRemoved('deleted'), false, 'not while stopping');
+    await clock.advance(0);
+    assert.equal(workers.shouldPodContentBeRemoved('deleted'), true);
+    // An orphan housekeeping kills counts as deleted.
+    workers.updatePod(staticPod('orphan', { grace: 1 }), 'create');
+    workers.syncKnownPods(new Map([['deleted', deleted]]));
+    await clock.advance(0);
+    assert.equal(workers.state('orphan'), 'finished');
+    assert.equal(workers.shouldPodContentBeRemoved('orphan'), true);
   });
 
   it('counts working pods by lifecycle, config and static', async () => {

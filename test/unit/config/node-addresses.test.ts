@@ -104,3 +104,23 @@ describe('podCIDR / --pod-cidr', () => {
     });
   });
 });
+
+describe('clusterDNS / --cluster-dns', () => {
+  const header = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
+  const withFile = (text: string) => ({ ...options(), readFile: async () => header + text });
+
+  it('none by default; a list in the file; the flag (repeatable, comma-separated) over the file; non-IPs are problems', async () => {
+    assert.deepEqual((await loadAgentConfig({}, options())).config.clusterDNS, []);
+    const fromFile = await loadAgentConfig({ config: '/etc/kubelet.yaml' }, withFile('clusterDNS: [10.96.0.10, "fd00::a"]\n'));
+    assert.deepEqual(fromFile.config.clusterDNS, ['10.96.0.10', 'fd00::a']);
+    assert.ok(!fromFile.ignoredFields.includes('clusterDNS'), 'clusterDNS is honoured');
+    const flags = await resolveRunConfig(['--cluster-dns', '10.0.0.10, 10.0.0.11', '--cluster-dns=10.0.0.12'], options());
+    assert.deepEqual(flags.config.clusterDNS, ['10.0.0.10', '10.0.0.11', '10.0.0.12']);
+    await assert.rejects(loadAgentConfig({ config: '/etc/kubelet.yaml' }, withFile('clusterDNS: 10.96.0.10\n')), /clusterDNS: must be a list of IP addresses/);
+    await assert.rejects(loadAgentConfig({ clusterDNS: ['10.0.0.10,dns.local'] }, options()), (err: unknown) => {
+      assert.ok(hasErrorCode(err, 'KP_ERR_CONFIG_FLAGS'));
+      assert.match((err as Error).message, /--cluster-dns: not an IP address: "dns.local"/);
+      return true;
+    });
+  });
+});

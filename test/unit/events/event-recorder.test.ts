@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, type CoreV1Event } from '@kubernetes/client-node';
 import { createEventRecorder, type EventApi, type EventRecorderOptions, type EventWriteResult } from '../../../src/events/event-recorder.js';
-import { nodeEventRef } from '../../../src/events/static-pod-events.js';
+import { nodeEventRef, podEventRef } from '../../../src/events/static-pod-events.js';
 import { createTokenBucket, type RateLimiter } from '../../../src/kube/rate-limiter.js';
 import type { Logger } from '../../../src/logger.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
@@ -112,6 +112,17 @@ describe('TestEventf', () => {
     const body = fake.calls[0]!.body as unknown as CoreV1Event;
     assert.equal(fake.calls[0]!.namespace, 'team-a');
     assert.deepEqual(body.involvedObject, { kind: 'Pod', apiVersion: 'v1', namespace: 'team-a', name: 'web-node-1', uid: 'static-hash' });
+  });
+
+  it("a container event: the kubelet's pod reference with the container's field path (and an API pod's resourceVersion)", async () => {
+    const { fake, recorder } = setup();
+    const staticPod = { metadata: { name: 'web-node-1', namespace: 'team-a', uid: 'static-uid' } };
+    recorder.event(podEventRef(staticPod, 'spec.containers{main}'), 'Normal', 'Started', 'Started container main');
+    recorder.event(podEventRef({ metadata: { ...staticPod.metadata, uid: 'api-uid', resourceVersion: '42' } }, undefined), 'Normal', 'SandboxChanged', 'x');
+    await recorder.idle();
+    const [started, changed] = fake.calls.map((c) => (c.body as unknown as CoreV1Event).involvedObject);
+    assert.deepEqual(started, { kind: 'Pod', apiVersion: 'v1', namespace: 'team-a', name: 'web-node-1', uid: 'static-uid', fieldPath: 'spec.containers{main}' });
+    assert.deepEqual(changed, { kind: 'Pod', apiVersion: 'v1', namespace: 'team-a', name: 'web-node-1', uid: 'api-uid', resourceVersion: '42' });
   });
 
   it('a repeat PATCHes count, lastTimestamp and message of the stored event (strategic merge patch)', async () => {

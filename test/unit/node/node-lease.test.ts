@@ -3,51 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiException, type V1Lease, type V1Node } from '@kubernetes/client-node';
+import type { V1Lease, V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
-import { createNodeLease, NODE_LEASE_NAMESPACE, type LeaseApi } from '../../../src/node/node-lease.js';
+import { createNodeLease } from '../../../src/node/node-lease.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
-
-const apiError = (code: number, reason: string) => new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});
-
-// Leases go through JSON, as they would on the wire (renewTime is a MicroTime string there).
-const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
-
-class FakeLeaseApi implements LeaseApi {
-  lease: V1Lease | undefined;
-  readonly calls: string[] = [];
-  failures: ApiException<string>[] = [];
-  #rv = 0;
-
-  #fail(): void {
-    const err = this.failures.shift();
-    if (err) throw err;
-  }
-
-  async readNamespacedLease(p: { name: string; namespace: string }): Promise<V1Lease> {
-    this.calls.push('read');
-    this.#fail();
-    if (!this.lease || p.namespace !== NODE_LEASE_NAMESPACE) throw apiError(404, 'NotFound');
-    return wire(this.lease);
-  }
-
-  async createNamespacedLease(p: { namespace: string; body: V1Lease }): Promise<V1Lease> {
-    this.calls.push('create');
-    this.#fail();
-    if (this.lease) throw apiError(409, 'AlreadyExists');
-    this.lease = wire({ ...p.body, metadata: { ...p.body.metadata, namespace: p.namespace, resourceVersion: String(++this.#rv) } });
-    return wire(this.lease);
-  }
-
-  async replaceNamespacedLease(p: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease> {
-    this.calls.push('replace');
-    this.#fail();
-    if (!this.lease) throw apiError(404, 'NotFound');
-    if (p.body.metadata?.resourceVersion !== this.lease.metadata?.resourceVersion) throw apiError(409, 'Conflict');
-    this.lease = wire({ ...p.body, metadata: { ...p.body.metadata, resourceVersion: String(++this.#rv) } });
-    return wire(this.lease);
-  }
-}
+import { apiError, FakeLeaseApi } from '../../helpers/fake-lease-api.js';
 
 const nodeWithUID = (uid: string): V1Node => ({ metadata: { name: 'node-a', uid } });
 
@@ -128,6 +88,21 @@ describe('createNodeLease', () => {
     assert.deepEqual(api.calls, ['read', 'create', 'replace', 'read', 'create']);
     assert.ok(lease.currentLease());
     await lease.stop();
+  });
+
+  it('tells onRenewed the renewTime of each successful write, and nothing of a failed one', async () => {
+    const api = new FakeLeaseApi();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const renewed: string[] = [];
+    const lease = createNodeLease({ nodeName: 'node-a', api, clock, onRenewed: (t) => renewed.push(t.toISOString()) });
+    assert.equal(await lease.syncNow(), true);
+    await clock.advance(10_000);
+    api.failures = [apiError(503, 'ServiceUnavailable')];
+    assert.equal(await lease.syncNow(), false);
+    await clock.advance(1_000);
+    assert.equal(await lease.syncNow(), true);
+    assert.deepEqual(renewed, ['2026-05-01T12:00:00.000Z', '2026-05-01T12:00:11.000Z']);
+    assert.equal(String(api.lease?.spec?.renewTime), '2026-05-01T12:00:11.000000Z', 'the time told is the one written');
   });
 
   it('validates its options', () => {

@@ -73,6 +73,17 @@ describe('container lifecycle rules', () => {
     assert.deepEqual(stopOutcome(10_000, 5), { afterMs: 5000, exitCode: 137, reason: 'Error' });
   });
 
+  it('stop with a preStop sleep hook: the hook first (cut at the grace period), its whole seconds off the budget, at least 2 s left', () => {
+    // Default grace 30 s, a hook of 40 s: cut at 30 s, then SIGTERM with the 2 s floor.
+    assert.deepEqual(stopOutcome(0, 30, 40), { afterMs: 30_000, exitCode: 0, reason: 'Completed' });
+    assert.deepEqual(stopOutcome(10_000, 30, 40), { afterMs: 32_000, exitCode: 137, reason: 'Error' });
+    // A 5 s hook in 10 s: 5 s left for the container.
+    assert.deepEqual(stopOutcome(4000, 10, 5), { afterMs: 9000, exitCode: 0, reason: 'Completed' });
+    assert.deepEqual(stopOutcome(6000, 10, 5), { afterMs: 10_000, exitCode: 137, reason: 'Error' });
+    // Fractions of a second of hook do not shorten the budget (the kubelet counts whole seconds).
+    assert.deepEqual(stopOutcome(60_000, 10, 1.5), { afterMs: 1500 + 9000, exitCode: 137, reason: 'Error' });
+  });
+
   it('per-pod jitter is a fixed fraction of the UID', () => {
     const a = podJitterFraction('uid-a');
     assert.equal(podJitterFraction('uid-a'), a);
@@ -197,6 +208,20 @@ describe('simulated runtime: container lifecycles', () => {
     await clock.advance(1);
     assert.equal(stopped, 3);
     assert.equal(stateOf(main(status(p))), 'terminated(137 Error)');
+  });
+
+  it("terminate: a preStop sleep hook delays the stop, up to the pod's grace period", async () => {
+    const { clock, runtime, status } = setup();
+    const p = pod('hook');
+    p.spec!.containers[0]!.lifecycle = { preStop: { sleep: { seconds: 40 } } };
+    status(p);
+    let done = false;
+    void runtime.terminate(p, 30).then(() => (done = true));
+    await clock.advance(29_999);
+    assert.equal(done, false);
+    await clock.advance(1);
+    assert.equal(done, true);
+    assert.equal(stateOf(main(status(p))), 'terminated(0 Completed)');
   });
 
   it('terminate: an ordinary pod stopped by the kubelet is terminal (Succeeded or Failed)', async () => {
