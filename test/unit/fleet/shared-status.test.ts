@@ -1,0 +1,45 @@
+// One simulated runtime shared by a fleet's nodes: each node hears only about its own pods,
+// and a node's pods stop with their grace period, as on a single node (the shared view used to
+// drop `terminate`, so a fleet's pods stopped at once).
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../../../src/pod/types.js';
+import { SIMULATION_ANNOTATIONS, createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { shareStatusProvider } from '../../../src/fleet/shared-status.js';
+import { FakeClock } from '../../../src/time/fake-clock.js';
+
+const pod = (uid: string, node: string): Pod => ({
+  metadata: { name: `web-${node}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file', [SIMULATION_ANNOTATIONS.stopSeconds]: '3' } },
+  spec: { nodeName: node, terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+});
+
+it('changes reach only the node of the pod; a termination takes the pod its stop time, within its grace period', async () => {
+  const clock = new FakeClock();
+  const shared = shareStatusProvider(createSimulatedStatusProvider({ clock, startDelayMs: 1000 }));
+  const a = shared.forNode('a');
+  const b = shared.forNode('b');
+  const heard: Record<string, string[]> = { a: [], b: [] };
+  a.onChange!((uid) => heard['a']!.push(uid));
+  b.onChange!((uid) => heard['b']!.push(uid));
+
+  const pa = pod('ua', 'a');
+  const pb = pod('ub', 'b');
+  a.statusFor(pa, clock.now());
+  b.statusFor(pb, clock.now());
+  await clock.advance(1000);
+  assert.equal(a.statusFor(pa, clock.now()).phase, 'Running');
+  assert.ok(heard['a']!.includes('ua') && !heard['a']!.includes('ub'));
+  assert.ok(heard['b']!.includes('ub') && !heard['b']!.includes('ua'));
+
+  assert.ok(a.terminate, 'the shared view passes terminations on');
+  let stopped = false;
+  const stopping = a.terminate!(pa, 5).then(() => (stopped = true));
+  await clock.advance(2_000);
+  assert.equal(stopped, false, 'still stopping 2 s into a 3 s stop');
+  assert.ok(a.statusFor(pa, clock.now()).containerStatuses?.[0]?.state?.running, 'the container runs until it exits');
+  await clock.advance(1_500);
+  await stopping;
+  assert.ok(stopped);
+  assert.ok(a.statusFor(pa, clock.now()).containerStatuses?.[0]?.state?.terminated, 'then shows terminated');
+  assert.equal(b.statusFor(pb, clock.now()).phase, 'Running', 'the other node is untouched');
+});
