@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig, V1MicroTime, type V1Lease } from '@kubernetes/client-node';
@@ -23,6 +26,9 @@ const PREFIX = '/apis/coordination.k8s.io/v1/namespaces/';
 class FakeLeaseServer {
   readonly leases = new Map<string, V1Lease>();
   readonly requests: { method: string; path: string; contentType: string | undefined }[] = [];
+  readonly userAgents: (string | undefined)[] = [];
+  /** Answers this many requests with 429 and Retry-After: 1 first (API priority and fairness shedding). */
+  throttle = 0;
   #rv = 100;
   #server: Server | undefined;
   readonly ca = makeCA('lease-test-ca');
@@ -35,6 +41,13 @@ class FakeLeaseServer {
       req.on('data', (c: string) => (body += c));
       req.on('end', () => {
         this.requests.push({ method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'] });
+        this.userAgents.push(req.headers['user-agent']);
+        if (this.throttle > 0) {
+          this.throttle--;
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+          res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'TooManyRequests', code: 429 }));
+          return;
+        }
         const [status, out] = this.#handle(req.method ?? '', req.url ?? '', req.headers.authorization, body);
         res.writeHead(status, { 'content-type': 'application/json', 'audit-id': 'a1' });
         res.end(JSON.stringify(out));
@@ -203,6 +216,26 @@ describe('createLeaseClient', () => {
     assert.equal(await lease.syncNow(), false);
     assert.equal(await lease.syncNow(), true);
     assert.deepEqual(server.requests.map((r) => r.method), ['PUT', 'GET', 'PUT']);
+  });
+
+  it('waits out a 429 with Retry-After as the typed clients do, and sends the User-Agent and a token file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kp-lease-token-'));
+    try {
+      const tokenPath = join(dir, 'token');
+      await writeFile(tokenPath, `${TOKEN}\n`);
+      const kc = kubeConfigFor(port, server.ca.cert, 'stale-token-in-the-kubeconfig');
+      const waits: number[] = [];
+      const lean = createLeaseClient(kc, unlimited, { tokenFile: tokenPath, userAgent: 'kubelet-pods/fleet', sleep: async (ms) => void waits.push(ms) })!;
+      server.throttle = 2;
+      server.userAgents.length = 0;
+      const lease = await lean.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: leaseBody('throttled-node') });
+      assert.equal(lease.metadata?.name, 'throttled-node');
+      assert.deepEqual(waits, [1000, 1000], 'two 429s, each waited out for its Retry-After');
+      assert.deepEqual(server.userAgents, ['kubelet-pods/fleet', 'kubelet-pods/fleet', 'kubelet-pods/fleet']);
+    } finally {
+      server.throttle = 0;
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('leaves to client-node what it does not do: credentials that can change, proxies, plain http', () => {
