@@ -85,6 +85,44 @@ function setup(api = new FakeNodeApi()) {
 const conditions = (node: V1Node | undefined) => Object.fromEntries((node?.status?.conditions ?? []).map((c) => [c.type, c]));
 const patches = (api: FakeNodeApi) => api.calls.filter((c) => c === 'patch').length;
 
+describe('createNodeRegistration with reads from a watch (the fleet: the same object until the Node changes)', () => {
+  it('writes once the watch hands back a changed Node, or the kubelet port moved, and not otherwise', async () => {
+    const api = new FakeNodeApi();
+    // One object per version of the Node, as a watch cache hands them out.
+    let cached: { version: V1Node; copy: V1Node } | undefined;
+    const fromWatch: NodeApi = {
+      createNode: (p) => api.createNode(p),
+      patchNodeStatus: (...args: Parameters<NodeApi['patchNodeStatus']>) => api.patchNodeStatus(...args),
+      readNode: async (p) => {
+        await api.readNode(p);
+        if (cached === undefined || cached.version !== api.node) cached = { version: api.node!, copy: structuredClone(api.node!) };
+        return cached.copy;
+      },
+    } as NodeApi;
+    let port = 10251;
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00.250Z'));
+    const reg = createNodeRegistration({ nodeName: 'node-a', api: fromWatch, clock, machine: MACHINE, kubeletPort: () => port, random: () => 0.5 });
+    reg.start();
+    await clock.advance(0);
+    await clock.advance(30_000);
+    assert.equal(patches(api), 1, 'the same Node status, read three times: no write after the first');
+
+    // The node lifecycle controller marks the node Unknown: a new object comes through.
+    api.node = { ...api.node!, status: { ...api.node!.status, conditions: api.node!.status!.conditions!.map((c) => (c.type === 'Ready' ? { ...c, status: 'Unknown' } : c)) } };
+    await clock.advance(10_000);
+    assert.equal(patches(api), 2);
+    assert.equal(conditions(api.node).Ready?.status, 'True');
+
+    // Same object as last time, but the kubelet endpoint's port changed.
+    await clock.advance(10_000);
+    port = 10260;
+    await clock.advance(10_000);
+    assert.equal(patches(api), 3);
+    assert.deepEqual(api.node?.status?.daemonEndpoints, { kubeletEndpoint: { Port: 10260 } });
+    await reg.stop();
+  });
+});
+
 describe('createNodeRegistration', () => {
   it('creates the Node with labels, addresses, capacity and nodeInfo, then reports Ready', async () => {
     const { api, clock, reg } = setup();
