@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { createApiClients, createConnectionPool } from '../../../src/kube/api-clients.js';
 import { apiErrorInfo, apiFailureCause, isAlreadyExists, isConflict, isNotFound } from '../../../src/kube/api-error.js';
 import { createLeaseClient } from '../../../src/kube/lease-client.js';
+import { isAbortError } from '../../../src/kube/request-timeout.js';
 import { createTokenBucket, unlimited, type RateLimiter } from '../../../src/kube/rate-limiter.js';
 import { createNodeLease, NODE_LEASE_NAMESPACE, type LeaseApi } from '../../../src/node/node-lease.js';
 import { makeCA } from '../../helpers/certificates.js';
@@ -29,6 +30,8 @@ class FakeLeaseServer {
   readonly userAgents: (string | undefined)[] = [];
   /** Answers this many requests with 429 and Retry-After: 1 first (API priority and fairness shedding). */
   throttle = 0;
+  /** Leaves requests for this Lease name unanswered (a half-open connection, a stuck server). */
+  hangOn: string | undefined;
   #rv = 100;
   #server: Server | undefined;
   readonly ca = makeCA('lease-test-ca');
@@ -42,6 +45,7 @@ class FakeLeaseServer {
       req.on('end', () => {
         this.requests.push({ method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'] });
         this.userAgents.push(req.headers['user-agent']);
+        if (this.hangOn !== undefined && (req.url ?? '').endsWith(`/${this.hangOn}`)) return;
         if (this.throttle > 0) {
           this.throttle--;
           res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
@@ -236,6 +240,16 @@ describe('createLeaseClient', () => {
       server.throttle = 0;
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a call with no answer fails at its deadline as the typed clients\' do, and a later call goes through', async () => {
+    const lean = createLeaseClient(kubeConfigFor(port, server.ca.cert), unlimited, { timeoutMs: 300 })!;
+    server.hangOn = 'stuck-node';
+    const started = performance.now();
+    await assert.rejects(lean.readNamespacedLease({ name: 'stuck-node', namespace: NODE_LEASE_NAMESPACE }), (err: unknown) => isAbortError(err) && String(apiFailureCause(err)).includes('request timeout'));
+    assert.ok(performance.now() - started >= 290, 'not before its deadline');
+    server.hangOn = undefined;
+    await lean.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: leaseBody('after-stuck') });
   });
 
   it('leaves to client-node what it does not do: credentials that can change, proxies, plain http', () => {
