@@ -15,7 +15,7 @@ import {
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
 import { createRetryAfterHttpLibrary } from './retry-after.js';
 import { createTokenFile, type TokenFile } from './token-file.js';
-import { DEFAULT_REQUEST_TIMEOUTS, armRequestTimeout, type RequestTimeouts } from './request-timeout.js';
+import { DEFAULT_REQUEST_TIMEOUTS, withRequestDeadlines, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
 
 export interface ApiClients {
@@ -96,7 +96,7 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
   if (!cluster) throw kpError('KP_ERR_CONFIG_KUBECONFIG', ['its current context names no cluster']);
   let shared: HttpsAgent | undefined;
   const authentication = staticCredentials(kubeConfig, cluster.server, options.tokenFile !== undefined ? createTokenFile(options.tokenFile) : undefined);
-  const httpApi = createRetryAfterHttpLibrary();
+  const httpApi = withRequestDeadlines(createRetryAfterHttpLibrary(), options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS);
   const configurationWith = (bucket: RateLimiter): ReturnType<typeof createConfiguration> =>
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
@@ -106,7 +106,6 @@ export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, o
         {
           pre: async (context: RequestContext) => {
             await bucket.acquire(priorityOf(context));
-            armRequestTimeout(context, options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS);
             if (options.userAgent !== undefined) context.setHeaderParam('User-Agent', options.userAgent);
             const agent = context.getAgent();
             // Only a plain https.Agent is replaced; proxy agents (a kubeconfig proxy-url) stay.

@@ -100,7 +100,7 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
   const call = async (method: 'GET' | 'POST' | 'PUT', target: string, body?: V1Lease): Promise<V1Lease> => {
     // Lease writes are `high` (src/kube/api-clients.ts, priorityOf): they go before status writes.
     await limiter.acquire('high');
-    // The deadline starts once the limiter let the call through, as armRequestTimeout's does.
+    // The deadline starts once the limiter let the call through, as the typed clients' does (withRequestDeadlines).
     // A timer of our own rather than AbortSignal.timeout: that one cannot be cancelled, so each
     // call would end, ten seconds later, in an abort event and a DOMException with its stack,
     // 100 of them a second at 1,000 nodes.

@@ -1,4 +1,4 @@
-import type { RequestContext } from '@kubernetes/client-node';
+import { wrapHttpLibrary, type HttpLibrary, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
 /**
  * How long one typed API call may take before it is abandoned. Without a limit a request on a
@@ -27,12 +27,33 @@ export function timeoutFor(url: string, timeouts: RequestTimeouts): number {
 }
 
 /**
- * Arms the request's deadline. Called after the rate limiter let it through, so that time spent
- * waiting for a token is not counted. A caller's own signal is left alone.
+ * Gives every request sent through `inner` its deadline. The HTTP library runs after the
+ * middleware's rate limiter let the request through, so time spent waiting for a token is not
+ * counted. The timer is cleared once the answer's body has been read: `AbortSignal.timeout`
+ * cannot be cancelled, and its timer firing after every call (building an abort error each
+ * time) cost the fleet measurable CPU at 1,000 nodes. A caller's own signal is left alone.
  */
-export function armRequestTimeout(context: RequestContext, timeouts: RequestTimeouts): void {
-  if (context.getSignal() !== undefined) return;
-  context.setSignal(AbortSignal.timeout(timeoutFor(context.getUrl(), timeouts)));
+export function withRequestDeadlines(inner: HttpLibrary, timeouts: RequestTimeouts): HttpLibrary {
+  return wrapHttpLibrary({
+    async send(request: RequestContext): Promise<ResponseContext> {
+      if (request.getSignal() !== undefined) return inner.send(request).toPromise();
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), timeoutFor(request.getUrl(), timeouts));
+      request.setSignal(controller.signal);
+      let response: ResponseContext;
+      try {
+        response = await inner.send(request).toPromise();
+      } catch (err) {
+        clearTimeout(timer);
+        throw err;
+      }
+      // The body is read after this returns, and may stall too: the deadline covers it.
+      const { text, binary } = response.body;
+      const done = <T>(read: Promise<T>): Promise<T> => read.finally(() => clearTimeout(timer));
+      response.body = { text: () => done(text()), binary: () => done(binary()) };
+      return response;
+    },
+  });
 }
 
 /** True for the error a call fails with when its deadline passed (or its caller aborted it). */

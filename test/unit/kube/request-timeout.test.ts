@@ -3,11 +3,11 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { HttpMethod, KubeConfig, RequestContext, ResponseContext, wrapHttpLibrary } from '@kubernetes/client-node';
 import { createApiClients } from '../../../src/kube/api-clients.js';
 import { apiFailureCause } from '../../../src/kube/api-error.js';
 import { createTokenBucket } from '../../../src/kube/rate-limiter.js';
-import { DEFAULT_REQUEST_TIMEOUTS, armRequestTimeout, isAbortError, timeoutFor } from '../../../src/kube/request-timeout.js';
+import { isAbortError, timeoutFor, withRequestDeadlines } from '../../../src/kube/request-timeout.js';
 
 const server = 'https://127.0.0.1:6443';
 
@@ -23,15 +23,31 @@ it('heartbeats (the node Lease, Node and Node status) get the short deadline, th
   assert.equal(timeoutFor(`${server}/apis/coordination.k8s.io/v1/namespaces/other/leases/n1`, t), 2);
 });
 
-it('a caller that brought its own signal keeps it', () => {
+it('a caller that brought its own signal keeps it; otherwise the deadline is cleared once the answer is read', async () => {
+  const seen: (AbortSignal | undefined)[] = [];
+  const inner = wrapHttpLibrary({
+    async send(request: RequestContext) {
+      seen.push(request.getSignal());
+      return new ResponseContext(200, {}, { text: async () => '{}', binary: async () => Buffer.from('{}') });
+    },
+  });
+  const http = withRequestDeadlines(inner, { heartbeatMs: 50, otherMs: 50 });
   const own = new AbortController().signal;
-  const context = new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET);
-  context.setSignal(own);
-  armRequestTimeout(context, DEFAULT_REQUEST_TIMEOUTS);
-  assert.equal(context.getSignal(), own);
-  const fresh = new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET);
-  armRequestTimeout(fresh, DEFAULT_REQUEST_TIMEOUTS);
-  assert.ok(fresh.getSignal() instanceof AbortSignal);
+  const mine = new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET);
+  mine.setSignal(own);
+  await http.send(mine).toPromise();
+  assert.equal(seen[0], own);
+
+  const response = await http.send(new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET)).toPromise();
+  assert.ok(seen[1] instanceof AbortSignal && seen[1] !== own);
+  assert.equal(await response.body.text(), '{}');
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.equal(seen[1].aborted, false, 'the deadline of a finished call no longer fires');
+
+  // An answer whose body is never read: the deadline still ends the exchange.
+  await http.send(new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET)).toPromise();
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.equal(seen[2]?.aborted, true);
 });
 
 it('a call to a server that accepts the connection and never answers fails at its deadline', { timeout: 20_000 }, async () => {
