@@ -2,6 +2,7 @@
 // the fleet's. Forked by fleet.bench.ts with { kubeconfig, manifestDir, nodes, prefix } as argv[2].
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
+import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
@@ -21,6 +22,18 @@ const original = https.request.bind(https) as (...args: unknown[]) => ClientRequ
   const req = original(...args);
   if (typeof first === 'object' && !(first instanceof URL) && first.method === 'POST' && POD_CREATE.test(path)) timeCreate(req);
   return req;
+};
+
+// The Lease client's HTTP/2 streams (src/kube/h2-session.ts) count as requests too.
+const connectH2 = http2.connect.bind(http2) as (...args: unknown[]) => ClientHttp2Session;
+(http2 as unknown as { connect: unknown }).connect = (...args: unknown[]) => {
+  const session = connectH2(...args);
+  const request = session.request.bind(session);
+  session.request = ((headers: OutgoingHttpHeaders, ...rest: unknown[]) => {
+    requests++;
+    return (request as (...a: unknown[]) => ClientHttp2Stream)(headers, ...rest);
+  }) as typeof session.request;
+  return session;
 };
 
 function timeCreate(req: ClientRequest): void {

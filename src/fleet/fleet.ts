@@ -56,6 +56,12 @@ export const FLEET_MAX_SOCKETS = 256;
 
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
+/**
+ * The nodes' loops end their waits on a 100 ms grid: at 1,000 nodes about ten Lease renewals
+ * fall in each step and leave in one write of the HTTP/2 connection the Lease client uses,
+ * instead of ten writes on ten sockets; a renewal is at most 100 ms later for it.
+ */
+const LOOP_ALIGN_MS = 100;
 
 /**
  * The composition root of `kubelet-pods fleet`: it makes the parts shared by the process (one
@@ -76,7 +82,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
     const userAgent = fleetUserAgent(config.shardByLease);
     const apis = createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) });
-    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
+    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool, userAgent, http2: true, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
@@ -149,7 +155,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
           taints: template.taints,
           ...(template.capacity ? { capacity: template.capacity } : {}),
           ...(template.allocatable ? { allocatable: template.allocatable } : {}),
-          spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS),
+          spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS, undefined, LOOP_ALIGN_MS),
           ...(config.shardByLease !== undefined
             ? {
                 leaseHolder: config.shardByLease,

@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https, { Agent as HttpsAgent } from 'node:https';
 import { ApiException, HttpMethod, RequestContext, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { LeaseApi } from '../node/node-lease.js';
@@ -6,6 +6,7 @@ import type { ConnectionPool } from './api-clients.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, retryAfterSeconds } from './retry-after.js';
+import { createH2Session, type H2Session } from './h2-session.js';
 import { createTokenFile } from './token-file.js';
 
 export interface LeaseClientOptions {
@@ -22,6 +23,12 @@ export interface LeaseClientOptions {
   tokenFile?: string;
   /** Waits out a Retry-After; a test passes a fake. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Sends over one HTTP/2 connection (src/kube/h2-session.ts) instead of the keep-alive pool:
+   * the fleet's renewals that fall in one turn of the event loop then leave in one write.
+   * Off by default.
+   */
+  http2?: boolean;
 }
 
 /** Reads, creates and replaces Leases; the three calls of `LeaseApi`. */
@@ -61,14 +68,17 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
   // What client-node would put on each request, worked out at the first call: the
   // Authorization header (token or basic) and an https.Agent with the CA, the client
   // certificate and the TLS verification settings, swapped for the pool's keep-alive one.
-  let transport: Promise<{ agent: HttpsAgent; auth: Record<string, string> }> | undefined;
-  const connect = (): Promise<{ agent: HttpsAgent; auth: Record<string, string> }> =>
+  type Transport = { agent: HttpsAgent; h2: H2Session | undefined; auth: Record<string, string> };
+  let transport: Promise<Transport> | undefined;
+  const connect = (): Promise<Transport> =>
     (transport ??= (async () => {
       const probe = new RequestContext(cluster.server, HttpMethod.GET);
       await kubeConfig.applySecurityAuthentication(probe);
       const made = probe.getAgent() as HttpsAgent;
       const agent = options.pool?.agentFor(made.options) ?? new HttpsAgent({ ...made.options, keepAlive: true });
-      return { agent, auth: probe.getHeaders() };
+      const { ca, cert, key, rejectUnauthorized, servername } = made.options;
+      const h2 = options.http2 === true ? createH2Session(server.origin, { ca, cert, key, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}), ...(servername ? { servername } : {}) }) : undefined;
+      return { agent, h2, auth: probe.getHeaders() };
     })().catch((err: unknown) => {
       transport = undefined; // an unreadable certificate file, say: the next call tries again
       throw err;
@@ -77,10 +87,13 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
   /** One call's deadline: a timer cleared when the call ends, which destroys the request in flight. */
   interface Deadline {
     expired: boolean;
-    inFlight: ClientRequest | undefined;
+    inFlight: { destroy(err: Error): void } | undefined;
   }
 
-  const send = (agent: HttpsAgent, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> =>
+  const send = (t: Transport, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> =>
+    t.h2 !== undefined ? t.h2.request(method, target, headers, text, (stream) => (deadline.inFlight = stream)) : sendHttp1(t.agent, method, target, headers, text, deadline);
+
+  const sendHttp1 = (agent: HttpsAgent, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> =>
     new Promise((resolve, reject) => {
       // Through the module object, so that what wraps https.request (the fleet bench's request
       // counter) sees these requests too.
@@ -111,7 +124,8 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
       deadline.inFlight?.destroy(Object.assign(new Error(`${method} ${target}: no answer within ${timeoutMs} ms`), { name: 'AbortError' }));
     }, timeoutMs);
     try {
-      const { agent, auth } = await connect();
+      const t = await connect();
+      const { auth } = t;
       const text = body === undefined ? undefined : JSON.stringify(body);
       const headers: Record<string, string> = { ...auth, accept: 'application/json' };
       if (tokenFile !== undefined) headers['Authorization'] = `Bearer ${await tokenFile.current()}`;
@@ -120,14 +134,14 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(Buffer.byteLength(text));
       }
-      let response = await send(agent, method, target, headers, text, deadline);
+      let response = await send(t, method, target, headers, text, deadline);
       for (let attempt = 1; attempt <= DEFAULT_MAX_RETRIES && !deadline.expired; attempt++) {
         const seconds = retryAfterSeconds(response.status, response.headers['retry-after']);
         if (seconds === undefined) break;
         await sleep(seconds * 1000);
         // Past the deadline while waiting: the last answer stands, as in retry-after.ts.
         if (deadline.expired) break;
-        response = await send(agent, method, target, headers, text, deadline);
+        response = await send(t, method, target, headers, text, deadline);
       }
       if (response.status >= 200 && response.status < 300) return JSON.parse(response.text) as V1Lease;
       const headersOut = response.headers as Record<string, string>;

@@ -23,6 +23,12 @@ export interface PeriodicLoopOptions {
 export interface LoopSpread {
   readonly firstPeriodMs: number;
   jitterMs(): number;
+  /**
+   * When set, each wait after a success ends on a multiple of this many milliseconds of the
+   * clock, so the loops of many nodes that fall due close together run in the same turn of
+   * the event loop (and their requests leave together over one HTTP/2 connection).
+   */
+  readonly alignMs?: number;
 }
 
 /**
@@ -67,7 +73,8 @@ export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
           return;
         }
         const spread = options.spread;
-        schedule(spread === undefined ? periodMs : resuming ? spread.firstPeriodMs : periodMs + spread.jitterMs());
+        const wait = spread === undefined ? periodMs : resuming ? spread.firstPeriodMs : periodMs + spread.jitterMs();
+        schedule(spread?.alignMs ? aligned(clock.now().getTime(), wait, spread.alignMs) : wait);
         resuming = false;
       });
     }, delayMs);
@@ -88,4 +95,9 @@ export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
     },
     runNow,
   };
+}
+
+/** The wait from `now` that ends at the first multiple of `alignMs` at least `waitMs` away. */
+export function aligned(now: number, waitMs: number, alignMs: number): number {
+  return Math.ceil((now + waitMs) / alignMs) * alignMs - now;
 }

@@ -77,3 +77,30 @@ it('a refused token: 401 as client-node reports it, and neither the error nor th
   assert.match(lines.join(''), /failed to renew the lease of node \\"lean-lease\\": HTTP 401/);
   assert.ok(!lines.join('').includes(badToken), 'the token is not logged');
 });
+
+it('over HTTP/2 (the fleet transport): the same create, renewal, conflict and 404 as over HTTP/1.1', async () => {
+  const name = `${NODE}-h2`;
+  const kc = cp.kubeConfig(NODE);
+  const h2 = createLeaseClient(kc, createTokenBucket({ qps: 50, burst: 100 }), { pool: createConnectionPool(), http2: true });
+  const http1 = leanFor(kc);
+  assert.ok(h2);
+  // NodeRestriction lets a node write only its own Lease: another name is refused alike on both.
+  const refusedH2 = await h2.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }).then(() => undefined, (err: unknown) => err);
+  const refusedH1 = await http1.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }).then(() => undefined, (err: unknown) => err);
+  assert.deepEqual(apiErrorInfo(refusedH2), apiErrorInfo(refusedH1));
+
+  const current = await h2.readNamespacedLease({ name: NODE, namespace: NODE_LEASE_NAMESPACE }).then((l) => l, () => undefined);
+  const lease = createNodeLease({ nodeName: NODE, api: h2 });
+  assert.equal(await lease.syncNow(), true);
+  const first = await http1.readNamespacedLease({ name: NODE, namespace: NODE_LEASE_NAMESPACE });
+  if (current !== undefined) assert.notEqual(first.metadata?.resourceVersion, current.metadata?.resourceVersion);
+  assert.equal(await lease.syncNow(), true);
+  const second = await http1.readNamespacedLease({ name: NODE, namespace: NODE_LEASE_NAMESPACE });
+  assert.notEqual(second.metadata?.resourceVersion, first.metadata?.resourceVersion, 'renewed over HTTP/2');
+  const stale = await h2.replaceNamespacedLease({ name: NODE, namespace: NODE_LEASE_NAMESPACE, body: first }).then(() => undefined, (err: unknown) => err);
+  assert.ok(isConflict(stale), 'a stale write conflicts as over HTTP/1.1');
+  // Ten renewals started together share the one connection.
+  const many = await Promise.all(Array.from({ length: 10 }, () => h2.readNamespacedLease({ name: NODE, namespace: NODE_LEASE_NAMESPACE })));
+  assert.ok(many.every((l) => l.spec?.holderIdentity === NODE));
+  await lease.stop();
+});
