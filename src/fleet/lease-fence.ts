@@ -64,13 +64,22 @@ export function createLeaseFence(options: LeaseFenceOptions): LeaseFence {
   };
 
   function guardApi<T extends object>(api: T): T {
+    // Each method is wrapped once, on first use, not on every call of a node's loops.
+    const wrapped = new Map<PropertyKey, unknown>();
     return new Proxy(api, {
       get(target, prop, receiver) {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
-        const method = value as (...args: unknown[]) => unknown;
-        if (typeof prop !== 'string' || !WRITE.test(prop)) return method.bind(target);
-        return (...args: unknown[]) => (isOpen() ? method.apply(target, args) : Promise.reject(refusal(prop)));
+        let fn = wrapped.get(prop);
+        if (fn === undefined) {
+          const method = value as (...args: unknown[]) => unknown;
+          fn =
+            typeof prop !== 'string' || !WRITE.test(prop)
+              ? method.bind(target)
+              : (...args: unknown[]) => (isOpen() ? method.apply(target, args) : Promise.reject(refusal(prop)));
+          wrapped.set(prop, fn);
+        }
+        return fn;
       },
     });
   }

@@ -5,7 +5,7 @@ import type { LeaseApi } from '../node/node-lease.js';
 import type { ConnectionPool } from './api-clients.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
-import { DEFAULT_MAX_RETRIES, retryAfterSeconds } from './retry-after.js';
+import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
 import { createH2Session, type H2Session } from './h2-session.js';
 import { createTokenFile } from './token-file.js';
 
@@ -134,15 +134,12 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(Buffer.byteLength(text));
       }
-      let response = await send(t, method, target, headers, text, deadline);
-      for (let attempt = 1; attempt <= DEFAULT_MAX_RETRIES && !deadline.expired; attempt++) {
-        const seconds = retryAfterSeconds(response.status, response.headers['retry-after']);
-        if (seconds === undefined) break;
-        await sleep(seconds * 1000);
-        // Past the deadline while waiting: the last answer stands, as in retry-after.ts.
-        if (deadline.expired) break;
-        response = await send(t, method, target, headers, text, deadline);
-      }
+      const response = await sendRetryingAfter(() => send(t, method, target, headers, text, deadline), {
+        maxRetries: DEFAULT_MAX_RETRIES,
+        sleep,
+        expired: () => deadline.expired,
+        answer: (r) => ({ status: r.status, retryAfter: r.headers['retry-after'] as string | undefined }),
+      });
       if (response.status >= 200 && response.status < 300) return JSON.parse(response.text) as V1Lease;
       const headersOut = response.headers as Record<string, string>;
       // As client-node: a 401 carries no body, any other failure the Status as raw text.

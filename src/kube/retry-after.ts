@@ -28,25 +28,59 @@ export function retryAfterSeconds(status: number, header: string | undefined): n
   return Number(header);
 }
 
+export interface RetryLoopOptions<R> {
+  maxRetries: number;
+  sleep: (ms: number) => Promise<void>;
+  /** True once the call's deadline has passed: no more waiting, the last answer stands. */
+  expired: () => boolean;
+  /** The status and Retry-After header of an answer. */
+  answer: (response: R) => { status: number; retryAfter: string | undefined };
+  /** Runs before each wait, with the refused answer (to read its body, to log). */
+  beforeWait?: (response: R, seconds: number, attempt: number) => Promise<void>;
+}
+
+/**
+ * The retry rule above on any transport: sends, and while the answer asks to be retried, the
+ * retries allow and the deadline has not passed, waits the seconds asked and sends again.
+ * Returns the last answer. The typed clients' HTTP library and the lean Lease client
+ * (src/kube/lease-client.ts) both send through it.
+ */
+export async function sendRetryingAfter<R>(send: () => Promise<R>, options: RetryLoopOptions<R>): Promise<R> {
+  let response = await send();
+  for (let attempt = 1; attempt <= options.maxRetries && !options.expired(); attempt++) {
+    const { status, retryAfter } = options.answer(response);
+    const seconds = retryAfterSeconds(status, retryAfter);
+    if (seconds === undefined) break;
+    await options.beforeWait?.(response, seconds, attempt);
+    await options.sleep(seconds * 1000);
+    if (options.expired()) break;
+    response = await send();
+  }
+  return response;
+}
+
+const realSleep = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export function createRetryAfterHttpLibrary(options: RetryAfterOptions = {}): HttpLibrary {
   const inner = options.inner ?? new IsomorphicFetchHttpLibrary();
-  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   return wrapHttpLibrary({
     async send(request: RequestContext): Promise<ResponseContext> {
-      for (let attempt = 1; ; attempt++) {
-        const response = await inner.send(request).toPromise();
-        const seconds = retryAfterSeconds(response.httpStatusCode, response.headers['retry-after']);
-        if (seconds === undefined || attempt > maxRetries || request.getSignal()?.aborted) return response;
-        // Read the refused answer to the end, so that its keep-alive socket is free again, and
-        // keep it: it is the answer if the deadline passes while waiting.
-        const text = await response.body.text().catch(() => '');
-        options.onRetry?.({ url: request.getUrl(), status: response.httpStatusCode, seconds, attempt });
-        await sleep(seconds * 1000);
-        if (request.getSignal()?.aborted) {
-          return new ResponseContext(response.httpStatusCode, response.headers, { text: async () => text, binary: async () => Buffer.from(text) });
-        }
-      }
+      // A refused answer is read to the end before the wait, so that its keep-alive socket is
+      // free again; its text is kept, as it is the answer if the deadline passes while waiting.
+      const drained = new Map<ResponseContext, string>();
+      const response = await sendRetryingAfter(() => inner.send(request).toPromise(), {
+        maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+        sleep: options.sleep ?? realSleep,
+        expired: () => request.getSignal()?.aborted === true,
+        answer: (r) => ({ status: r.httpStatusCode, retryAfter: r.headers['retry-after'] }),
+        beforeWait: async (r, seconds, attempt) => {
+          drained.set(r, await r.body.text().catch(() => ''));
+          options.onRetry?.({ url: request.getUrl(), status: r.httpStatusCode, seconds, attempt });
+        },
+      });
+      const text = drained.get(response);
+      if (text === undefined) return response;
+      return new ResponseContext(response.httpStatusCode, response.headers, { text: async () => text, binary: async () => Buffer.from(text) });
     },
   });
 }
