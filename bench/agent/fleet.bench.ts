@@ -28,7 +28,7 @@ import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createLoop, rate, type PhaseRate } from './bulk.bench.js';
 import { NodePodObserver, createNamespace, manifestYaml, tempDir } from './common.js';
-import { procCpuMs, procRss, requestCount, startSubject, countsDelta, type Subject } from './subjects.js';
+import { procCpuMs, procCpuSplitMs, procRss, requestCount, startSubject, countsDelta, type Subject } from './subjects.js';
 
 export const FLEET_PODS_PER_NODE = 5;
 const PREFIX = 'fb-';
@@ -49,6 +49,11 @@ export interface FleetBenchResult {
   heapUsedBytesPerNode: number;
   idleWindowMs: number;
   idleCpuPercent: number;
+  /**
+   * The idle CPU split by where it was spent, in % of one core: the main thread (JavaScript,
+   * and the kernel on its behalf) and every other thread (V8's GC helpers, libuv's pool).
+   */
+  idleCpuSplit: { mainUser: number; mainSystem: number; otherUser: number; otherSystem: number };
   idleRequestsPerSecond: number;
   idleRequestsPerSecondPerNode: number;
   /** TLS connections opened during the idle window (0 when keep-alive holds). */
@@ -234,6 +239,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
     const kubeletRequests0 = await kubelet.subject.requestCounts();
     const req0 = await fleet.call<number>('requests');
     const conn0 = await fleet.call<number>('connections');
+    const split0 = procCpuSplitMs(child.pid!);
     const cpu0 = { fleet: procCpuMs(child.pid!), kubelet: procCpuMs(kubelet.subject.pid) };
     const w0 = performance.now();
     const rss = { fleet: [] as number[], kubelet: [] as number[] };
@@ -245,11 +251,14 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
       await delay(Math.min(1000, left));
     }
     const cpu1 = { fleet: procCpuMs(child.pid!), kubelet: procCpuMs(kubelet.subject.pid) };
+    const split1 = procCpuSplitMs(child.pid!);
     const wall = performance.now() - w0;
     const req1 = await fleet.call<number>('requests');
     const conn1 = await fleet.call<number>('connections');
     const kubeletRequests = countsDelta(await kubelet.subject.requestCounts(), kubeletRequests0);
     const cpuPercent = ((cpu1.fleet - cpu0.fleet) / wall) * 100;
+    const splitPercent = (k: keyof typeof split0): number => round2(((split1[k] - split0[k]) / wall) * 100);
+    const idleCpuSplit = { mainUser: splitPercent('mainUser'), mainSystem: splitPercent('mainSystem'), otherUser: splitPercent('otherUser'), otherSystem: splitPercent('otherSystem') };
     const rps = ((req1 - req0) / wall) * 1000;
     const lateness: number[] = [];
     for (const times of renewals.values()) {
@@ -296,6 +305,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
       heapUsedBytesPerNode: Math.round(memory.heapUsed / nodes),
       idleWindowMs: Math.round(wall),
       idleCpuPercent: round2(cpuPercent),
+      idleCpuSplit,
       idleRequestsPerSecond: round2(rps),
       idleRequestsPerSecondPerNode: round2(rps / nodes),
       idleNewConnections: conn1 - conn0,
@@ -348,5 +358,11 @@ export function fleetTable(r: FleetBenchResult): string {
     `| RSS (mean of 1 s samples) | ${mib(r.idleRssBytes)} | ${kib(r.idleRssBytes / r.nodes)} | ${mib(k.rssBytes)} | ${r.perNodeRatio.rss} |`,
     `| CPU (% of one core) | ${r.idleCpuPercent} % | ${perNode(r.idleCpuPercent, 4)} % | ${k.cpuPercent} % | ${r.perNodeRatio.cpu} |`,
     `| API requests per second | ${r.idleRequestsPerSecond} | ${perNode(r.idleRequestsPerSecond)} | ${k.requestsPerSecond} | ${r.perNodeRatio.requests} |`,
+    '',
+    '## Where the fleet\'s idle CPU went (% of one core, same window)',
+    '',
+    '| main thread, user | main thread, kernel | other threads (GC helpers, libuv pool), user | other threads, kernel |',
+    '|---:|---:|---:|---:|',
+    `| ${r.idleCpuSplit.mainUser} % | ${r.idleCpuSplit.mainSystem} % | ${r.idleCpuSplit.otherUser} % | ${r.idleCpuSplit.otherSystem} % |`,
   ].join('\n');
 }

@@ -169,6 +169,37 @@ export function procCpuMs(pid: number): number {
   return ((Number(f[11]) + Number(f[12])) / ticksPerSecond()) * 1000;
 }
 
+/** CPU time of a process split by thread and mode, in ms: its main thread (tid = pid) and all others. */
+export interface ProcCpuSplit {
+  mainUser: number;
+  mainSystem: number;
+  otherUser: number;
+  otherSystem: number;
+}
+
+/** CPU time per thread group and mode (threads that ended are not counted; node's do not end). */
+export function procCpuSplitMs(pid: number): ProcCpuSplit {
+  const split: ProcCpuSplit = { mainUser: 0, mainSystem: 0, otherUser: 0, otherSystem: 0 };
+  const ms = (ticks: string | undefined): number => (Number(ticks) / ticksPerSecond()) * 1000;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    if (Number(tid) === pid) {
+      split.mainUser += ms(f[11]);
+      split.mainSystem += ms(f[12]);
+    } else {
+      split.otherUser += ms(f[11]);
+      split.otherSystem += ms(f[12]);
+    }
+  }
+  return split;
+}
+
 export interface ProcRss {
   /** VmRSS, bytes. */
   rss: number;

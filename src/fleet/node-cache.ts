@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { Pod } from '../pod/types.js';
 import { createApiserverSource, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
+import { trimmedListWatch } from '../sources/trimmed-list-watch.js';
 import type { Clock } from '../time/clock.js';
 
 /**
@@ -25,12 +26,14 @@ const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.re
 
 /**
  * A list and watch of every Node, in the shape an API server source takes (its objects are
- * passed on unmodified, keyed by name): the node cache's, and the demo's view of a fleet.
+ * passed on keyed by name, without their managedFields): the node cache's, and the demo's
+ * view of a fleet.
  */
 export function kubeNodesListWatch(kubeConfig: KubeConfig): PodListWatch {
   const api = kubeConfig.makeApiClient(CoreV1Api);
   const watcher = new Watch(kubeConfig);
-  return {
+  // Nodes are kept without their managedFields (src/kube/managed-fields.ts).
+  return trimmedListWatch({
     list: async () => (await api.listNode()) as unknown as V1PodList,
     watch: (resourceVersion, onEvent, done) =>
       watcher.watch(
@@ -39,7 +42,7 @@ export function kubeNodesListWatch(kubeConfig: KubeConfig): PodListWatch {
         (type: string, object: unknown) => onEvent(type as WatchEventType, object),
         (err: unknown) => done(err),
       ),
-  };
+  }, () => true);
 }
 
 export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock; logger?: Logger; isFleetNode: (name: string) => boolean }): NodeCache {

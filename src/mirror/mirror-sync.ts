@@ -74,6 +74,11 @@ export interface MirrorSync {
    * ready. Returns how many full names it queued.
    */
   housekeeping(): number;
+  /**
+   * True while a deletion this sync sent awaits the watch's confirmation: housekeeping must
+   * keep passing then even if nothing else changed, to try again once it is no longer trusted.
+   */
+  housekeepingDue(): boolean;
   /** Resolves when nothing is queued, running or waiting for a retry timer to fire. */
   idle(): Promise<void>;
   /** Stops taking work and cancels retries; resolves once the passes already running finish. */
@@ -189,12 +194,13 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
       for (const mirror of mirrorPods) enqueue(getPodFullName(mirror));
     },
     housekeeping() {
-      for (const name of [...deletedOrphans.keys()]) forgetReportedDeletions(name, podManager.getMirrorPodByFullName(name));
+      if (deletedOrphans.size > 0) for (const name of [...deletedOrphans.keys()]) forgetReportedDeletions(name, podManager.getMirrorPodByFullName(name));
       if (!allSourcesReady()) return 0;
       const { orphanedMirrorPodFullNames } = podManager.getPodsAndMirrorPods();
       for (const name of orphanedMirrorPodFullNames) queue.enqueue(name, 'low');
       return orphanedMirrorPodFullNames.length;
     },
+    housekeepingDue: () => deletedOrphans.size > 0,
     idle: () => queue.idle(),
     stop: () => queue.stop(),
   };

@@ -4,6 +4,7 @@ import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
+import { withoutManagedFields } from '../kube/managed-fields.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from './node-registration.js';
@@ -140,7 +141,7 @@ class NodeLeaseController implements NodeLease {
         }
       }
       const now = this.#clock.now();
-      this.#lease = base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now);
+      this.#lease = withoutManagedFields(base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now));
       this.#onRenewed?.(now);
       return true;
     } catch (err) {

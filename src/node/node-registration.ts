@@ -4,6 +4,7 @@ import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
+import { withoutManagedFields } from '../kube/managed-fields.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
@@ -266,8 +267,9 @@ class NodeRegistrationLoop implements NodeRegistration {
     }
   }
 
-  #setNode(node: V1Node): void {
+  #setNode(received: V1Node): void {
     const wasAbsent = this.#node === undefined;
+    const node = withoutManagedFields(received);
     this.#node = node;
     if (!wasAbsent) return;
     for (const listener of [...this.#listeners]) {

@@ -3,9 +3,11 @@ import { ApiException, CoreV1Api, Watch, type KubeConfig, type V1PodList } from 
 import { API_SERVER_SOURCE, PodOperation } from '../constants.js';
 import { kpError } from '../errors.js';
 import { apiErrorInfo, apiStatusOf } from '../kube/api-error.js';
+import { isMirrorPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { backoffDelay } from '../time/backoff.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+import { trimmedListWatch } from './trimmed-list-watch.js';
 import { noopLogger, type PodUpdate, type SetDelta, type SourceLogger } from './types.js';
 
 /** What a watch stream delivers, as client-node's Watch passes it on. */
@@ -47,7 +49,8 @@ export function kubePodsListWatch(
   core: CoreV1Api = kubeConfig.makeApiClient(CoreV1Api),
 ): PodListWatch {
   const watcher = new Watch(kubeConfig);
-  return {
+  // Mirror pods are kept without their managedFields; other pods stay whole (/pods serves them).
+  return trimmedListWatch({
     list: () => core.listPodForAllNamespaces({ fieldSelector }),
     watch: (resourceVersion, onEvent, done) =>
       watcher.watch(
@@ -56,7 +59,7 @@ export function kubePodsListWatch(
         (type: string, object: unknown) => onEvent(type as WatchEventType, object),
         (err: unknown) => done(asApiException(err)),
       ),
-  };
+  }, isMirrorPod);
 }
 
 /**

@@ -29,4 +29,10 @@ export class Mux<T> {
   sources(): string[] {
     return [...this.channels.keys()];
   }
+
+  /** True when `test` holds for every source registered (and when there is none), without building a list. */
+  everySource(test: (source: string) => boolean): boolean {
+    for (const source of this.channels.keys()) if (!test(source)) return false;
+    return true;
+  }
 }

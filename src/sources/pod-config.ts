@@ -68,7 +68,8 @@ export function createPodConfig(options: PodConfigOptions = {}): PodConfig {
     updates,
     channel: (source) => mux.channel(source),
     sources,
-    seenAllSources: (seen) => sources().every((s) => seen.has(s) && storage.hasSeenSet(s)),
+    // Asked at every housekeeping pass of every node: no list is built for it.
+    seenAllSources: (seen) => mux.everySource((s) => seen.has(s) && storage.hasSeenSet(s)),
     sync: () => updates.push({ op: PodOperation.SET, source: ALL_SOURCE, pods: storage.mergedState() }),
     stop: async () => updates.close(),
   };

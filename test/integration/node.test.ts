@@ -170,6 +170,14 @@ describe('node registration and lease (real API server)', () => {
       );
       const renewed = String(held.spec?.renewTime);
       await waitFor(async () => String((await readLease())?.spec?.renewTime) !== renewed, 'the lease to be renewed', TIMEOUT);
+      // Kept without managedFields (src/kube/managed-fields.ts), renewed from that copy, and
+      // the server's record of the fields stays: a PUT without it keeps the live object's.
+      assert.equal(lease.currentLease()?.metadata?.managedFields, undefined);
+      assert.equal((await registration.getNode())?.metadata?.managedFields, undefined);
+      const afterRenewals = await readLease();
+      const fields = JSON.stringify(afterRenewals?.metadata?.managedFields ?? []);
+      assert.match(fields, /renewTime/, 'managedFields still record the renewed field');
+      assert.match(fields, /holderIdentity/);
     } finally {
       await lease.stop();
       await registration.stop();

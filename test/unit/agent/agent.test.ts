@@ -60,6 +60,29 @@ it('runs housekeeping every housekeeping interval of the clock it was given, and
   assert.equal(clock.pendingTimers, 0, 'stop() clears every timer it set');
 });
 
+it('housekeeping passes again only when the pods, the workers or the sources changed', async () => {
+  const clock = new FakeClock();
+  const agent = createAgent({ config: standalone, clock, housekeepingIntervalMs: 2000 });
+  await agent.start();
+  agent.podManager.addPod(newPod('s1', 'web', ns, 'static'));
+  // A full pass lists the pods to work out the desired set; a skipped one does not.
+  let listings = 0;
+  const getPods = agent.podManager.getPods.bind(agent.podManager);
+  agent.podManager.getPods = () => (listings++, getPods());
+  await clock.advance(2000);
+  assert.deepEqual(await desiredPods(agent), { static: 1, nonStatic: 0 });
+  const afterFirst = listings;
+  assert.ok(afterFirst > 0, 'the first pass ran');
+  await clock.advance(6000);
+  assert.equal(listings, afterFirst, 'three passes with nothing changed did nothing');
+  // A change made on the pod manager itself (not through a source) is seen too.
+  agent.podManager.addPod(newPod('a1', 'api', ns, 'extra'));
+  await clock.advance(2000);
+  assert.ok(listings > afterFirst, 'the change brought a full pass');
+  assert.deepEqual(await desiredPods(agent), { static: 1, nonStatic: 1 });
+  await agent.stop();
+});
+
 it('standalone, the kubelet port serves when nothing needs the API server, and stays closed (with a warning) when webhooks would', async () => {
   const flagsOnly = { ...standalone, anonymousAuth: true, authenticationTokenWebhook: false, authorizationMode: 'AlwaysAllow' as const };
   const open = createAgent({ config: flagsOnly, listenPorts: { kubelet: 0 } });

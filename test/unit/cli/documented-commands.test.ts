@@ -23,6 +23,10 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--max-semi-space-size',
     '--trace-gc',
     '--experimental-sea-config',
+    // V8's, through node: the GC settings measured for large fleets (docs/fleet.md, "Tuning").
+    '--single-threaded-gc',
+    '--heap-growing-percent',
+    '--v8-pool-size',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',

@@ -335,8 +335,10 @@ describe('mirror sync', () => {
     podManager.setPods([mirror]);
     await mirrorClient.createMirrorPod(pod('x', 'gone', 'ns', {}));
     const sync = newSync({ podManager, mirrorClient, clock });
+    assert.equal(sync.housekeepingDue(), false, 'nothing sent yet');
     sync.housekeeping();
     await sync.idle();
+    assert.equal(sync.housekeepingDue(), true, 'a deletion the watch has not confirmed keeps housekeeping due');
     sync.enqueue('gone_ns'); // a dirty re-run, housekeeping 2 s later: the pod manager still has the mirror
     sync.housekeeping();
     await sync.idle();
@@ -351,6 +353,10 @@ describe('mirror sync', () => {
     sync.housekeeping();
     await sync.idle();
     assert.deepEqual(mirrorClient.getCounts('gone_ns'), { creates: 1, deletes: 3 });
+    // Once the watch reports the mirror gone, nothing is left to wait on.
+    podManager.setPods([]);
+    sync.housekeeping();
+    assert.equal(sync.housekeepingDue(), false);
   });
 
   it("a static pod's mirror is created before queued orphan deletions", async () => {

@@ -1,0 +1,68 @@
+// What the agent keeps of API objects: everything but metadata.managedFields, and the rest shared.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { withoutManagedFields } from '../../../src/kube/managed-fields.js';
+import { trimmedListWatch } from '../../../src/sources/trimmed-list-watch.js';
+import type { PodListWatch, WatchEventType } from '../../../src/sources/apiserver-source.js';
+import type { Pod } from '../../../src/pod/types.js';
+
+const managedFields = [{ manager: 'kubelet', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:renewTime': {} } } }];
+const mirror = (name: string): Pod => ({
+  metadata: { name, namespace: 'ns', uid: `u-${name}`, annotations: { 'kubernetes.io/config.mirror': 'h' }, managedFields },
+  spec: { containers: [{ name: 'c', image: 'i' }] },
+});
+const apiPod = (name: string): Pod => ({ metadata: { name, namespace: 'ns', uid: `u-${name}`, managedFields }, spec: { containers: [] } });
+
+describe('withoutManagedFields', () => {
+  it('drops managedFields and keeps every other field, sharing what it did not change', () => {
+    const pod = mirror('a');
+    const trimmed = withoutManagedFields(pod);
+    assert.equal(trimmed.metadata?.managedFields, undefined);
+    assert.equal('managedFields' in (trimmed.metadata ?? {}), false, 'the key is gone, not set to undefined');
+    assert.deepEqual({ ...trimmed.metadata }, { name: 'a', namespace: 'ns', uid: 'u-a', annotations: { 'kubernetes.io/config.mirror': 'h' } });
+    assert.equal(trimmed.spec, pod.spec, 'the spec is shared, not copied');
+    assert.deepEqual(pod.metadata?.managedFields, managedFields, 'the object given is left as it was');
+  });
+
+  it('returns an object without managedFields (or without metadata) as it is', () => {
+    const plain: Pod = { metadata: { name: 'x' } };
+    assert.equal(withoutManagedFields(plain), plain);
+    const bare: Pod = {};
+    assert.equal(withoutManagedFields(bare), bare);
+  });
+});
+
+describe('trimmedListWatch', () => {
+  const inner = (items: Pod[], events: Array<[WatchEventType, unknown]>): PodListWatch => ({
+    list: async () => ({ metadata: { resourceVersion: '7' }, items }),
+    watch: async (_rv, onEvent, done) => {
+      for (const [type, object] of events) onEvent(type, object);
+      done(undefined);
+      return { abort: () => undefined };
+    },
+  });
+
+  it('trims what the predicate picks in the list and in watch events, and passes bookmarks and errors unchanged', async () => {
+    const bookmark = { metadata: { resourceVersion: '9' } };
+    const status = { kind: 'Status', code: 410 };
+    const lw = trimmedListWatch(
+      inner([mirror('a'), apiPod('b')], [['ADDED', mirror('c')], ['MODIFIED', apiPod('d')], ['BOOKMARK', bookmark], ['ERROR', status]]),
+      (pod) => pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
+    );
+    const list = await lw.list();
+    assert.equal(list.metadata?.resourceVersion, '7');
+    assert.deepEqual(list.items.map((p) => p.metadata?.managedFields === undefined), [true, false], 'the mirror trimmed, the API pod whole');
+    const seen: Array<[WatchEventType, unknown]> = [];
+    let ended = false;
+    await lw.watch('7', (type, object) => seen.push([type, object]), () => (ended = true));
+    assert.equal(ended, true);
+    assert.deepEqual(seen.map(([type, o]) => [type, (o as Pod).metadata?.managedFields === undefined]), [
+      ['ADDED', true],
+      ['MODIFIED', false],
+      ['BOOKMARK', true],
+      ['ERROR', true],
+    ]);
+    assert.equal(seen[2]![1], bookmark);
+    assert.equal(seen[3]![1], status);
+  });
+});
