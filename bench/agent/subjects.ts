@@ -157,8 +157,8 @@ function ticksPerSecond(): number {
 }
 
 /** The fields of /proc/<pid>/stat after the command name (which may hold spaces). */
-function statFields(pid: number): string[] {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+function statFields(pid: number, tid?: string): string[] {
+  const text = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   return text.slice(text.lastIndexOf(')') + 2).split(' ');
 }
 
@@ -182,13 +182,12 @@ export function procCpuSplitMs(pid: number): ProcCpuSplit {
   const split: ProcCpuSplit = { mainUser: 0, mainSystem: 0, otherUser: 0, otherSystem: 0 };
   const ms = (ticks: string | undefined): number => (Number(ticks) / ticksPerSecond()) * 1000;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let text: string;
+    let f: string[];
     try {
-      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      f = statFields(pid, tid);
     } catch {
       continue; // the thread ended meanwhile
     }
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
     if (Number(tid) === pid) {
       split.mainUser += ms(f[11]);
       split.mainSystem += ms(f[12]);

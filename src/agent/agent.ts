@@ -525,7 +525,7 @@ export function createAgent(options: AgentOptions): Agent {
       metrics.setWorkingPods(workers.counts(desired).working);
     }
     mirrorSync?.housekeeping();
-    const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
+    const { pods, mirrorPods } = snapshot;
     let staticCount = 0;
     for (const pod of pods) if (isStaticPod(pod)) staticCount++;
     metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });

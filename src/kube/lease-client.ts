@@ -125,9 +125,8 @@ export function createLeaseClient(kubeConfig: KubeConfig, limiter: RateLimiter, 
     }, timeoutMs);
     try {
       const t = await connect();
-      const { auth } = t;
       const text = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string> = { ...auth, accept: 'application/json' };
+      const headers: Record<string, string> = { ...t.auth, accept: 'application/json' };
       if (tokenFile !== undefined) headers['Authorization'] = `Bearer ${await tokenFile.current()}`;
       if (options.userAgent !== undefined) headers['User-Agent'] = options.userAgent;
       if (text !== undefined) {

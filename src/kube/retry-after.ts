@@ -67,19 +67,19 @@ export function createRetryAfterHttpLibrary(options: RetryAfterOptions = {}): Ht
     async send(request: RequestContext): Promise<ResponseContext> {
       // A refused answer is read to the end before the wait, so that its keep-alive socket is
       // free again; its text is kept, as it is the answer if the deadline passes while waiting.
-      const drained = new Map<ResponseContext, string>();
+      let drained: { response: ResponseContext; text: string } | undefined;
       const response = await sendRetryingAfter(() => inner.send(request).toPromise(), {
         maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
         sleep: options.sleep ?? realSleep,
         expired: () => request.getSignal()?.aborted === true,
         answer: (r) => ({ status: r.httpStatusCode, retryAfter: r.headers['retry-after'] }),
         beforeWait: async (r, seconds, attempt) => {
-          drained.set(r, await r.body.text().catch(() => ''));
+          drained = { response: r, text: await r.body.text().catch(() => '') };
           options.onRetry?.({ url: request.getUrl(), status: r.httpStatusCode, seconds, attempt });
         },
       });
-      const text = drained.get(response);
-      if (text === undefined) return response;
+      if (drained?.response !== response) return response;
+      const { text } = drained;
       return new ResponseContext(response.httpStatusCode, response.headers, { text: async () => text, binary: async () => Buffer.from(text) });
     },
   });

@@ -4,8 +4,8 @@ import type { PodListWatch } from './apiserver-source.js';
 
 /**
  * A list and watch whose objects lose `metadata.managedFields` when `trim(object)` says so,
- * before anything keeps them (see src/kube/managed-fields.ts). Events without an object's
- * metadata (a bookmark, an error Status) pass unchanged.
+ * before anything keeps them (see src/kube/managed-fields.ts). An event's object without
+ * managedFields (a bookmark, an error Status) passes as it is.
  */
 export function trimmedListWatch(listWatch: PodListWatch, trim: (object: Pod) => boolean): PodListWatch {
   const trimmed = (object: Pod): Pod => (trim(object) ? withoutManagedFields(object) : object);
@@ -17,7 +17,7 @@ export function trimmedListWatch(listWatch: PodListWatch, trim: (object: Pod) =>
     watch: (resourceVersion, onEvent, done) =>
       listWatch.watch(
         resourceVersion,
-        (type, object) => onEvent(type, type === 'BOOKMARK' || type === 'ERROR' || typeof object !== 'object' || object === null ? object : trimmed(object as Pod)),
+        (type, object) => onEvent(type, typeof object === 'object' && object !== null ? trimmed(object as Pod) : object),
         done,
       ),
   };
