@@ -6,6 +6,7 @@ import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { createFleet } from '../fleet/fleet.js';
 import { loadFleetConfig, type FleetFlags } from '../fleet/fleet-config.js';
+import { applyHeapGrowingPercent } from '../fleet/heap-headroom.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods fleet --config fleet.yaml [flags]
@@ -28,6 +29,8 @@ flags (each overrides the file):
   --kube-api-burst <n>           fleet-wide burst (default 1000)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
+  --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default
+                                 100; 0: V8's own sizing; node's own flag of that name wins)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -47,6 +50,7 @@ const OPTIONS = {
   'kube-api-burst': { type: 'string' },
   'read-only-port': { type: 'string' },
   address: { type: 'string' },
+  'heap-growing-percent': { type: 'string' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -79,6 +83,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('kubeAPIBurst', v['kube-api-burst']),
     ...pick('readOnlyPort', v['read-only-port']),
     ...pick('address', v.address),
+    ...pick('heapGrowingPercent', v['heap-growing-percent']),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
   };
@@ -91,6 +96,8 @@ export async function run(args: string[]): Promise<number> {
   }
   const config = await loadFleetConfig(fleetFlags(args));
   const logger = createLogger();
+  const heapGrowingPercent = applyHeapGrowingPercent(config.heapGrowingPercent);
+  if (heapGrowingPercent !== undefined) logger.debug({ heapGrowingPercent }, 'V8 heap growing percent set');
   const fleet = await createFleet({ config, logger });
   await fleet.start();
   const signal = await untilSignal();

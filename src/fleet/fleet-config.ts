@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { V1Taint } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
+import { FLEET_HEAP_GROWING_PERCENT } from './heap-headroom.js';
 
 /**
  * The fleet file (`kubelet-pods fleet --config fleet.yaml`, docs/fleet.md) and the flags for
@@ -53,6 +54,8 @@ export interface FleetConfig {
   /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
   readonly readOnlyPort: number;
   readonly address: string;
+  /** V8's heap growing percent for the process (src/fleet/heap-headroom.ts); 0: V8's own sizing. */
+  readonly heapGrowingPercent: number;
   readonly templates: readonly NodeTemplate[];
   /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
@@ -69,6 +72,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   eventBurst: 100,
   readOnlyPort: 10255,
   address: '127.0.0.1',
+  heapGrowingPercent: FLEET_HEAP_GROWING_PERCENT,
 });
 
 /** What the flags of `kubelet-pods fleet` say; each overrides the file. */
@@ -85,13 +89,14 @@ export interface FleetFlags {
   readonly kubeAPIBurst?: string;
   readonly readOnlyPort?: string;
   readonly address?: string;
+  readonly heapGrowingPercent?: string;
   readonly shard?: string;
   readonly shardByLease?: string;
 }
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'templates', 'shard', 'shardByLease']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'templates', 'shard', 'shardByLease']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
 const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_NODES = 100_000;
@@ -148,6 +153,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     eventRecordQPS: num(doc['eventRecordQPS'], 'eventRecordQPS', FLEET_DEFAULTS.eventRecordQPS, 1e6, false),
     eventBurst: num(doc['eventBurst'], 'eventBurst', FLEET_DEFAULTS.eventBurst, 1e6, true),
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
+    heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
   };
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);

@@ -22,8 +22,10 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--cpu-prof-dir',
     '--max-semi-space-size',
     '--trace-gc',
+    '--trace-gc-verbose',
     '--experimental-sea-config',
-    // V8's, through node: the GC settings measured for large fleets (docs/fleet.md, "Tuning").
+    // V8's, through node: the GC settings measured for large fleets (docs/fleet.md, "Tuning";
+    // --heap-growing-percent is also the fleet's own flag).
     '--single-threaded-gc',
     '--heap-growing-percent',
     '--v8-pool-size',

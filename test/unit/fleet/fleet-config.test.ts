@@ -31,6 +31,13 @@ describe('fleet configuration', () => {
     assert.equal(config.nodes[1]!.manifestURL, 'http://x/a-1.yaml');
     assert.equal(config.kubeAPIQPS, 100);
     assert.equal(config.kubeAPIBurst, 1000);
+    assert.equal(config.heapGrowingPercent, 100, 'the fleet widens V8 headroom by default');
+  });
+
+  it('--heap-growing-percent overrides the file, 0 handing the sizing back to V8', () => {
+    const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
+    assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
+    assert.equal(resolveFleetConfig(base, { heapGrowingPercent: '0' }).heapGrowingPercent, 0);
   });
 
   it('--nodes N --node-name-prefix makes one template', () => {
@@ -47,6 +54,7 @@ describe('fleet configuration', () => {
     { desc: 'a bad taint effect', raw: { kubeconfig: '/k', templates: [{ name: 'x', taints: [{ key: 'k', effect: 'Never' }] }] }, field: /templates\[0\]\.taints\[0\]\.effect/ },
     { desc: 'no credential', raw: { templates: [{ name: 'x' }] }, field: /kubeconfig: one of kubeconfig/ },
     { desc: 'no template', raw: { kubeconfig: '/k' }, field: /templates: at least one/ },
+    { desc: 'a fractional heap growing percent', raw: { kubeconfig: '/k', heapGrowingPercent: 12.5, templates: [{ name: 'x' }] }, field: /heapGrowingPercent: must be an integer from 0 to 1000/ },
     { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
   ];
   for (const c of cases) it(`refuses ${c.desc}, naming the field`, () => refused(c.raw, c.field));
