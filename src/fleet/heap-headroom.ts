@@ -5,9 +5,9 @@
 // slow mutator gets its minimum, about a tenth of the live heap: at 1,000 nodes a full
 // mark-compact of ~140 MB every 10–25 s was most of the idle CPU that was not Lease renewals
 // (docs/performance.md, step 9). A fixed headroom of the live heap's size spaces them out for
-// a bounded price in memory. It is a V8 flag read each time V8 recomputes its limits, so it can
-// be set from inside the process: unlike `--single-threaded-gc`, and unlike anything in
-// NODE_OPTIONS, it also reaches the image's single executable.
+// a bounded price in memory. Node 20 refuses the flag in NODE_OPTIONS, but V8 reads it each
+// time it recomputes its limits, so it can be set from inside the running process (which
+// `--single-threaded-gc` cannot), and so it also reaches the image's single executable.
 
 import v8 from 'node:v8';
 
