@@ -5,7 +5,7 @@ import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
-import { applyHeapGrowingPercent } from '../../src/fleet/heap-headroom.js';
+import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string };
@@ -68,10 +68,13 @@ https.Agent.prototype.createConnection = function (this: https.Agent, ...args: P
 
 const config = resolveFleetConfig(
   { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir }] },
-  { ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}) },
+  {
+    ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
+    ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),
+  },
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts).
-applyHeapGrowingPercent(config.heapGrowingPercent);
+applyFleetGcSettings(config);
 const fleet = await createFleet({ config });
 await fleet.start();
 

@@ -59,6 +59,8 @@ export interface FleetBenchResult {
   /** TLS connections opened during the idle window (0 when keep-alive holds). */
   idleNewConnections: number;
   leaseRenewals: number;
+  /** How often the bench's own Lease watch ended and was opened again. */
+  leaseWatchReopened: number;
   leaseLatenessMaxMs: number;
   leaseLatenessP99Ms: number;
   /** VmRSS of the fleet process, mean of 1 s samples over the idle window (as the kubelet's). */
@@ -174,20 +176,8 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
   const plainRuns = [await loop(0, false)];
   const keepAliveRuns = [await loop(1, true)];
 
-  // Leases as they arrive: per name, the arrival times of its renewals.
-  const renewals = new Map<string, number[]>();
-  const leaseWatch = await new Watch(adminKc).watch(
-    '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
-    {},
-    (_type: string, lease: { metadata?: { name?: string } }) => {
-      const name = lease.metadata?.name ?? '';
-      if (!name.startsWith(PREFIX)) return;
-      const list = renewals.get(name) ?? [];
-      list.push(performance.now());
-      renewals.set(name, list);
-    },
-    () => undefined,
-  );
+  const leaseWatch = await watchLeaseRenewals(adminKc);
+  const renewals = leaseWatch.renewals;
 
   const t0 = performance.now();
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
@@ -198,7 +188,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
   const stopFleet = async (): Promise<void> => {
     if (fleetStopped) return;
     fleetStopped = true;
-    leaseWatch.abort();
+    leaseWatch.stop();
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await fleet.call('stop').catch(() => undefined);
     // A normal exit writes --cpu-prof profiles; SIGKILL only if it hangs.
@@ -261,10 +251,11 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
     const idleCpuSplit = { mainUser: splitPercent('mainUser'), mainSystem: splitPercent('mainSystem'), otherUser: splitPercent('otherUser'), otherSystem: splitPercent('otherSystem') };
     const rps = ((req1 - req0) / wall) * 1000;
     const lateness: number[] = [];
-    for (const times of renewals.values()) {
-      for (let i = 1; i < times.length; i++) {
-        if (times[i - 1]! < idleFrom) continue;
-        lateness.push(Math.max(0, times[i]! - times[i - 1]! - ALLOWED_MS));
+    for (const seen of renewals.values()) {
+      for (let i = 1; i < seen.length; i++) {
+        // A gap that spans a reopened watch says nothing about the fleet.
+        if (seen[i - 1]!.at < idleFrom || seen[i - 1]!.watch !== seen[i]!.watch) continue;
+        lateness.push(Math.max(0, seen[i]!.at - seen[i - 1]!.at - ALLOWED_MS));
       }
     }
     lateness.sort((a, b) => a - b);
@@ -310,6 +301,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
       idleRequestsPerSecondPerNode: round2(rps / nodes),
       idleNewConnections: conn1 - conn0,
       leaseRenewals: lateness.length,
+      leaseWatchReopened: leaseWatch.reopened(),
       leaseLatenessMaxMs: round2(lateness.at(-1) ?? 0),
       leaseLatenessP99Ms: round2(quantile(lateness, 0.99)),
       idleRssBytes,
@@ -343,7 +335,7 @@ export function fleetTable(r: FleetBenchResult): string {
   return [
     '| nodes × static pods | all Nodes Ready | all mirrors Running | RSS (per node) | heap used (per node) | heap total | idle CPU | idle API req/s (per node) | new connections while idle | Lease renewals seen | Lease lateness p99 / max |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${r.nodes.toLocaleString('en-US')} × ${r.podsPerNode} | ${(r.readyMs / 1000).toFixed(1)} s | ${(r.runningMs / 1000).toFixed(1)} s | ${mib(r.rssBytes)} (${kib(r.rssBytesPerNode)}) | ${mib(r.heapUsedBytes)} (${kib(r.heapUsedBytesPerNode)}) | ${mib(r.heapTotalBytes)} | ${r.idleCpuPercent} % | ${r.idleRequestsPerSecond} (${r.idleRequestsPerSecondPerNode}) | ${r.idleNewConnections} | ${r.leaseRenewals} | ${r.leaseLatenessP99Ms} / ${r.leaseLatenessMaxMs} ms |`,
+    `| ${r.nodes.toLocaleString('en-US')} × ${r.podsPerNode} | ${(r.readyMs / 1000).toFixed(1)} s | ${(r.runningMs / 1000).toFixed(1)} s | ${mib(r.rssBytes)} (${kib(r.rssBytesPerNode)}) | ${mib(r.heapUsedBytes)} (${kib(r.heapUsedBytesPerNode)}) | ${mib(r.heapTotalBytes)} | ${r.idleCpuPercent} % | ${r.idleRequestsPerSecond} (${r.idleRequestsPerSecondPerNode}) | ${r.idleNewConnections} | ${r.leaseRenewals} | ${r.leaseRenewals === 0 ? 'none seen' : `${r.leaseLatenessP99Ms} / ${r.leaseLatenessMaxMs} ms`} |`,
     '',
     '## Mirrors per second while converging, against a plain create loop',
     '',
@@ -365,4 +357,54 @@ export function fleetTable(r: FleetBenchResult): string {
     '|---:|---:|---:|---:|',
     `| ${r.idleCpuSplit.mainUser} % | ${r.idleCpuSplit.mainSystem} % | ${r.idleCpuSplit.otherUser} % | ${r.idleCpuSplit.otherSystem} % |`,
   ].join('\n');
+}
+
+/** One renewal as it arrived: when, and through which opening of the watch. */
+interface RenewalSeen {
+  at: number;
+  watch: number;
+}
+
+/**
+ * The fleet's Lease renewals as they arrive, by Lease name, from a watch of kube-node-lease that
+ * is opened again whenever it ends (one run saw none at all once its watch had ended). A
+ * renewal is a new `spec.renewTime`, so the Leases listed again on reopening add nothing.
+ */
+async function watchLeaseRenewals(kc: KubeConfig): Promise<{ renewals: Map<string, RenewalSeen[]>; reopened(): number; stop(): void }> {
+  const renewals = new Map<string, RenewalSeen[]>();
+  const lastRenewTime = new Map<string, string>();
+  let opened = 0;
+  let stopped = false;
+  let current: { abort(): void } | undefined;
+  const open = async (): Promise<void> => {
+    const watch = ++opened;
+    current = await new Watch(kc).watch(
+      '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
+      {},
+      (_type: string, lease: { metadata?: { name?: string }; spec?: { renewTime?: string } }) => {
+        const name = lease.metadata?.name ?? '';
+        const renewTime = String(lease.spec?.renewTime ?? '');
+        if (!name.startsWith(PREFIX) || lastRenewTime.get(name) === renewTime) return;
+        lastRenewTime.set(name, renewTime);
+        const list = renewals.get(name) ?? [];
+        list.push({ at: performance.now(), watch });
+        renewals.set(name, list);
+      },
+      (err: unknown) => {
+        if (stopped) return;
+        console.error(`fleet bench: the Lease watch ended (${err instanceof Error ? err.message : 'closed by the server'}); opening it again`);
+        const reopen = (): void => void open().catch(() => setTimeout(reopen, 1000));
+        reopen();
+      },
+    );
+  };
+  await open();
+  return {
+    renewals,
+    reopened: () => opened - 1,
+    stop() {
+      stopped = true;
+      current?.abort();
+    },
+  };
 }

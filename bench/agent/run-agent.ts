@@ -130,7 +130,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('fleet')) await runFleet(quick, write);
 }
 
-/** N nodes × 5 static pods from one process (BENCH_FLEET_NODES overrides N, BENCH_FLEET_IDLE_MS the idle window, BENCH_FLEET_HEAP_GROWING_PERCENT the fleet's heapGrowingPercent; any of them: results not written), on a control plane of its own. */
+/** N nodes × 5 static pods from one process (BENCH_FLEET_NODES overrides N, BENCH_FLEET_IDLE_MS the idle window, BENCH_FLEET_HEAP_GROWING_PERCENT the fleet's heapGrowingPercent, BENCH_FLEET_PARALLEL_SCAVENGE=1 its parallelScavenge; any of them: results not written), on a control plane of its own. */
 async function runFleet(quick: boolean, write: Write): Promise<void> {
   const nodes = Number(process.env.BENCH_FLEET_NODES ?? (quick ? 50 : 1000));
   // At 1,000 nodes V8 runs a mark-compact every 10-25 s: a 60 s window caught two to four and
@@ -147,12 +147,12 @@ async function runFleet(quick: boolean, write: Write): Promise<void> {
     await cluster.dispose();
   }
   const note =
-    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts) with the shipped ClusterRole's ServiceAccount token, fleet-wide kubeAPIQPS 500 / burst 1000, the fleet command's V8 heap growing percent (100, src/fleet/heap-headroom.ts), on a local control plane of its own (bench/agent/fleet.bench.ts). ` +
+    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts) with the shipped ClusterRole's ServiceAccount token, fleet-wide kubeAPIQPS 500 / burst 1000, the fleet command's GC settings (heap growing percent 100, scavenges on the main thread: src/fleet/gc-settings.ts), on a local control plane of its own (bench/agent/fleet.bench.ts). ` +
     `Ready and Running: from the fork, polled (${nodes > 200 ? 2 : 0.5} s). Memory after a full GC, 15 s after convergence; CPU (utime + stime) and API requests (non-watch) over the next ${idleWindowMs / 1000} s; Lease lateness: gap between two renewals of one Lease arriving in a watch, less 10.4 s (period + 4 % jitter), over that window. ` +
     `Mirrors per second: the fleet's pod creates from the first sent to the last answered, against a plain client-node loop (bulk.bench.ts) creating as many pods with the fleet's token and concurrency (its ${FLEET_MAX_SOCKETS} sockets), once before the fleet starts and once after it stopped, each deleting its pods, and the same loop over a keep-alive connection pool (plain client-node opens a TLS connection per request); each ratio is against the faster run of that loop. ` +
     `The kubelet: the hollow kubelet (v1.34.4, kubemark's fake runtime, its defaults) on node ${FLEET_KUBELET_NODE} with the same ${FLEET_PODS_PER_NODE} manifests, started once the fleet has converged and measured over the fleet's idle window (RSS: VmRSS mean of 1 s samples for both; its requests: client-go's rest_client_requests_total, watches included; the fleet's: non-watch). ` +
     `Goals: ≤ 1 MiB RSS per node, 1,000 nodes Ready and 5,000 mirrors Running within 120 s, Lease p99 lateness < 1 s, idle CPU < 5 %, mirrors per second ≥ 0.9 of the loop. Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run.`;
-  const overrides = ['BENCH_FLEET_NODES', 'BENCH_FLEET_IDLE_MS', 'BENCH_FLEET_HEAP_GROWING_PERCENT'].filter((name) => process.env[name] !== undefined);
+  const overrides = ['BENCH_FLEET_NODES', 'BENCH_FLEET_IDLE_MS', 'BENCH_FLEET_HEAP_GROWING_PERCENT', 'BENCH_FLEET_PARALLEL_SCAVENGE'].filter((name) => process.env[name] !== undefined);
   if (overrides.length > 0) {
     console.log(`\nFleet (${overrides.join(', ')} set: results not written)\n${fleetTable(result)}`);
     return;

@@ -6,7 +6,7 @@ import { kpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { createFleet } from '../fleet/fleet.js';
 import { loadFleetConfig, type FleetFlags } from '../fleet/fleet-config.js';
-import { applyHeapGrowingPercent } from '../fleet/heap-headroom.js';
+import { applyFleetGcSettings } from '../fleet/gc-settings.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods fleet --config fleet.yaml [flags]
@@ -31,6 +31,8 @@ flags (each overrides the file):
   --address <ip>                 where it listens (default 127.0.0.1)
   --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default
                                  100; 0: V8's own sizing; node's own flag of that name wins)
+  --parallel-scavenge            let V8's helper threads share scavenges (default: the
+                                 main thread alone, cheaper at idle; see docs/fleet.md)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -51,6 +53,7 @@ const OPTIONS = {
   'read-only-port': { type: 'string' },
   address: { type: 'string' },
   'heap-growing-percent': { type: 'string' },
+  'parallel-scavenge': { type: 'boolean' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -84,6 +87,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('readOnlyPort', v['read-only-port']),
     ...pick('address', v.address),
     ...pick('heapGrowingPercent', v['heap-growing-percent']),
+    ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
   };
@@ -96,8 +100,8 @@ export async function run(args: string[]): Promise<number> {
   }
   const config = await loadFleetConfig(fleetFlags(args));
   const logger = createLogger();
-  const heapGrowingPercent = applyHeapGrowingPercent(config.heapGrowingPercent);
-  if (heapGrowingPercent !== undefined) logger.debug({ heapGrowingPercent }, 'V8 heap growing percent set');
+  const v8Flags = applyFleetGcSettings(config);
+  if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 garbage collector settings applied');
   const fleet = await createFleet({ config, logger });
   await fleet.start();
   const signal = await untilSignal();

@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../cluster/local-cluster.js';
 import { createFleet, type Fleet } from '../fleet/fleet.js';
 import { resolveFleetConfig } from '../fleet/fleet-config.js';
-import { applyHeapGrowingPercent } from '../fleet/heap-headroom.js';
+import { applyFleetGcSettings } from '../fleet/gc-settings.js';
 import { issueFleetToken } from '../fleet/fleet-identity.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
@@ -37,7 +37,7 @@ export async function runFleetDemo(o: FleetDemoOptions): Promise<number> {
   const logFile = join(o.dir, 'fleet.log');
   const logger = createLogger({ destination: createWriteStream(logFile, { flags: 'a' }), pretty: false });
   // As `kubelet-pods fleet` does: the demo's process holds the fleet once it has converged.
-  applyHeapGrowingPercent(config.heapGrowingPercent);
+  applyFleetGcSettings(config);
   // A free port: a kubelet (or another demo) on the machine often holds 10255.
   const fleet = await createFleet({ config, logger, readOnlyPort: 0 });
   const names = new Set(config.nodes.map((n) => n.name));

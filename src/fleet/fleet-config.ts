@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { V1Taint } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
-import { FLEET_HEAP_GROWING_PERCENT } from './heap-headroom.js';
+import { FLEET_GC_DEFAULTS } from './gc-settings.js';
 
 /**
  * The fleet file (`kubelet-pods fleet --config fleet.yaml`, docs/fleet.md) and the flags for
@@ -54,8 +54,10 @@ export interface FleetConfig {
   /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
   readonly readOnlyPort: number;
   readonly address: string;
-  /** V8's heap growing percent for the process (src/fleet/heap-headroom.ts); 0: V8's own sizing. */
+  /** The process's V8 headroom, % of the live heap (src/fleet/gc-settings.ts); 0: V8's own sizing. */
   readonly heapGrowingPercent: number;
+  /** Whether V8's helper threads take part in scavenges (src/fleet/gc-settings.ts); off by default. */
+  readonly parallelScavenge: boolean;
   readonly templates: readonly NodeTemplate[];
   /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
@@ -72,7 +74,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   eventBurst: 100,
   readOnlyPort: 10255,
   address: '127.0.0.1',
-  heapGrowingPercent: FLEET_HEAP_GROWING_PERCENT,
+  ...FLEET_GC_DEFAULTS,
 });
 
 /** What the flags of `kubelet-pods fleet` say; each overrides the file. */
@@ -90,13 +92,14 @@ export interface FleetFlags {
   readonly readOnlyPort?: string;
   readonly address?: string;
   readonly heapGrowingPercent?: string;
+  readonly parallelScavenge?: boolean;
   readonly shard?: string;
   readonly shardByLease?: string;
 }
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'templates', 'shard', 'shardByLease']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
 const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_NODES = 100_000;
@@ -155,6 +158,8 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
   };
+  const parallelScavenge = flags.parallelScavenge ?? doc['parallelScavenge'] ?? FLEET_DEFAULTS.parallelScavenge;
+  if (typeof parallelScavenge !== 'boolean') problems.push(['parallelScavenge', `must be true or false, got ${JSON.stringify(parallelScavenge)}`]);
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
@@ -238,6 +243,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    parallelScavenge: parallelScavenge as boolean,
     address: address as string,
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),

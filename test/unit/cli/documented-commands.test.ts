@@ -23,11 +23,14 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--max-semi-space-size',
     '--trace-gc',
     '--trace-gc-verbose',
+    '--trace-gc-nvp',
     '--experimental-sea-config',
     // V8's, through node: the GC settings measured for large fleets (docs/fleet.md, "Tuning";
-    // --heap-growing-percent is also the fleet's own flag).
+    // --heap-growing-percent is also the fleet's own flag, --no-parallel-scavenge the V8 flag
+    // behind its parallelScavenge).
     '--single-threaded-gc',
     '--heap-growing-percent',
+    '--no-parallel-scavenge',
     '--v8-pool-size',
   ],
   'kube-apiserver': [

@@ -32,12 +32,15 @@ describe('fleet configuration', () => {
     assert.equal(config.kubeAPIQPS, 100);
     assert.equal(config.kubeAPIBurst, 1000);
     assert.equal(config.heapGrowingPercent, 100, 'the fleet widens V8 headroom by default');
+    assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
   });
 
-  it('--heap-growing-percent overrides the file, 0 handing the sizing back to V8', () => {
+  it('--heap-growing-percent and --parallel-scavenge override the file; 0 hands the sizing back to V8', () => {
     const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
     assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
     assert.equal(resolveFleetConfig(base, { heapGrowingPercent: '0' }).heapGrowingPercent, 0);
+    assert.equal(resolveFleetConfig({ ...base, parallelScavenge: true }, {}).parallelScavenge, true);
+    assert.equal(resolveFleetConfig(base, { parallelScavenge: true }).parallelScavenge, true);
   });
 
   it('--nodes N --node-name-prefix makes one template', () => {
@@ -55,6 +58,7 @@ describe('fleet configuration', () => {
     { desc: 'no credential', raw: { templates: [{ name: 'x' }] }, field: /kubeconfig: one of kubeconfig/ },
     { desc: 'no template', raw: { kubeconfig: '/k' }, field: /templates: at least one/ },
     { desc: 'a fractional heap growing percent', raw: { kubeconfig: '/k', heapGrowingPercent: 12.5, templates: [{ name: 'x' }] }, field: /heapGrowingPercent: must be an integer from 0 to 1000/ },
+    { desc: 'a parallelScavenge that is not a boolean', raw: { kubeconfig: '/k', parallelScavenge: 'yes', templates: [{ name: 'x' }] }, field: /parallelScavenge: must be true or false/ },
     { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
   ];
   for (const c of cases) it(`refuses ${c.desc}, naming the field`, () => refused(c.raw, c.field));

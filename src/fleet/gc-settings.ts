@@ -1,0 +1,42 @@
+// The garbage collector settings of a fleet process, made from inside it.
+//
+// A converged fleet holds a large, long-lived heap (every node's pods, mirrors, Node and Lease)
+// and allocates slowly, and with V8's own settings its GC was most of the idle CPU that was not
+// Lease renewals (docs/performance.md, steps 8 and 9):
+// - headroom: V8 sizes it from the ratio of GC speed to allocation rate, so a slow mutator gets
+//   its minimum, about a tenth of the live heap, and at 1,000 nodes a mark-compact of ~140 MB
+//   ran every 10–25 s. A fixed headroom of the live heap's size spaces them out;
+// - scavenges: at idle each one keeps little, and handing it to V8's helper threads cost more in
+//   waking and joining them than it saved.
+// Node 20 refuses both flags in NODE_OPTIONS, but V8 reads them each time it sizes the heap or
+// starts a scavenge, so they can be set in the running process (which `--single-threaded-gc`
+// cannot: it crashed V8), and so they also reach the image's single executable.
+
+import v8 from 'node:v8';
+
+export interface FleetGcSettings {
+  /** The old generation may grow by this % of the live heap before the next mark-compact; 0: V8's own sizing. */
+  readonly heapGrowingPercent: number;
+  /** False: scavenges run on the main thread alone. */
+  readonly parallelScavenge: boolean;
+}
+
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false });
+
+const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
+const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
+
+/**
+ * Applies `settings` to this whole process, leaving alone each setting node was started with
+ * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
+ * `--single-threaded-gc`) and V8's defaults where the settings ask for them. Returns the V8
+ * flags it set.
+ */
+export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv): string[] {
+  const set: string[] = [];
+  if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
+  if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
+  for (const flag of set) v8.setFlagsFromString(flag);
+  return set;
+}
