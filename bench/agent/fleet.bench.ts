@@ -177,7 +177,6 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
   const keepAliveRuns = [await loop(1, true)];
 
   const leaseWatch = await watchLeaseRenewals(adminKc);
-  const renewals = leaseWatch.renewals;
 
   const t0 = performance.now();
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
@@ -251,7 +250,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
     const idleCpuSplit = { mainUser: splitPercent('mainUser'), mainSystem: splitPercent('mainSystem'), otherUser: splitPercent('otherUser'), otherSystem: splitPercent('otherSystem') };
     const rps = ((req1 - req0) / wall) * 1000;
     const lateness: number[] = [];
-    for (const seen of renewals.values()) {
+    for (const seen of leaseWatch.renewals.values()) {
       for (let i = 1; i < seen.length; i++) {
         // A gap that spans a reopened watch says nothing about the fleet.
         if (seen[i - 1]!.at < idleFrom || seen[i - 1]!.watch !== seen[i]!.watch) continue;

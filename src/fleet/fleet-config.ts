@@ -147,6 +147,12 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     }
     return n;
   };
+  const bool = (v: unknown, field: string, dflt: boolean): boolean => {
+    if (v === undefined || v === null) return dflt;
+    if (typeof v === 'boolean') return v;
+    problems.push([field, `must be true or false, got ${JSON.stringify(v)}`]);
+    return dflt;
+  };
 
   const kubeconfig = flagPath(flags.kubeconfig) ?? path(doc['kubeconfig'], 'kubeconfig');
   const nodeKubeconfigDir = flagPath(flags.nodeKubeconfigDir) ?? path(doc['nodeKubeconfigDir'], 'nodeKubeconfigDir');
@@ -157,9 +163,8 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     eventBurst: num(doc['eventBurst'], 'eventBurst', FLEET_DEFAULTS.eventBurst, 1e6, true),
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
+    parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
   };
-  const parallelScavenge = flags.parallelScavenge ?? doc['parallelScavenge'] ?? FLEET_DEFAULTS.parallelScavenge;
-  if (typeof parallelScavenge !== 'boolean') problems.push(['parallelScavenge', `must be true or false, got ${JSON.stringify(parallelScavenge)}`]);
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
@@ -243,7 +248,6 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
-    parallelScavenge: parallelScavenge as boolean,
     address: address as string,
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
