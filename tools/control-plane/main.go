@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -94,7 +95,7 @@ func parseOptions() (options, error) {
 }
 
 // freePort asks the kernel for an unused loopback port. The port is released before the
-// server binds it; on a test machine that race is acceptable.
+// server binds it, so it can be taken meanwhile: etcd's is picked again when that happens.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,6 +103,12 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// addressInUse tells a failed bind from other start failures; etcd does not wrap the syscall
+// error, so its text is what is left to go by.
+func addressInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
 }
 
 func main() {
@@ -124,11 +131,6 @@ func run() error {
 			return err
 		}
 	}
-	if o.etcdPort == 0 {
-		if o.etcdPort, err = freePort(); err != nil {
-			return err
-		}
-	}
 
 	pki, err := ensurePKI(o.dir, o.extraAddresses)
 	if err != nil {
@@ -145,7 +147,21 @@ func run() error {
 			return err
 		}
 	}
+	etcdPortPicked := o.etcdPort == 0
+	if etcdPortPicked {
+		if o.etcdPort, err = freePort(); err != nil {
+			return err
+		}
+	}
 	etcd, err := startEtcd(etcdDir, o.etcdPort)
+	// A port freePort picked can be taken before etcd binds it (by another process's outgoing
+	// connection, or another control plane starting at the same time): pick again when it was ours to pick.
+	for attempt := 1; err != nil && etcdPortPicked && addressInUse(err) && attempt < 5; attempt++ {
+		if o.etcdPort, err = freePort(); err != nil {
+			return err
+		}
+		etcd, err = startEtcd(etcdDir, o.etcdPort)
+	}
 	if err != nil {
 		return err
 	}
