@@ -2,8 +2,9 @@
 // scratch into a storage root of this test's own, then run with `buildah run --isolation
 // chroot` (which shares the host's network, so the agent's port is reached on loopback):
 // `--help`, and a standalone `run` on a mounted manifest directory, as the image's non-root user.
-// Needs buildah (`apt-get install -y buildah`; .ci/run installs it): without it the test fails
-// and says so, it does not skip.
+// Needs buildah (`apt-get install -y buildah`), which the README's `npm test` does not assume:
+// it runs in `npm run test:artifacts` (.ci/run installs buildah first). Without buildah it
+// fails and says so, it does not skip.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
