@@ -4,13 +4,8 @@
 
 export type { PodUpdate, SetDelta, SourceLogger } from './sources/types.js';
 export { decodeSinglePod, decodePodList, parseManifestText, type DecodeOutcome, type DefaultFn } from './sources/decode.js';
-export {
-  applySchemeDefaults,
-  applyStaticPodDefaults,
-  generatePodName,
-  defaultPullPolicy,
-  type StaticPodDefaultsOptions,
-} from './sources/defaults.js';
+export { applyStaticPodDefaults, generatePodName, type StaticPodDefaultsOptions } from './sources/defaults.js';
+export { applySchemeDefaults, defaultPullPolicy } from './sources/scheme-defaults.js';
 export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
 export { validateStaticPodCreate } from './sources/validate.js';
 export { isDNS1123Label, isDNS1123Subdomain } from './kube/names.js';

@@ -8,6 +8,8 @@
 //
 // `podmanagerbench oracle` does not time anything: it replays call sequences read from stdin
 // and prints every answer (see oracle.go), for test/integration/pod-manager-oracle.test.ts.
+// `podmanagerbench decode` decodes manifests as the kubelet's sources do (see decode.go), for
+// test/integration/pod-defaults-oracle.test.ts.
 package main
 
 import (
@@ -178,6 +180,10 @@ type result struct {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "oracle" {
 		oracleMain()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "decode" {
+		decodeMain()
 		return
 	}
 	testing.Init()

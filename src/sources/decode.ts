@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
-import { applySchemeDefaults } from './defaults.js';
+import { applySchemeDefaults } from './scheme-defaults.js';
 import { isJsonObject, type JsonObject } from './json-object.js';
 import { checkPodSchema, usesClusterTrustBundle, validateStaticPodCreate } from './validate.js';
 

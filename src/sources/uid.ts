@@ -25,8 +25,28 @@ export type StaticPodOrigin = { readonly file: string; readonly nodeName: string
  */
 export function computeStaticPodUID(pod: Pod, origin: StaticPodOrigin): string {
   const hash = createHash('md5');
-  hash.update(canonicalJSON(pod, { dropZeroValues: true }));
+  hash.update(canonicalJSON(withoutEmptyResources(pod), { dropZeroValues: true }));
   if ('file' in origin) hash.update(`host:${origin.nodeName}file:${origin.file}`);
   else hash.update(`url:${origin.url}`);
   return hash.digest('hex');
+}
+
+/**
+ * A container's `resources` is a struct in Go, so the kubelet cannot tell `resources: {}` from
+ * none: neither may change the UID here. The pod is copied only where that applies.
+ */
+function withoutEmptyResources(pod: Pod): Pod {
+  const spec = pod.spec;
+  if (spec === undefined) return pod;
+  const lists = ['initContainers', 'containers', 'ephemeralContainers'] as const;
+  const isEmpty = (c: { resources?: object }): boolean =>
+    c.resources !== undefined && c.resources !== null && Object.keys(c.resources).length === 0;
+  if (!lists.some((key) => (spec[key] as { resources?: object }[] | undefined)?.some(isEmpty))) return pod;
+  const copy = { ...spec };
+  for (const key of lists) {
+    const list = spec[key] as { resources?: object }[] | undefined;
+    if (!Array.isArray(list) || !list.some(isEmpty)) continue;
+    (copy as Record<string, unknown>)[key] = list.map((c) => (isEmpty(c) ? { ...c, resources: undefined } : c));
+  }
+  return { ...pod, spec: copy };
 }

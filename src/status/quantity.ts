@@ -9,7 +9,7 @@
  * values below 1024 or with a fraction falling back to decimal SI.
  */
 
-type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+export type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
 const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIXES: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
@@ -84,6 +84,40 @@ function pow10(n: number): bigint {
   return TEN ** BigInt(n);
 }
 
+/** A quantity's exact value, `magnitude` × 10^-`scale`, and the format it prints in. */
+export interface Quantity {
+  readonly negative: boolean;
+  readonly magnitude: bigint;
+  readonly scale: number;
+  readonly format: Format;
+}
+
+/** A string or YAML/JSON number read as apimachinery reads a quantity; undefined if it is none. */
+export function parseQuantity(value: unknown): Quantity | undefined {
+  const text = typeof value === 'number' ? numberText(value) : typeof value === 'string' ? value : undefined;
+  if (text === undefined || text === '') return undefined;
+  const parsed = parse(text);
+  return parsed === undefined ? undefined : exact(parsed);
+}
+
+function exact(parsed: Parsed): Quantity {
+  let magnitude = BigInt(parsed.num + parsed.denom);
+  let scale = parsed.denom.length;
+  if (parsed.format === 'BinarySI') magnitude <<= BigInt(parsed.exponent);
+  else scale -= parsed.exponent;
+  if (scale > NANO_DIGITS) {
+    const divisor = pow10(scale - NANO_DIGITS);
+    magnitude = (magnitude + divisor - 1n) / divisor;
+    scale = NANO_DIGITS;
+  }
+  // apimachinery caps binary quantities at the largest int64.
+  if (parsed.format === 'BinarySI' && magnitude > MAX_INT64 * pow10(Math.max(scale, 0))) {
+    magnitude = MAX_INT64;
+    scale = 0;
+  }
+  return { negative: parsed.negative && magnitude !== 0n, magnitude, scale, format: parsed.format };
+}
+
 /**
  * The stored form of a quantity given as a string or a number; undefined when `value` is not a
  * quantity (the API server would refuse it, so there is nothing to match).
@@ -93,24 +127,14 @@ export function canonicalQuantity(value: string | number): string | undefined {
   if (text === undefined || text === '') return undefined;
   const parsed = parse(text);
   if (parsed === undefined) return undefined;
-  if (keptAsWritten(parsed)) return text;
-  let format = parsed.format;
-  let magnitude = BigInt(parsed.num + parsed.denom);
-  let scale = parsed.denom.length;
-  if (format === 'BinarySI') magnitude <<= BigInt(parsed.exponent);
-  else scale -= parsed.exponent;
+  return keptAsWritten(parsed) ? text : formatQuantity(exact(parsed));
+}
+
+/** How apimachinery prints a quantity it computed (or whose text it did not keep). */
+export function formatQuantity(q: Quantity): string {
+  let { magnitude, scale, format } = q;
   if (magnitude === 0n) return '0';
-  if (scale > NANO_DIGITS) {
-    const divisor = pow10(scale - NANO_DIGITS);
-    magnitude = (magnitude + divisor - 1n) / divisor;
-    scale = NANO_DIGITS;
-  }
-  // apimachinery caps binary quantities at the largest int64.
-  if (format === 'BinarySI' && magnitude > MAX_INT64 * pow10(Math.max(scale, 0))) {
-    magnitude = MAX_INT64;
-    scale = 0;
-  }
-  const sign = parsed.negative ? '-' : '';
+  const sign = q.negative ? '-' : '';
 
   if (format === 'BinarySI') {
     // Below 1024, or not a whole number: shown in decimal so nothing is rounded away.
@@ -141,6 +165,36 @@ export function canonicalQuantity(value: string | number): string | undefined {
   if (format === 'DecimalExponent') return `${sign}${amount}${exponent === 0 ? '' : `e${exponent}`}`;
   // apimachinery prints no suffix beyond E (1e21 and up); the server stores exactly that.
   return `${sign}${amount}${DECIMAL_BY_EXPONENT.get(exponent) ?? ''}`;
+}
+
+/**
+ * `q` rounded away from zero to at most `digits` decimal places; `q` itself when it has no
+ * finer digits (apimachinery then keeps the text as written).
+ */
+export function roundUpQuantity(q: Quantity, digits: number): Quantity {
+  if (q.scale <= digits) return q;
+  const divisor = pow10(q.scale - digits);
+  return { ...q, magnitude: (q.magnitude + divisor - 1n) / divisor, scale: digits };
+}
+
+function signed(q: Quantity, scale: number): bigint {
+  const v = q.magnitude * pow10(scale - q.scale);
+  return q.negative ? -v : v;
+}
+
+/** a + b, in a's format (b's when a is zero), as apimachinery adds. */
+export function addQuantity(a: Quantity, b: Quantity): Quantity {
+  const scale = Math.max(a.scale, b.scale);
+  const sum = signed(a, scale) + signed(b, scale);
+  const format = a.magnitude === 0n ? b.format : a.format;
+  return { negative: sum < 0n, magnitude: sum < 0n ? -sum : sum, scale, format };
+}
+
+/** Negative, zero or positive as a is less than, equal to or greater than b. */
+export function compareQuantity(a: Quantity, b: Quantity): number {
+  const scale = Math.max(a.scale, b.scale);
+  const d = signed(a, scale) - signed(b, scale);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
 // A YAML or JSON number as the API server reads it.

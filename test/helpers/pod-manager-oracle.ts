@@ -1,6 +1,7 @@
-// The kubelet's own pod manager as a test oracle: builds bench/go (k8s.io/kubernetes v1.34.4
-// pkg/kubelet/pod) once per content of its sources, caches the binary next to the control
-// plane's, and runs it in its `oracle` mode (see bench/go/oracle.go for the protocol).
+// The kubelet's own code as a test oracle: builds bench/go (k8s.io/kubernetes v1.34.4
+// pkg/kubelet/pod and the API's decoding) once per content of its sources, caches the binary
+// next to the control plane's, and runs it in its `oracle` mode (the pod manager, see
+// bench/go/oracle.go for the protocol) or its `decode` mode (manifests, bench/go/decode.go).
 
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -158,7 +159,21 @@ export class PodManagerOracle {
   #stderr = '';
   #exit: string | undefined;
 
-  constructor(readonly binary: string) {}
+  /** `oracle` answers call sequences (replay); `decode` decodes manifests (decode). */
+  constructor(
+    readonly binary: string,
+    readonly mode: 'oracle' | 'decode' = 'oracle',
+  ) {}
+
+  /**
+   * A manifest decoded as the kubelet's sources decode it before their own static-pod
+   * defaults (bench/go/decode.go): the v1 pod as Go writes it, or the decoder's refusal.
+   */
+  async decode(manifest: string): Promise<{ pod?: unknown; error?: string }> {
+    const child = this.#start();
+    child.stdin.write(`${JSON.stringify({ manifest })}\n`);
+    return JSON.parse(await this.#nextLine()) as { pod?: unknown; error?: string };
+  }
 
   /** The answers of every query of `sequence`, in call order. */
   async replay(sequence: OracleSequence): Promise<OracleAnswer[]> {
@@ -188,7 +203,7 @@ export class PodManagerOracle {
 
   #start(): ChildProcessByStdio<Writable, Readable, Readable> {
     if (this.#child) return this.#child;
-    const child = spawn(this.binary, ['oracle'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(this.binary, [this.mode], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.#lines = [];
     this.#taken = 0;
     this.#stderr = '';
