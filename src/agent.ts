@@ -21,12 +21,12 @@ export {
 export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
 export {
   createSimulatedStatusProvider,
-  KUBELET_OWNED_POD_CONDITIONS,
   SIMULATION_ANNOTATIONS,
   type StatusProvider,
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
 } from './status/status-provider.js';
+export { KUBELET_OWNED_POD_CONDITIONS } from './status/kubelet-owned-conditions.js';
 export type { ContainerLogLine } from './status/container-log-buffer.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
 export type { BoundAddress } from './server/server.js';

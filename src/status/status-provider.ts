@@ -738,16 +738,6 @@ interface NodeFacts {
   readonly clusterDNS: boolean;
 }
 
-/** The kubelet's condition types; the mirror status writer treats exactly these as its own. */
-export const KUBELET_OWNED_POD_CONDITIONS: ReadonlySet<string> = new Set([
-  'PodScheduled',
-  'Ready',
-  'Initialized',
-  'ContainersReady',
-  'PodReadyToStartContainers',
-  'DisruptionTarget',
-]);
-
 function cond(type: string, status: string, at: Date, reason?: string, message?: string): V1PodCondition {
   const c: V1PodCondition = { type, status, lastTransitionTime: at };
   if (reason !== undefined) c.reason = reason;
