@@ -25,8 +25,8 @@ export {
   type StatusProvider,
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
-} from './status/status-provider.js';
+} from './runtime/simulated-status-provider.js';
 export { KUBELET_OWNED_POD_CONDITIONS } from './status/kubelet-owned-conditions.js';
-export type { ContainerLogLine } from './status/container-log-buffer.js';
+export type { ContainerLogLine } from './runtime/container-log-buffer.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
 export type { BoundAddress } from './server/server.js';

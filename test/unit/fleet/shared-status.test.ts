@@ -4,7 +4,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/pod/types.js';
-import { SIMULATION_ANNOTATIONS, createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { SIMULATION_ANNOTATIONS, createSimulatedStatusProvider } from '../../../src/runtime/simulated-status-provider.js';
 import { shareStatusProvider } from '../../../src/fleet/shared-status.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 

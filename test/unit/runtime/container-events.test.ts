@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
-import { pullPolicyOf, type ContainerEvent } from '../../../src/status/container-events.js';
-import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/status/status-provider.js';
+import { pullPolicyOf, type ContainerEvent } from '../../../src/runtime/container-events.js';
+import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulated-status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function pod(uid: string, annotations: Record<string, string> = {}): Pod {

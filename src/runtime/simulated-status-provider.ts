@@ -4,7 +4,7 @@ import { formatDuration } from '../config/durations.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
-import { initializedCondition, isSidecar, kubeletPodPhase } from './pod-phase.js';
+import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-phase.js';
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
