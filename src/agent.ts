@@ -22,11 +22,10 @@ export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
 export {
   createSimulatedStatusProvider,
   SIMULATION_ANNOTATIONS,
-  type StatusProvider,
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
 } from './runtime/simulated-status-provider.js';
+export type { StatusProvider, ContainerLogLine } from './status/status-provider.js';
 export { KUBELET_OWNED_POD_CONDITIONS } from './status/kubelet-owned-conditions.js';
-export type { ContainerLogLine } from './runtime/container-log-buffer.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
 export type { BoundAddress } from './server/server.js';

@@ -1,7 +1,7 @@
 import type { V1ContainerStatus, V1PodCondition, V1PodStatus, V1Taint } from '@kubernetes/client-node';
 import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import type { StatusProvider } from '../runtime/simulated-status-provider.js';
+import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { quantityValue } from '../node/node-registration.js';
 import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';

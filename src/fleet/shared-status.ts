@@ -1,4 +1,4 @@
-import type { StatusProvider } from '../runtime/simulated-status-provider.js';
+import type { StatusProvider } from '../status/status-provider.js';
 
 /**
  * One status provider for every node of a fleet, seen by each node as its own: a change is

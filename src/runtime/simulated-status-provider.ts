@@ -8,59 +8,10 @@ import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-
 import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
-import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
-import { backOffEvent, containerFieldPath, killingEvent, missingClusterDNSEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
+import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer } from './container-log-buffer.js';
+import { backOffEvent, containerFieldPath, killingEvent, missingClusterDNSEvent, sandboxChangedEvent, startEvents } from './container-events.js';
+import type { ContainerEvent, ContainerEventListener, ContainerLogLine, StatusProvider } from '../status/status-provider.js';
 import { createExitedContainers, type ExitedContainer, type ExitedContainers, type ExitedPod } from './exited-containers.js';
-
-/**
- * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
- * what each static pod's status is; the mirror status writer publishes the answer.
- *
- * `statusFor` must be a pure function of the provider's state and `now`: asked twice without a
- * state change in between, it returns equal statuses, so unchanged statuses are not re-sent.
- */
-export interface StatusProvider {
-  statusFor(pod: Pod, now: Date): V1PodStatus;
-  /**
-   * Subscribes to "this pod's status changed" (by the pod's own UID); returns an unsubscribe.
-   * While subscribed, the writer asks again only about new pods and pods reported here, in its
-   * full resync (10 s) too, so every change must be reported. A provider without it is asked
-   * about every pod on each full resync.
-   */
-  onChange?(listener: (uid: string) => void): () => void;
-  /**
-   * Stops the pod's containers, honouring `gracePeriodSeconds` (at least 1; the runtime gives
-   * each container at least 2 s after SIGTERM), and resolves once every container has stopped.
-   * While it runs, `statusFor` reports the stopping pod and, once stopped, its final status
-   * (containers terminated with their exit codes); each change is reported through `onChange`.
-   * Called again while stopping, a shorter grace period shortens the stop (a longer one changes
-   * nothing) and every call resolves when the pod has stopped; called after, it resolves at once.
-   * It never rejects. A provider without it stops pods at once (the status stays as it was).
-   * See docs/lifecycle.md for the whole contract.
-   */
-  terminate?(pod: Pod, gracePeriodSeconds: number): Promise<void>;
-  /**
-   * Lets go of a pod that is no longer run, cancelling anything scheduled for it. A runtime
-   * may keep its exited containers for a while (see createSimulatedStatusProvider): a pod run
-   * again with the same UID then continues their restart counts.
-   */
-  forget?(uid: string): void;
-  /**
-   * Subscribes to what the runtime reports about pods' containers as Kubernetes Events
-   * (`Pulled`, `Created`, `Started`, `Killing`, `BackOff`, `SandboxChanged`); returns an
-   * unsubscribe. The agent records them on the pod.
-   */
-  onContainerEvent?(listener: ContainerEventListener): () => void;
-
-  /** Cancels every timer; the provider answers but no longer notifies. */
-  stop?(): void;
-  /**
-   * What the runtime wrote for container `container` of the pod with UID `uid`, oldest first
-   * (served by `/containerLogs`, so `kubectl logs` on the mirror pod shows it); undefined when
-   * the container has written nothing.
-   */
-  containerLogs?(uid: string, container: string): readonly ContainerLogLine[] | undefined;
-}
 
 export interface SimulatedStatusProviderOptions {
   /** How long a pod stays Pending after it is first seen; 1000 ms by default. */

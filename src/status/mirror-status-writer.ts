@@ -10,7 +10,7 @@ import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
 import { buildStatusPatch, STATUS_PATCH_CONTENT_TYPE } from './status-patch.js';
-import type { StatusProvider } from '../runtime/simulated-status-provider.js';
+import type { StatusProvider } from './status-provider.js';
 
 /** The one Pod call the writer makes; a `CoreV1Api` fits. */
 export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { admitPod, createPodAdmission, NODE_AFFINITY_REJECTION, podRequests, withAdmission } from '../../../src/admission/pod-admission.js';
 import type { Pod } from '../../../src/pod/types.js';
-import type { StatusProvider } from '../../../src/runtime/simulated-status-provider.js';
+import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 const staticPod = (name: string): Pod => ({

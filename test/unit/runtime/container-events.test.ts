@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
-import { pullPolicyOf, type ContainerEvent } from '../../../src/runtime/container-events.js';
+import { pullPolicyOf } from '../../../src/runtime/container-events.js';
+import type { ContainerEvent } from '../../../src/status/status-provider.js';
 import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulated-status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
