@@ -21,10 +21,10 @@ export {
 export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
 export {
   createSimulatedStatusProvider,
-  SIMULATION_ANNOTATIONS,
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
-} from './runtime/simulated-status-provider.js';
+} from './runtime/simulated-runtime.js';
+export { SIMULATION_ANNOTATIONS } from './runtime/simulation-annotations.js';
 export type { StatusProvider, ContainerLogLine } from './status/status-provider.js';
 export { KUBELET_OWNED_POD_CONDITIONS } from './status/kubelet-owned-conditions.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';

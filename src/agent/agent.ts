@@ -32,7 +32,7 @@ import { createHttpSource, type HttpSource } from '../sources/http-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
-import { createSimulatedStatusProvider } from '../runtime/simulated-status-provider.js';
+import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';

@@ -13,7 +13,7 @@ import type { LeaseApi } from '../node/node-lease.js';
 import { isStaticPod } from '../pod/classify.js';
 import { healthzRoute } from '../server/healthz.js';
 import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
-import { createSimulatedStatusProvider } from '../runtime/simulated-status-provider.js';
+import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createFileWatchHub } from './file-watch-hub.js';

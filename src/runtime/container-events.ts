@@ -1,6 +1,7 @@
 import type { V1Container } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
 import type { ContainerEvent } from '../status/status-provider.js';
+import { formatPod } from './format-pod.js';
 
 /**
  * The Events the kubelet's runtime manager records about a pod's containers (reasons from
@@ -8,11 +9,6 @@ import type { ContainerEvent } from '../status/status-provider.js';
  * simulated runtime to report the same. Their shape, ContainerEvent, is part of the
  * StatusProvider contract (src/status/status-provider.ts).
  */
-
-/** The kubelet's `format.Pod`: `name_namespace(uid)`. */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
-}
 
 /** The field path the kubelet's container references carry. */
 export function containerFieldPath(pod: Pod, container: string): string {

@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
 import { pullPolicyOf } from '../../../src/runtime/container-events.js';
 import type { ContainerEvent } from '../../../src/status/status-provider.js';
-import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulated-status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function pod(uid: string, annotations: Record<string, string> = {}): Pod {

@@ -9,7 +9,7 @@ import { configzRoute } from '../../../src/server/configz.js';
 import { containerLogsRoute } from '../../../src/server/container-logs.js';
 import { createAgentServer } from '../../../src/server/server.js';
 import { createContainerLogBuffer } from '../../../src/runtime/container-log-buffer.js';
-import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import type { Pod } from '../../../src/pod/types.js';
 
