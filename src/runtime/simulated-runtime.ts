@@ -1,3 +1,8 @@
+// The simulated container runtime: the default StatusProvider. This file is its face (options,
+// factory, the behaviour it promises); the parts are one job each: simulated-status-provider.ts
+// (the pods it runs), container-runs.ts (containers' lives), pod-termination.ts (stopping a
+// pod), pending-status.ts and running-status.ts (the statuses), simulation-annotations.ts.
+
 import { kpError } from '../errors.js';
 import { realClock, type Clock } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
