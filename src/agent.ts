@@ -21,12 +21,11 @@ export {
 export { parseRunArgs, resolveRunConfig } from './cli/flags.js';
 export {
   createSimulatedStatusProvider,
-  KUBELET_OWNED_POD_CONDITIONS,
-  SIMULATION_ANNOTATIONS,
-  type StatusProvider,
   type SimulatedRuntime,
   type SimulatedStatusProviderOptions,
-} from './status/status-provider.js';
-export type { ContainerLogLine } from './status/container-log-buffer.js';
+} from './runtime/simulated-runtime.js';
+export { SIMULATION_ANNOTATIONS } from './runtime/simulation-annotations.js';
+export type { StatusProvider, ContainerLogLine } from './status/status-provider.js';
+export { KUBELET_OWNED_POD_CONDITIONS } from './status/kubelet-owned-conditions.js';
 export { createLogger, type Logger, type CreateLoggerOptions } from './logger.js';
 export type { BoundAddress } from './server/server.js';

@@ -13,7 +13,8 @@ import type { LeaseApi } from '../node/node-lease.js';
 import { isStaticPod } from '../pod/classify.js';
 import { healthzRoute } from '../server/healthz.js';
 import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
-import { createSimulatedStatusProvider, type StatusProvider } from '../status/status-provider.js';
+import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createFileWatchHub } from './file-watch-hub.js';
 import type { FleetConfig, FleetNode } from './fleet-config.js';
@@ -57,9 +58,9 @@ export const FLEET_MAX_SOCKETS = 256;
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 /**
- * The nodes' loops end their waits on a 100 ms grid: at 1,000 nodes about ten Lease renewals
- * fall in each step and leave in one write of the HTTP/2 connection the Lease client uses,
- * instead of ten writes on ten sockets; a renewal is at most 100 ms later for it.
+ * The nodes' loops end their waits on a 100 ms grid, so the Lease renewals that fall in one step
+ * leave in one write of the Lease client's HTTP/2 connection instead of one write each; a
+ * renewal is at most 100 ms later for it (measured: docs/performance.md, step 7).
  */
 const LOOP_ALIGN_MS = 100;
 

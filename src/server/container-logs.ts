@@ -1,5 +1,5 @@
 import type { PodManager } from '../pod/manager.js';
-import type { ContainerLogLine } from '../status/container-log-buffer.js';
+import type { ContainerLogLine } from '../status/status-provider.js';
 import { send, type Route } from './server.js';
 
 export interface ContainerLogsRouteOptions {

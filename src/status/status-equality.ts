@@ -1,5 +1,5 @@
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { KUBELET_OWNED_POD_CONDITIONS } from './status-provider.js';
+import { KUBELET_OWNED_POD_CONDITIONS } from './kubelet-owned-conditions.js';
 
 /**
  * Status equality as the API server would store it, so that the writer neither versions a

@@ -1,5 +1,5 @@
 import { PatchStrategy, type V1PodStatus } from '@kubernetes/client-node';
-import { KUBELET_OWNED_POD_CONDITIONS } from './status-provider.js';
+import { KUBELET_OWNED_POD_CONDITIONS } from './kubelet-owned-conditions.js';
 
 /**
  * The body of a mirror pod's status write, built apart from the writer's loop as the kubelet

@@ -11,7 +11,8 @@ import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY } from '../.
 import { PodManager } from '../../src/pod/manager.js';
 import type { Pod } from '../../src/pod/types.js';
 import { createMirrorStatusWriter, type StatusWriteResult } from '../../src/status/mirror-status-writer.js';
-import { createSimulatedStatusProvider, type StatusProvider } from '../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../src/runtime/simulated-runtime.js';
+import type { StatusProvider } from '../../src/status/status-provider.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { staticPodObject } from '../helpers/manifests.js';
 import { waitFor } from '../helpers/wait.js';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { LogCapture, ManifestDir, SCALE, TerminationWatch, convergeExactly, pick, podsOnNode, prng, seedFromEnv, tokensOf, MIRROR } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
-import { SIMULATION_ANNOTATIONS } from '../../src/status/status-provider.js';
+import { SIMULATION_ANNOTATIONS } from '../../src/runtime/simulation-annotations.js';
 
 const NODE = 'rel-crash';
 // The terminations-in-flight case runs on a node of its own.

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { LogCapture, ManifestDir, SCALE, TerminationWatch, convergeExactly, pick, podsOnNode, prng, seedFromEnv, startAgent, stopsAfterAll, tokensOf, MIRROR } from './helpers.js';
-import { SIMULATION_ANNOTATIONS } from '../../src/status/status-provider.js';
+import { SIMULATION_ANNOTATIONS } from '../../src/runtime/simulation-annotations.js';
 
 const NODE = 'rel-outage';
 // The terminations-in-flight case runs on a node of its own.

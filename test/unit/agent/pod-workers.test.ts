@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPodWorkers, effectiveGracePeriod, type PodWorkerState } from '../../../src/agent/pod-workers.js';
 import type { Pod } from '../../../src/pod/types.js';
-import { createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function staticPod(uid: string, o: { grace?: number; name?: string; stopSeconds?: number; deletionGrace?: number } = {}): Pod {

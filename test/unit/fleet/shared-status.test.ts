@@ -4,7 +4,8 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/pod/types.js';
-import { SIMULATION_ANNOTATIONS, createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { shareStatusProvider } from '../../../src/fleet/shared-status.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 

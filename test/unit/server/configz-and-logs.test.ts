@@ -8,8 +8,8 @@ import { kubeletConfigurationOf } from '../../../src/config/kubelet-configuratio
 import { configzRoute } from '../../../src/server/configz.js';
 import { containerLogsRoute } from '../../../src/server/container-logs.js';
 import { createAgentServer } from '../../../src/server/server.js';
-import { createContainerLogBuffer } from '../../../src/status/container-log-buffer.js';
-import { createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { createContainerLogBuffer } from '../../../src/runtime/container-log-buffer.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import type { Pod } from '../../../src/pod/types.js';
 

@@ -15,7 +15,8 @@ import {
   type StatusPodManager,
   type StatusWriteResult,
 } from '../../../src/status/mirror-status-writer.js';
-import { createSimulatedStatusProvider, type StatusProvider } from '../../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 // --- fixtures ---------------------------------------------------------------------------

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import type { Pod } from '../../../src/pod/types.js';
-import { crashLoopRestart, podJitterFraction, shouldRestart, stopOutcome } from '../../../src/status/container-lifecycle.js';
-import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/status/status-provider.js';
+import { crashLoopRestart, podJitterFraction, shouldRestart, stopOutcome } from '../../../src/runtime/container-lifecycle.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function pod(uid: string, o: { restartPolicy?: string; annotations?: Record<string, string>; static?: boolean } = {}): Pod {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Container, V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import type { Pod } from '../../../src/pod/types.js';
-import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { kubeletPodPhase } from '../../../src/status/pod-phase.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 

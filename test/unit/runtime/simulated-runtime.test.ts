@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
-import { parseCidr, parseIP } from '../../../src/status/pod-addresses.js';
-import { createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { parseCidr, parseIP } from '../../../src/runtime/pod-addresses.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function staticPod(uid: string, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {

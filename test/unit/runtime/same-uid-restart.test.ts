@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Container, V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import type { Pod } from '../../../src/pod/types.js';
-import { createExitedContainers } from '../../../src/status/exited-containers.js';
-import { createSimulatedStatusProvider } from '../../../src/status/status-provider.js';
+import { createExitedContainers } from '../../../src/runtime/exited-containers.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function pod(uid: string, o: { restartPolicy?: string; initContainers?: V1Container[] } = {}): Pod {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Container } from '@kubernetes/client-node';
-import { allocatedResources, containerResourceStatus, volumeMountStatuses } from '../../../src/status/container-status.js';
+import { allocatedResources, containerResourceStatus, volumeMountStatuses } from '../../../src/runtime/container-status.js';
 
 describe('volumeMountStatuses', () => {
   const container = (volumeMounts: V1Container['volumeMounts']): V1Container => ({ name: 'c', volumeMounts });

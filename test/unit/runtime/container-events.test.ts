@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
-import { pullPolicyOf, type ContainerEvent } from '../../../src/status/container-events.js';
-import { createSimulatedStatusProvider, SIMULATION_ANNOTATIONS } from '../../../src/status/status-provider.js';
+import { pullPolicyOf } from '../../../src/runtime/container-events.js';
+import type { ContainerEvent } from '../../../src/status/status-provider.js';
+import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
+import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 
 function pod(uid: string, annotations: Record<string, string> = {}): Pod {

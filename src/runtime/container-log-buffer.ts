@@ -1,9 +1,4 @@
-/** One line a container wrote, as its runtime keeps it. */
-export interface ContainerLogLine {
-  readonly time: Date;
-  /** The line without its newline. */
-  readonly text: string;
-}
+import type { ContainerLogLine } from '../status/status-provider.js';
 
 /**
  * What the (simulated) runtime keeps of each container's output: per pod UID and container

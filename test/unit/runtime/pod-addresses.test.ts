@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hasErrorCode } from '../../../src/errors.js';
-import { createPodAddressAllocator, formatIP, parseCidr, parseIP, podCidrProblem } from '../../../src/status/pod-addresses.js';
+import { createPodAddressAllocator, formatIP, parseCidr, parseIP, podCidrProblem } from '../../../src/runtime/pod-addresses.js';
 
 describe('parseIP and formatIP', () => {
   const cases: Array<{ desc: string; input: string; canonical: string }> = [

@@ -1,29 +1,14 @@
 import type { V1Container } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
+import type { ContainerEvent } from '../status/status-provider.js';
+import { formatPod } from './format-pod.js';
 
 /**
  * The Events the kubelet's runtime manager records about a pod's containers (reasons from
  * pkg/kubelet/events, messages as kuberuntime and the image manager word them), for the
- * simulated runtime to report the same: `kubectl describe pod <mirror>` then reads like a
- * kubelet's. The runtime says what happened; the agent turns it into an Event on the pod.
+ * simulated runtime to report the same. Their shape, ContainerEvent, is part of the
+ * StatusProvider contract (src/status/status-provider.ts).
  */
-export interface ContainerEvent {
-  readonly pod: Pod;
-  /** `spec.containers{name}` or `spec.initContainers{name}`; undefined for the pod itself. */
-  readonly fieldPath: string | undefined;
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
-  /** The kubelet records this one on the Node too, with this message. */
-  readonly nodeMessage?: string;
-}
-
-export type ContainerEventListener = (event: ContainerEvent) => void;
-
-/** The kubelet's `format.Pod`: `name_namespace(uid)`. */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
-}
 
 /** The field path the kubelet's container references carry. */
 export function containerFieldPath(pod: Pod, container: string): string {

@@ -1,0 +1,111 @@
+import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
+import type { ClockTimer } from '../time/clock.js';
+import type { Pod } from '../pod/types.js';
+import { isSidecar } from '../status/pod-phase.js';
+import { exitReason, type CrashLoopEntry } from './container-lifecycle.js';
+import type { ExitedContainer, ExitedPod } from './exited-containers.js';
+
+/**
+ * What the simulated runtime holds: facts about its node, and per pod and container the state
+ * its timers move along. The status rendering only reads these records; the provider, the
+ * container runs and the termination write them.
+ */
+
+/** What the provider knows about its node. */
+export interface NodeFacts {
+  readonly hostIP: string | undefined;
+  readonly recursiveReadOnlyMounts: boolean;
+  readonly stopMs: number;
+  readonly startJitterMs: number;
+  /** Whether cluster DNS servers are configured. */
+  readonly clusterDNS: boolean;
+}
+
+export interface Terminated {
+  exitCode: number;
+  reason: string;
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** One regular container's life once its pod has started. Times are wall milliseconds. */
+export interface ContainerRun {
+  /** running; waiting (crash-loop backoff before a restart); exited (for good, or stopped). */
+  state: 'running' | 'waiting' | 'exited';
+  restartCount: number;
+  /** The current instance's start. */
+  startedAt: number;
+  /** The exited instance (state exited or waiting). */
+  terminated: Terminated | undefined;
+  /** The previous instance, shown as lastState while the container runs again. */
+  last: Terminated | undefined;
+  crashLoop: CrashLoopEntry | undefined;
+  /** A scheduled exit or restart. */
+  timer: ClockTimer | undefined;
+}
+
+/** A pod being stopped: when, how its containers end, and who waits for it. */
+export interface Stopping {
+  /** When the last container stops (wall ms). */
+  at: number;
+  exitCode: number;
+  reason: string;
+  timer: ClockTimer | undefined;
+  waiters: Array<() => void>;
+}
+
+/** One pod the runtime runs, from the first time it is asked about it until `forget`. */
+export interface TrackedPod {
+  /** When the pod was first seen, in whole seconds: its startTime. */
+  acceptedAt: Date;
+  /** When it is Running; undefined while it waits for an address. */
+  runningAt: number | undefined;
+  timer: ClockTimer | undefined;
+  pod: Pod;
+  /** Per regular container, once every init container has completed (the pod is initialized). */
+  runs: Map<string, ContainerRun> | undefined;
+  /** Per init container started so far, in spec order (sidecars stay in it while they run). */
+  inits: Map<string, ContainerRun> | undefined;
+  /** When the last init container completed and the containers started (wall ms). */
+  initializedAt: number | undefined;
+  /** When a container last changed state after the start (whole seconds), for conditions. */
+  changedAt: number | undefined;
+  stopping: Stopping | undefined;
+  /** Every container has stopped (terminate() resolved). */
+  stopped: boolean;
+  /** The exited containers of an earlier run of this UID, which this run continues. */
+  previous: ExitedPod | undefined;
+}
+
+function newRun(at: number): ContainerRun {
+  return { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
+}
+
+/**
+ * A container's first instance in this run: it continues the earlier run's newest instance of
+ * it, if the runtime kept one (attempt + 1; that instance as lastState when `showLast`).
+ */
+export function continuedRun(at: number, before: ExitedContainer | undefined, showLast: boolean): ContainerRun {
+  const run = newRun(at);
+  if (before === undefined) return run;
+  run.restartCount = before.restartCount + 1;
+  if (showLast) run.last = fromAPI(before.terminated);
+  return run;
+}
+
+/** Every container run of the pod: init containers (sidecars included), then the containers. */
+export function allRuns(tracked: TrackedPod): ContainerRun[] {
+  return [...(tracked.inits?.values() ?? []), ...(tracked.runs?.values() ?? [])];
+}
+
+export function containerKind(pod: Pod, name: string): 'container' | 'sidecar' | 'init' {
+  const init = pod.spec?.initContainers?.find((c) => c.name === name);
+  if (init === undefined) return 'container';
+  return isSidecar(init) ? 'sidecar' : 'init';
+}
+
+/** A kept termination as the runtime's own record (wall milliseconds). */
+function fromAPI(t: V1ContainerStateTerminated | undefined): Terminated | undefined {
+  if (t === undefined) return undefined;
+  return { exitCode: t.exitCode, reason: t.reason ?? exitReason(t.exitCode), startedAt: new Date(t.startedAt ?? 0).getTime(), finishedAt: new Date(t.finishedAt ?? 0).getTime() };
+}
