@@ -2,8 +2,9 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1PodList } from '
 import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { Pod } from '../pod/types.js';
-import { createApiserverSource, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
-import { trimmedListWatch } from '../sources/trimmed-list-watch.js';
+import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
+import { createApiserverSource, type ApiserverSource } from '../sources/apiserver-source.js';
+import type { PodListWatch, WatchEventType } from '../sources/pod-list-watch.js';
 import type { Clock } from '../time/clock.js';
 
 /**

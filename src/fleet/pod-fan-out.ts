@@ -1,7 +1,8 @@
 import { ApiException, type CoreV1Api, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
 import type { Pod } from '../pod/types.js';
-import { createApiserverSource, kubePodsListWatch, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
+import { createApiserverSource, type ApiserverSource } from '../sources/apiserver-source.js';
+import { kubePodsListWatch, type PodListWatch, type WatchEventType } from '../sources/pod-list-watch.js';
 import type { PodUpdate } from '../sources/types.js';
 import type { Clock } from '../time/clock.js';
 
