@@ -54,7 +54,7 @@ export interface ReflectorStats {
 
 /** A list-then-watch loop over one kind of object. */
 export interface Reflector {
-  /** Starts listing and watching; a second call does nothing. After stop(), starts again (with a list). */
+  /** Starts listing and watching; a second call does nothing. After stop(), watches again from where it was. */
   start(): void;
   /** Stops and closes the watch connection; resolves when the loop has ended. */
   stop(): Promise<void>;
