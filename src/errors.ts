@@ -85,6 +85,7 @@ const templates = {
   // --- fleet ---
   KP_ERR_FLEET_CONFIG: (where: string, field: string, reason: string) => `invalid fleet configuration ${where}: ${field}: ${reason}`,
   KP_ERR_FLEET_FENCED: (node: string, call: string, reason: string) => `node ${quote(node)}: ${call} not sent: ${reason}`,
+  KP_ERR_FLEET_NODE_WATCH: (call: string, reason: string) => `the ${call} of the fleet's Nodes failed: ${reason}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 export type ErrorCode = keyof typeof templates;

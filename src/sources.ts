@@ -15,13 +15,11 @@ export { createFileSource, type FileSource, type FileSourceOptions, type FileSou
 export { createHttpSource, type HttpSource, type HttpSourceOptions } from './sources/http-source.js';
 export {
   createApiserverSource,
-  kubePodListWatch,
   type ApiserverSource,
   type ApiserverSourceOptions,
   type ApiserverSourceStats,
-  type PodListWatch,
-  type WatchEventType,
 } from './sources/apiserver-source.js';
+export { kubePodListWatch, type PodListWatch, type WatchEventType } from './sources/pod-list-watch.js';
 export { createPodConfig, type PodConfig, type PodConfigMode, type PodConfigOptions, type PodConfigEvent } from './sources/pod-config.js';
 export type { SourceChannel } from './sources/mux.js';
 export type { UpdateStream } from './sources/update-stream.js';

@@ -16,7 +16,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, percentiles, tempDir, type Percentiles } from './common.js';
 import { isMirrorPod } from '../../src/pod/classify.js';
-import { startHollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet } from '../../test/helpers/hollow-kubelet.js';
 
 export const LATENCY_NODE = 'bench-latency';
 /** The real kubelet's node (a Node of its own: it registers it with its own status). */

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
-import { startHollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet } from '../../test/helpers/hollow-kubelet.js';
 import { AgentChild, writeConfigFile, type RequestCounts } from './common.js';
 
 export type SubjectKind = 'kubelet' | 'ours';

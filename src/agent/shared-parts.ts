@@ -4,7 +4,7 @@ import type { MachineInfo } from '../node/machine-info.js';
 import type { LeaseApi } from '../node/node-lease.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { LoopSpread } from '../node/periodic-loop.js';
-import type { PodListWatch } from '../sources/apiserver-source.js';
+import type { PodListWatch } from '../sources/pod-list-watch.js';
 import type { FileSource, FileSourceOptions } from '../sources/file-source.js';
 
 /**

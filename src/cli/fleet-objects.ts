@@ -3,12 +3,15 @@
 // get` would see them (not the fleet's own state, so the view checks the fleet from outside).
 
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { kubeNodesListWatch } from '../fleet/node-cache.js';
+import { kubeNodesListWatch, nodeReflectorWording } from '../fleet/node-cache.js';
 import { kubePodsOnNodes } from '../fleet/pod-fan-out.js';
+import type { KubeObject, ListWatch } from '../kube/list-watch.js';
+import { createReflector, type Reflector, type ReflectorWording } from '../kube/reflector.js';
 import { isMirrorPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import { createApiserverSource } from '../sources/apiserver-source.js';
+import { podReflectorWording } from '../sources/pod-list-watch.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { objectKey } from '../values/object-key.js';
 
 /** Nodes and mirror pods of the fleet as the API server has them, kept current by two list+watches. */
 export interface FleetObjects {
@@ -19,31 +22,25 @@ export interface FleetObjects {
 
 export function watchFleetObjects(options: { kubeConfig: KubeConfig; isFleetNode: (name: string) => boolean; clock?: Clock }): FleetObjects {
   const clock = options.clock ?? realClock;
-  let nodes: readonly Pod[] = [];
-  let pods: readonly Pod[] = [];
-  // Each source hands over the full current set on every change; counting waits for a draw.
-  const nodeSource = createApiserverSource({ listWatch: kubeNodesListWatch(options.kubeConfig), nodeName: '*nodes', clock, onUpdate: (u) => (nodes = u.pods) });
-  const podSource = createApiserverSource({
-    listWatch: kubePodsOnNodes(options.kubeConfig, options.kubeConfig.makeApiClient(CoreV1Api), 300 + Math.floor(Math.random() * 300)),
-    nodeName: '*pods',
-    clock,
-    onUpdate: (u) => (pods = u.pods),
-  });
+  const nodes = new Map<string, V1Node>();
+  const pods = new Map<string, Pod>();
+  const nodeWatch = watchInto(nodes, kubeNodesListWatch(options.kubeConfig), nodeReflectorWording, clock);
+  const podWatch = watchInto(pods, kubePodsOnNodes(options.kubeConfig, options.kubeConfig.makeApiClient(CoreV1Api)), podReflectorWording('*pods'), clock);
   return {
     start() {
-      nodeSource.start();
-      podSource.start();
+      nodeWatch.start();
+      podWatch.start();
     },
     async stop() {
-      await Promise.all([nodeSource.stop(), podSource.stop()]);
+      await Promise.all([nodeWatch.stop(), podWatch.stop()]);
     },
     counts() {
-      const nodesReady = nodes.filter(
-        (n) => options.isFleetNode(n.metadata?.name ?? '') && (n as V1Node).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      const nodesReady = [...nodes.values()].filter(
+        (n) => options.isFleetNode(n.metadata?.name ?? '') && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
       ).length;
       let mirrors = 0;
       let running = 0;
-      for (const pod of pods) {
+      for (const pod of pods.values()) {
         if (!options.isFleetNode(pod.spec?.nodeName ?? '') || !isMirrorPod(pod)) continue;
         mirrors++;
         if (pod.status?.phase === 'Running') running++;
@@ -51,4 +48,21 @@ export function watchFleetObjects(options: { kubeConfig: KubeConfig; isFleetNode
       return { nodesReady, mirrors, running };
     },
   };
+}
+
+/** Keeps `store` equal to what the API server holds, keyed `<namespace>/<name>`. */
+function watchInto<T extends KubeObject>(store: Map<string, T>, listWatch: ListWatch<T>, wording: ReflectorWording, clock: Clock): Reflector {
+  return createReflector<T>({
+    listWatch,
+    wording,
+    clock,
+    onList: (items) => {
+      store.clear();
+      for (const item of items) store.set(objectKey(item), item);
+    },
+    onEvent: (type, item) => {
+      if (type === 'DELETED') store.delete(objectKey(item));
+      else store.set(objectKey(item), item);
+    },
+  });
 }

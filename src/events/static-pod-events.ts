@@ -4,6 +4,7 @@ import { ApiStatusError } from '../kube/api-error.js';
 import type { Pod } from '../pod/types.js';
 import type { PodConfigEvent } from '../sources/pod-config.js';
 import type { EventObjectRef, EventRecorder } from './event-recorder.js';
+import { objectKey } from '../values/object-key.js';
 
 /**
  * The reasons of the events kubelet-pods records about static and mirror pods (docs/events.md
@@ -61,8 +62,6 @@ function staticPodEventRef(pod: Pod): EventObjectRef {
   return { kind: 'Pod', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: hash };
 }
 
-const podName = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-
 export interface StaticPodEventsOptions {
   recorder: Pick<EventRecorder, 'event'>;
   nodeName: string;
@@ -107,7 +106,7 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
 
   return {
     mirrorCreateFailed(staticPod, podFullName, err) {
-      const message = `Static pod ${podName(staticPod)} has no mirror pod: ${(err as Error).message}`;
+      const message = `Static pod ${objectKey(staticPod)} has no mirror pod: ${(err as Error).message}`;
       if (hasErrorCode(err, 'KP_ERR_MIRROR_HASH_CONFLICT')) {
         onNodeAndMirror(podFullName, StaticPodEventReason.MirrorPodConflict, message);
         return;
@@ -122,7 +121,7 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
       onNodeAndMirror(
         podFullName,
         StaticPodEventReason.MirrorPodConflict,
-        `Static pod ${podName(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
+        `Static pod ${objectKey(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
       );
     },
     manifestRejected(path, err) {
@@ -142,7 +141,7 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
         node,
         'Warning',
         StaticPodEventReason.DuplicateStaticPod,
-        `Static pod ${podName(event.pod)} ${dropped} ignored: ${kept} of source ${quote(event.source)} defines a pod of the same name, which is kept`,
+        `Static pod ${objectKey(event.pod)} ${dropped} ignored: ${kept} of source ${quote(event.source)} defines a pod of the same name, which is kept`,
       );
       // The kubelet's own event, on the mirror users see: the kept pod's (the dropped pod never has one).
       recorder.event(staticPodEventRef(event.keptPod), 'Warning', StaticPodEventReason.FailedValidation, event.message);

@@ -91,7 +91,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   let fanOut: PodFanOut | undefined;
   if (fleetApis !== undefined) {
     fanOut = createPodFanOut({
-      listWatch: kubePodsOnNodes(fleetApis.kubeConfig, fleetApis.core, 300 + Math.floor(Math.random() * 300)),
+      listWatch: kubePodsOnNodes(fleetApis.kubeConfig, fleetApis.core),
       clock,
       logger: childLogger(logger, { component: 'pod-fan-out' }),
     });

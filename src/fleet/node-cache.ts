@@ -1,20 +1,24 @@
-import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1PodList } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { kpError } from '../errors.js';
+import { kubeListWatch } from '../kube/kube-list-watch.js';
+import type { ListWatch } from '../kube/list-watch.js';
+import { createReflector, type Reflector, type ReflectorWording } from '../kube/reflector.js';
+import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
+import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
-import type { Pod } from '../pod/types.js';
-import { createApiserverSource, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
-import { trimmedListWatch } from '../sources/trimmed-list-watch.js';
 import type { Clock } from '../time/clock.js';
 
 /**
  * One watch of the Nodes for the whole fleet. Node registration reads its Node back every
- * 10 s, as the kubelet does with a GET; with 1,000 nodes that is 100 GETs a second for objects
- * the process could simply watch. `nodeApi(core)` answers `readNode` from the watch when it
- * holds a version at least as new as the last one this process wrote (so a read never goes
- * back in time), and sends a GET otherwise; creates and status patches go to the API server.
+ * 10 s, as the kubelet does with a GET, which for a fleet of many nodes is a steady stream of
+ * GETs for objects the process can simply watch. `nodeApi(core)` answers `readNode` from the
+ * watch when it holds a version at least as new as the last one this process wrote (so a read
+ * never goes back in time), and sends a GET otherwise; creates and status patches go to the
+ * API server.
  *
- * The watch is an API server source (its retries, 410 relists and watchdog) over a list and
- * watch of Nodes: the source keys objects by namespace/name and passes them on unmodified.
+ * The watch is a reflector (src/kube/reflector.ts: retries, 410 relists, watchdog) over a list
+ * and watch of Nodes.
  */
 export interface NodeCache {
   nodeApi(core: NodeApi): NodeApi;
@@ -25,51 +29,45 @@ export interface NodeCache {
 const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.resourceVersion ?? -1);
 
 /**
- * A list and watch of every Node, in the shape an API server source takes (its objects are
- * passed on keyed by name, without their managedFields): the node cache's, and the demo's
- * view of a fleet.
+ * A list and watch of every Node, kept without their managedFields (src/kube/managed-fields.ts):
+ * the node cache's, and the demo's view of a fleet. Each watch request asks for a timeout of
+ * its own.
  */
-export function kubeNodesListWatch(kubeConfig: KubeConfig): PodListWatch {
+export function kubeNodesListWatch(kubeConfig: KubeConfig): ListWatch<V1Node> {
   const api = kubeConfig.makeApiClient(CoreV1Api);
-  const watcher = new Watch(kubeConfig);
-  // Nodes are kept without their managedFields (src/kube/managed-fields.ts).
-  return trimmedListWatch({
-    list: async () => (await api.listNode()) as unknown as V1PodList,
-    watch: (resourceVersion, onEvent, done) =>
-      watcher.watch(
-        '/api/v1/nodes',
-        { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 + Math.floor(Math.random() * 300) },
-        (type: string, object: unknown) => onEvent(type as WatchEventType, object),
-        (err: unknown) => done(err),
-      ),
-  }, () => true);
+  return trimmedListWatch(kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: () => api.listNode(), timeoutSeconds: () => randomWatchTimeoutSeconds() }), () => true);
 }
+
+/** How a reflector over the Nodes words its failures. */
+export const nodeReflectorWording: ReflectorWording = {
+  logFields: {},
+  listFailed: 'failed to list nodes',
+  listError: (reason) => kpError('KP_ERR_FLEET_NODE_WATCH', ['list', reason]),
+  watchFailed: 'node watch failed, retrying',
+  watchError: (reason) => kpError('KP_ERR_FLEET_NODE_WATCH', ['watch', reason]),
+};
 
 export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock; logger?: Logger; isFleetNode: (name: string) => boolean }): NodeCache {
   const nodes = new Map<string, V1Node>();
   /** The resourceVersion of the last write of each node made here. */
   const written = new Map<string, number>();
-  const source: ApiserverSource = createApiserverSource({
+  const keep = (node: V1Node): void => {
+    const name = node.metadata?.name ?? '';
+    if (options.isFleetNode(name)) nodes.set(name, node);
+  };
+  const reflector: Reflector = createReflector<V1Node>({
     listWatch: kubeNodesListWatch(options.kubeConfig),
-    nodeName: '*nodes',
-    clock: options.clock,
-    ...(options.logger ? { logger: options.logger } : {}),
-    onUpdate: (update) => {
-      const apply = (node: Pod): void => {
-        const name = node.metadata?.name ?? '';
-        if (options.isFleetNode(name)) nodes.set(name, node as V1Node);
-      };
-      if (update.delta === undefined) {
-        nodes.clear();
-        update.pods.forEach(apply);
-        return;
-      }
-      for (const gone of update.delta.removed) {
-        const name = gone.metadata?.name ?? '';
-        if (nodes.get(name)?.metadata?.uid === gone.metadata?.uid) nodes.delete(name);
-      }
-      update.delta.changed.forEach(apply);
+    onList: (items) => {
+      nodes.clear();
+      items.forEach(keep);
     },
+    onEvent: (type, node) => {
+      if (type !== 'DELETED') keep(node);
+      else if (nodes.get(node.metadata?.name ?? '')?.metadata?.uid === node.metadata?.uid) nodes.delete(node.metadata?.name ?? '');
+    },
+    wording: nodeReflectorWording,
+    clock: options.clock,
+    logger: options.logger,
   });
   const remember = (node: V1Node): V1Node => {
     const name = node.metadata?.name;
@@ -86,7 +84,7 @@ export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock;
         return remember(await core.readNode(param));
       },
     }) as NodeApi,
-    start: () => source.start(),
-    stop: () => source.stop(),
+    start: () => reflector.start(),
+    stop: () => reflector.stop(),
   };
 }

@@ -1,9 +1,13 @@
 import { ApiException, type CoreV1Api, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
+import type { WatchEventType } from '../kube/list-watch.js';
+import { sameVersion } from '../kube/object-version.js';
+import { createReflector, type ObjectEventType, type Reflector } from '../kube/reflector.js';
 import type { Pod } from '../pod/types.js';
-import { createApiserverSource, kubePodsListWatch, type ApiserverSource, type PodListWatch, type WatchEventType } from '../sources/apiserver-source.js';
-import type { PodUpdate } from '../sources/types.js';
+import { kubePodsListWatch, podReflectorWording, type PodListWatch } from '../sources/pod-list-watch.js';
 import type { Clock } from '../time/clock.js';
+import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
+import { objectKey } from '../values/object-key.js';
 
 export interface PodFanOutOptions {
   /** One list and watch of every pod bound to a node; `kubePodsOnNodes` builds it. */
@@ -19,8 +23,8 @@ export interface PodFanOutOptions {
  * the very code `kubelet-pods run` uses, while the API server serves one watch instead of one
  * per node.
  *
- * The shared list+watch itself is an API server source (same retries, 410 relists, watchdog);
- * its SETs are turned into per-node ADDED/MODIFIED/DELETED. A node whose stream had an event
+ * The shared list+watch is a reflector (src/kube/reflector.ts: retries, 410 relists, watchdog);
+ * its list and events are turned into per-node ADDED/MODIFIED/DELETED. A node whose stream had an event
  * while its source was not watching (between a list and a watch, during a retry) answers that
  * source's next watch with 410 Gone, so the source relists, from memory, and misses nothing.
  */
@@ -43,8 +47,6 @@ interface NodeStream {
   subscriber: ((type: WatchEventType, object: unknown) => void) | undefined;
 }
 
-const keyOf = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-
 export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   const nodes = new Map<string, NodeStream>();
   let synced = false;
@@ -58,49 +60,68 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
     else stream.missed = true;
   };
 
-  const onUpdate = (update: PodUpdate): void => {
-    if (update.delta === undefined) {
-      // The first full set (later relists arrive as deltas).
-      for (const stream of nodes.values()) stream.pods.clear();
-      for (const pod of update.pods) {
-        const stream = nodes.get(pod.spec?.nodeName ?? '');
-        if (stream !== undefined) stream.pods.set(keyOf(pod), pod);
-      }
-      for (const pod of update.pods) {
-        const rv = pod.metadata?.resourceVersion ?? '';
-        if (rv !== '' && (listVersion === '0' || Number(rv) > Number(listVersion))) listVersion = rv;
-      }
-      for (const stream of nodes.values()) {
-        stream.version = listVersion;
-        stream.missed = true;
-      }
-      synced = true;
-      for (const wake of waiters.splice(0)) wake();
-      return;
+  /** The first list: every node's pods, and the version each source lists at. */
+  const firstList = (items: Pod[]): void => {
+    for (const stream of nodes.values()) stream.pods.clear();
+    for (const pod of items) nodes.get(pod.spec?.nodeName ?? '')?.pods.set(objectKey(pod), pod);
+    for (const pod of items) {
+      const rv = pod.metadata?.resourceVersion ?? '';
+      if (rv !== '' && (listVersion === '0' || Number(rv) > Number(listVersion))) listVersion = rv;
     }
-    for (const pod of update.delta.removed) {
-      const stream = nodes.get(pod.spec?.nodeName ?? '');
-      const key = keyOf(pod);
-      if (stream === undefined || stream.pods.get(key)?.metadata?.uid !== pod.metadata?.uid) continue;
-      stream.pods.delete(key);
-      deliver(stream, 'DELETED', pod);
+    for (const stream of nodes.values()) {
+      stream.version = listVersion;
+      stream.missed = true;
     }
-    for (const pod of update.delta.changed) {
+    synced = true;
+    for (const wake of waiters.splice(0)) wake();
+  };
+
+  /**
+   * A relist after the first: each node is sent what changed since, as the events its watch
+   * would have carried (the deletions first); a pod at the version already held is left out.
+   */
+  const relist = (items: Pod[]): void => {
+    const listed = new Map(items.map((pod) => [objectKey(pod), pod]));
+    for (const stream of nodes.values()) {
+      for (const [key, held] of stream.pods) {
+        if (listed.get(key)?.metadata?.uid === held.metadata?.uid) continue;
+        stream.pods.delete(key);
+        deliver(stream, 'DELETED', held);
+      }
+    }
+    for (const pod of items) {
       const stream = nodes.get(pod.spec?.nodeName ?? '');
       if (stream === undefined) continue;
-      const key = keyOf(pod);
-      const known = stream.pods.has(key);
+      const key = objectKey(pod);
+      const held = stream.pods.get(key);
+      if (held !== undefined && sameVersion(held, pod)) continue;
       stream.pods.set(key, pod);
-      deliver(stream, known ? 'MODIFIED' : 'ADDED', pod);
+      deliver(stream, held !== undefined ? 'MODIFIED' : 'ADDED', pod);
     }
   };
 
-  const source: ApiserverSource = createApiserverSource({
+  const onEvent = (type: ObjectEventType, pod: Pod): void => {
+    const stream = nodes.get(pod.spec?.nodeName ?? '');
+    if (stream === undefined) return;
+    const key = objectKey(pod);
+    if (type === 'DELETED') {
+      if (stream.pods.get(key)?.metadata?.uid !== pod.metadata?.uid) return;
+      stream.pods.delete(key);
+      deliver(stream, 'DELETED', pod);
+      return;
+    }
+    const known = stream.pods.has(key);
+    stream.pods.set(key, pod);
+    deliver(stream, known ? 'MODIFIED' : 'ADDED', pod);
+  };
+
+  const reflector: Reflector = createReflector({
     listWatch: options.listWatch,
-    nodeName: '*',
-    onUpdate,
+    onList: (items) => (synced ? relist(items) : firstList(items)),
+    onEvent,
+    wording: podReflectorWording('*'),
     clock: options.clock,
-    ...(options.logger ? { logger: options.logger } : {}),
+    logger: options.logger,
   });
 
   const whenSynced = (): Promise<void> => (synced ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve)));
@@ -138,9 +159,9 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
         },
       };
     },
-    start: () => source.start(),
+    start: () => reflector.start(),
     async stop() {
-      await source.stop();
+      await reflector.stop();
       for (const stream of nodes.values()) stream.subscriber = undefined;
     },
     synced: () => synced,
@@ -152,6 +173,6 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
  * list through the process's API clients (its pool and rate limiter), the watch on one
  * long-lived connection of its own.
  */
-export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number): PodListWatch {
+export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
   return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core);
 }

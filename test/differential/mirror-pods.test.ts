@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
-import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';

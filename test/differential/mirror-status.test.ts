@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
-import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { defaultNodeIP } from '../../src/config/agent-config.js';
 import { parseCidr, parseIP } from '../../src/runtime/pod-addresses.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { CoordinationV1Api, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
 
-import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { defaultNodeIP } from '../../src/config/agent-config.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 import { stringify } from 'yaml';
 
-import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';

@@ -9,13 +9,8 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import { API_SERVER_SOURCE, PodOperation } from '../../src/constants.js';
 import { apiErrorInfo } from '../../src/kube/api-error.js';
 import type { Pod } from '../../src/pod/types.js';
-import {
-  createApiserverSource,
-  kubePodListWatch,
-  type ApiserverSource,
-  type ApiserverSourceOptions,
-  type PodListWatch,
-} from '../../src/sources/apiserver-source.js';
+import { createApiserverSource, type ApiserverSource, type ApiserverSourceOptions } from '../../src/sources/apiserver-source.js';
+import { kubePodListWatch, type PodListWatch } from '../../src/sources/pod-list-watch.js';
 import type { PodUpdate } from '../../src/sources/types.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { Recorder, waitFor } from '../helpers/wait.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { CoordinationV1Api } from '@kubernetes/client-node';
 
-import { startHollowKubelet, type HollowKubelet } from '../../src/cluster/hollow-kubelet.js';
+import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { hasErrorCode } from '../../src/errors.js';
 import { useControlPlane, kubeConfigFromFile, readPodIfExists } from '../helpers/control-plane.js';
 import { podManifestYaml } from '../helpers/manifests.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { hasErrorCode } from '../../../src/errors.js';
 import { ensureGoTool, goSourceHash, type GoTool } from '../../../src/cluster/go-tool-build.js';
 import { CONTROL_PLANE_TOOL, controlPlaneSourceHash } from '../../../src/cluster/control-plane-build.js';
-import { HOLLOW_KUBELET_TOOL } from '../../../src/cluster/hollow-kubelet.js';
+import { HOLLOW_KUBELET_TOOL } from '../../helpers/hollow-kubelet.js';
 
 async function moduleDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kp-gotool-src-'));

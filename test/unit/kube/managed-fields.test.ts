@@ -2,8 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { withoutManagedFields } from '../../../src/kube/managed-fields.js';
-import { trimmedListWatch } from '../../../src/sources/trimmed-list-watch.js';
-import type { PodListWatch, WatchEventType } from '../../../src/sources/apiserver-source.js';
+import { trimmedListWatch } from '../../../src/kube/trimmed-list-watch.js';
+import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list-watch.js';
 import type { Pod } from '../../../src/pod/types.js';
 
 const managedFields = [{ manager: 'kubelet', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:renewTime': {} } } }];

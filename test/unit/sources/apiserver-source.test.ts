@@ -7,13 +7,8 @@ import { describe, test } from 'node:test';
 import { ApiException, type V1PodList } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
-import {
-  createApiserverSource,
-  type ApiserverSource,
-  type ApiserverSourceOptions,
-  type PodListWatch,
-  type WatchEventType,
-} from '../../../src/sources/apiserver-source.js';
+import { createApiserverSource, type ApiserverSource, type ApiserverSourceOptions } from '../../../src/sources/apiserver-source.js';
+import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list-watch.js';
 import type { PodUpdate } from '../../../src/sources/types.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import { Recorder, waitFor } from '../../helpers/wait.js';

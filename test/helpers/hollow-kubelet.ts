@@ -6,9 +6,9 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { kpError } from '../errors.js';
-import { ensureGoTool, type GoTool, type GoToolBinary, type GoToolBuildOptions } from './go-tool-build.js';
-import { launchTool, terminateTool, type RunningTool } from './tool-process.js';
+import { kpError } from '../../src/errors.js';
+import { ensureGoTool, type GoTool, type GoToolBinary, type GoToolBuildOptions } from '../../src/cluster/go-tool-build.js';
+import { launchTool, terminateTool, type RunningTool } from '../../src/cluster/tool-process.js';
 
 /** The file name of the built hollow kubelet inside its cache directory. */
 export const HOLLOW_KUBELET_BINARY_NAME = 'hollow-kubelet';
