@@ -6,6 +6,7 @@ import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
+import { canonicalJSON } from '../values/canonical-json.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
@@ -366,13 +367,16 @@ class NodeRegistrationLoop implements NodeRegistration {
  * others) are left out, since a merge patch leaves them alone.
  */
 export function statusChanged(current: NodeStatus, desired: Record<string, unknown>): boolean {
+  // Canonical JSON sorts keys, so the server's key order is not a change. It reads a null field
+  // as absent; the server never sends null in the fields compared that way (addresses,
+  // nodeInfo, daemonEndpoints).
   for (const [key, value] of Object.entries(desired)) {
     const have = (current as Record<string, unknown>)[key];
     if (key === 'conditions') {
       if (conditionsChanged((have ?? []) as V1NodeCondition[], value as V1NodeCondition[])) return true;
     } else if (key === 'capacity' || key === 'allocatable') {
       if (resourcesChanged((have ?? {}) as Record<string, string>, value as Record<string, string>)) return true;
-    } else if (canonical(have) !== canonical(value)) {
+    } else if (canonicalJSON(have) !== canonicalJSON(value)) {
       return true;
     }
   }
@@ -382,7 +386,7 @@ export function statusChanged(current: NodeStatus, desired: Record<string, unkno
 function conditionsChanged(have: readonly V1NodeCondition[], want: readonly V1NodeCondition[]): boolean {
   if (have.length !== want.length) return true;
   const key = (c: V1NodeCondition) =>
-    canonical({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: timeText(c.lastTransitionTime) });
+    canonicalJSON({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: timeText(c.lastTransitionTime) });
   const a = have.map(key).sort();
   const b = want.map(key).sort();
   return a.some((k, i) => k !== b[i]);
@@ -418,15 +422,6 @@ function timeText(t: unknown): string {
   if (t === undefined || t === null) return '';
   const d = t instanceof Date ? t : new Date(String(t));
   return Number.isNaN(d.getTime()) ? String(t) : toRFC3339(d);
-}
-
-// JSON with sorted keys, so that key order (ours vs the server's) does not count as a change.
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  ) ?? 'undefined';
 }
 
 const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string; reason: string; message: string }> = {

@@ -4,7 +4,7 @@ import { FILE_SOURCE, PodOperation } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
-import { sortByteOrder } from './canonical-json.js';
+import { sortByteOrder } from '../values/canonical-json.js';
 import { watchStaticPodPath, type PathWatcher, type WatchStaticPodPath } from './file-watch.js';
 import { createManifestCache, type ListedFile, type ManifestCache } from './manifest-cache.js';
 import { periodMs, requiredString } from './source-options.js';

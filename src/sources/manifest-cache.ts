@@ -5,7 +5,7 @@ import { FILE_SOURCE, MAX_CONFIG_LENGTH } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import type { Clock } from '../time/clock.js';
-import { sortByteOrder } from './canonical-json.js';
+import { sortByteOrder } from '../values/canonical-json.js';
 import { parseManifestFile } from './manifest.js';
 import type { SourceLogger } from './types.js';
 
