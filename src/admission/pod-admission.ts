@@ -3,7 +3,7 @@ import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { quantityValue } from '../node/node-registration.js';
+import { quantityValue } from '../values/quantity.js';
 import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';
 import { untoleratedNoExecuteTaint } from './taints.js';
 

@@ -7,6 +7,7 @@ import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import { isDNS1123Subdomain } from '../kube/names.js';
 import { canonicalJSON } from '../values/canonical-json.js';
+import { quantityValue } from '../values/quantity.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
@@ -402,20 +403,6 @@ function resourcesChanged(have: Record<string, string>, want: Record<string, str
     if (quantityValue(String(a)) !== quantityValue(String(b))) return true;
   }
   return false;
-}
-
-const QUANTITY_SUFFIX: Record<string, number> = {
-  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-
-/** A quantity's value as a number (precise enough to tell two capacities apart), NaN if unreadable. */
-export function quantityValue(text: string): number {
-  const m = /^([+-]?[0-9.]+)(?:([eE][+-]?\d+)|([a-zA-Z]*))$/.exec(text.trim());
-  if (!m) return Number.NaN;
-  if (m[2] !== undefined) return Number(`${m[1]}${m[2]}`);
-  const factor = QUANTITY_SUFFIX[m[3] ?? ''];
-  return factor === undefined ? Number.NaN : Number(m[1]) * factor;
 }
 
 function timeText(t: unknown): string {
