@@ -4,7 +4,7 @@ import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type 
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
 import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../status/pod-addresses.js';
-import { parseDuration } from './durations.js';
+import { parseDuration } from '../values/go-duration.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
 

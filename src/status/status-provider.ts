@@ -1,6 +1,6 @@
 import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
-import { formatDuration } from '../config/durations.js';
+import { formatDuration } from '../values/go-duration.js';
 import { containerResourceStatus, volumeMountStatuses } from './container-status.js';
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
