@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
-import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../status/pod-addresses.js';
+import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/ip.js';
 import { parseDuration } from '../values/go-duration.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';

@@ -5,7 +5,8 @@ import { containerResourceStatus, volumeMountStatuses } from './container-status
 import { crashLoopRestart, exitReason, podJitterFraction, shouldRestart, stopOutcome, type CrashLoopEntry } from './container-lifecycle.js';
 import { isStaticPod } from '../pod/classify.js';
 import { initializedCondition, isSidecar, kubeletPodPhase } from './pod-phase.js';
-import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP, type PodAddressAllocator } from './pod-addresses.js';
+import { createPodAddressAllocator, type PodAddressAllocator } from './pod-addresses.js';
+import { DEFAULT_POD_CIDR, parseIP } from '../values/ip.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
