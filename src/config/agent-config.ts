@@ -4,6 +4,7 @@ import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type 
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
 import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/ip.js';
+import { nodeNameFromHostname } from '../values/node-name.js';
 import { parseDuration } from '../values/go-duration.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
@@ -221,8 +222,7 @@ function resolveAgentConfig(
       : headersFromFile(file.staticPodURLHeader, p.file);
 
   const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : machine.hostname();
-  // The kubelet trims and lower-cases the host name before using it as the node name.
-  const nodeName = rawName.trim().toLowerCase();
+  const nodeName = nodeNameFromHostname(rawName);
   if (nodeName === '') p.flags.push('--hostname-override: the node name must not be empty');
 
   const nodeIP = resolveNodeIP(flags.nodeIP, machine.networkInterfaces, p.flags);

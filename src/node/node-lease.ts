@@ -7,7 +7,7 @@ import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
-import { validateNodeName } from './node-registration.js';
+import { validateNodeName } from '../values/node-name.js';
 
 /** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
 export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;

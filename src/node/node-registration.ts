@@ -5,8 +5,8 @@ import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
-import { isDNS1123Subdomain } from '../kube/names.js';
 import { canonicalJSON } from '../values/canonical-json.js';
+import { validateNodeName } from '../values/node-name.js';
 import { quantityValue } from '../values/quantity.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
@@ -441,10 +441,4 @@ export function nodeAllowsMirrorPods<N extends Pick<V1Node, 'metadata'>>(node: N
 /** Seconds precision, as `metav1.Time` stores it. */
 export function toRFC3339(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-export function validateNodeName(name: string): void {
-  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
-    throw kpError('KP_ERR_NODE_OPTIONS', ['nodeName', JSON.stringify(String(name))]);
-  }
 }

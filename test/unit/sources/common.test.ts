@@ -10,7 +10,7 @@ import { applyStaticPodDefaults, defaultPullPolicy, generatePodName } from '../.
 import { parseManifestFile } from '../../../src/sources/manifest.js';
 import { checkStaticPodReferences, findApiReferences } from '../../../src/sources/static-pod-rules.js';
 import { computeStaticPodUID } from '../../../src/sources/uid.js';
-import { isDNS1123Subdomain } from '../../../src/kube/names.js';
+import { isDNS1123Subdomain } from '../../../src/values/dns-name.js';
 
 const noDefaults = (): void => {};
 
