@@ -1,5 +1,6 @@
 import type { V1Container } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
+import { formatPod } from '../values/pod-format.js';
 
 /**
  * The Events the kubelet's runtime manager records about a pod's containers (reasons from
@@ -19,11 +20,6 @@ export interface ContainerEvent {
 }
 
 export type ContainerEventListener = (event: ContainerEvent) => void;
-
-/** The kubelet's `format.Pod`: `name_namespace(uid)`. */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
-}
 
 /** The field path the kubelet's container references carry. */
 export function containerFieldPath(pod: Pod, container: string): string {

@@ -12,6 +12,7 @@ import type { Pod } from '../pod/types.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES, type ContainerLogBuffer, type ContainerLogLine } from './container-log-buffer.js';
 import { backOffEvent, containerFieldPath, killingEvent, missingClusterDNSEvent, sandboxChangedEvent, startEvents, type ContainerEvent, type ContainerEventListener } from './container-events.js';
 import { createExitedContainers, type ExitedContainer, type ExitedContainers, type ExitedPod } from './exited-containers.js';
+import { formatPod, podUID } from '../values/pod-format.js';
 
 /**
  * Where pod statuses come from. kubelet-pods runs no containers, so the agent asks a provider
@@ -314,7 +315,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
   }
 
   statusFor(pod: Pod, now: Date): V1PodStatus {
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     const tracked = this.#track(uid, pod, now);
     if (tracked.runningAt === undefined || now.getTime() < tracked.runningAt) {
       return pendingStatus(pod, tracked.acceptedAt, this.node, tracked.previous);
@@ -334,7 +335,7 @@ class SimulatedStatusProvider implements SimulatedRuntime {
   }
 
   terminate(pod: Pod, gracePeriodSeconds: number): Promise<void> {
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     const tracked = this.#track(uid, pod, this.clock.now());
     if (tracked.stopped) return Promise.resolve();
     const now = this.clock.now().getTime();
@@ -838,8 +839,7 @@ function runningStatus(pod: Pod, tracked: Tracked, runningAt: Date, podIP: strin
     if (run.state === 'waiting') {
       // The kubelet's doBackOff message: the wait armed for this restart, in Go's duration form.
       const waitMs = (run.crashLoop?.armedAt ?? run.terminated.finishedAt) - run.terminated.finishedAt;
-      const podName = `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
-      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${podName}` } };
+      status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${formatPod(pod)}` } };
       status.lastState = terminatedState(c, run.terminated);
     } else {
       status.state = terminatedState(c, run.terminated);
@@ -939,7 +939,7 @@ function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volum
 }
 
 function containerID(pod: Pod, c: V1Container): string {
-  return `kubelet-pods://${pod.metadata?.uid ?? ''}/${c.name}`;
+  return `kubelet-pods://${podUID(pod)}/${c.name}`;
 }
 
 function wholeSeconds(d: Date): Date {
