@@ -18,6 +18,12 @@ import { createTokenFile, type TokenFile } from './token-file.js';
 import { DEFAULT_REQUEST_TIMEOUTS, withRequestDeadlines, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
 
+/**
+ * The Lease calls the node lease makes: a `CoordinationV1Api` fits, and so does the lean
+ * client of lease-client.ts. Here, with the other clients, so that kube/ needs nothing of node/.
+ */
+export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+
 export interface ApiClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;

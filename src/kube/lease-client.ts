@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https, { Agent as HttpsAgent } from 'node:https';
 import { ApiException, HttpMethod, RequestContext, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import type { LeaseApi } from '../node/node-lease.js';
-import type { ConnectionPool } from './api-clients.js';
+import type { ConnectionPool, LeaseApi } from './api-clients.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
