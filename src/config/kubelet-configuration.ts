@@ -1,4 +1,4 @@
-import type { AgentConfig } from './agent-config.js';
+import type { AgentConfig } from './types.js';
 import { formatDuration } from '../values/go-duration.js';
 import { CONFIG_FIELDS } from './fields.js';
 
