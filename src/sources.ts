@@ -8,7 +8,7 @@ export { applyStaticPodDefaults, generatePodName, type StaticPodDefaultsOptions 
 export { applySchemeDefaults, defaultPullPolicy } from './sources/scheme-defaults.js';
 export { computeStaticPodUID, type StaticPodOrigin } from './sources/uid.js';
 export { validateStaticPodCreate } from './sources/validate.js';
-export { isDNS1123Label, isDNS1123Subdomain } from './kube/names.js';
+export { isDNS1123Label, isDNS1123Subdomain } from './values/dns-name.js';
 export { findApiReferences, checkStaticPodReferences, type ApiReference } from './sources/static-pod-rules.js';
 export { parseManifest, parseManifestFile, parseHttpBody, type ManifestOrigin, type ManifestResult } from './sources/manifest.js';
 export { createFileSource, type FileSource, type FileSourceOptions, type FileSourceStats } from './sources/file-source.js';

@@ -3,9 +3,10 @@ import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
-import { quantityValue } from '../node/node-registration.js';
+import { quantityValue } from '../values/quantity.js';
 import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';
 import { untoleratedNoExecuteTaint } from './taints.js';
+import { podUID } from '../values/pod-format.js';
 
 /**
  * Pod admission as the kubelet's predicate admit handler (`pkg/kubelet/lifecycle/predicate.go`)
@@ -297,7 +298,7 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
   return {
     admitNew(pods) {
       for (const pod of pods) {
-        const uid = pod.metadata?.uid ?? '';
+        const uid = podUID(pod);
         if (isMirrorPod(pod) || admitted.has(uid) || rejected.has(uid)) continue;
         const result = admitPod(pod, used, getNode());
         if (result.admit) {
@@ -314,7 +315,7 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
     },
     forget(pods) {
       for (const pod of pods) {
-        const uid = pod.metadata?.uid ?? '';
+        const uid = podUID(pod);
         const requests = admitted.get(uid);
         if (requests !== undefined) {
           admitted.delete(uid);
@@ -338,7 +339,7 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
 export function withAdmission(inner: StatusProvider, admission: PodAdmission, options: { hostIP?: string } = {}): StatusProvider {
   const wrapped: StatusProvider = {
     statusFor(pod, now) {
-      const rejection = admission.rejection(pod.metadata?.uid ?? '');
+      const rejection = admission.rejection(podUID(pod));
       return rejection === undefined ? inner.statusFor(pod, now) : rejectedStatus(pod, rejection, options.hostIP);
     },
   };
@@ -347,7 +348,7 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
   // A rejected pod never ran: nothing to stop.
   if (inner.terminate) {
-    wrapped.terminate = (pod, grace) => (admission.rejection(pod.metadata?.uid ?? '') === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
+    wrapped.terminate = (pod, grace) => (admission.rejection(podUID(pod)) === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
   }
   if (inner.stop) wrapped.stop = () => inner.stop!();
   if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);

@@ -2,6 +2,7 @@ import { childLogger, type Logger } from '../logger.js';
 import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+import { podUID } from '../values/pod-format.js';
 
 /**
  * The kubelet's pod workers (`pkg/kubelet/pod_workers.go`) for a runtime that is simulated:
@@ -152,10 +153,6 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     options.onStateChange?.(w.pod, state);
   }
 
-  function uidOf(pod: Pod): string {
-    return pod.metadata?.uid ?? '';
-  }
-
   /** allowStaticPodStart: the full name is free (or ours) and no earlier live UID waits. */
   function allowStart(uid: string, w: Worker): boolean {
     if (!w.static) return true;
@@ -190,7 +187,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   }
 
   function create(pod: Pod): void {
-    const uid = uidOf(pod);
+    const uid = podUID(pod);
     const existing = workers.get(uid);
     if (existing !== undefined) {
       existing.pod = pod;
@@ -218,7 +215,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   }
 
   function kill(pod: Pod, killOptions: KillOptions | undefined): void {
-    const uid = uidOf(pod);
+    const uid = podUID(pod);
     const w = workers.get(uid);
     if (w === undefined || w.state === 'terminated' || w.state === 'finished') return;
     if (w.state === 'waiting') {
@@ -262,7 +259,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       if (kind === 'kill') kill(pod, killOptions);
       else if (kind === 'create') create(pod);
       else {
-        const w = workers.get(uidOf(pod));
+        const w = workers.get(podUID(pod));
         if (w === undefined) create(pod);
         else w.pod = pod;
       }

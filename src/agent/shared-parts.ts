@@ -1,7 +1,6 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { ApiClients } from '../kube/api-clients.js';
+import type { ApiClients, LeaseApi } from '../kube/api-clients.js';
 import type { MachineInfo } from '../node/machine-info.js';
-import type { LeaseApi } from '../node/node-lease.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { LoopSpread } from '../node/periodic-loop.js';
 import type { PodListWatch } from '../sources/pod-list-watch.js';

@@ -2,6 +2,7 @@ import { isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY } from '../constants.js';
+import { podUID } from '../values/pod-format.js';
 
 export interface LiveViewOptions {
   podManager: PodManager;
@@ -29,7 +30,7 @@ export function renderTable(podManager: PodManager, statusFor?: (uid: string) =>
     const mirror = podManager.getMirrorPodByPod(pod);
     const hash = pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY];
     const mirrorHash = mirror?.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY];
-    const status = statusFor?.(pod.metadata?.uid ?? '') ?? mirror?.status;
+    const status = statusFor?.(podUID(pod)) ?? mirror?.status;
     rows.push([
       pod.metadata?.name ?? '',
       pod.metadata?.namespace ?? '',

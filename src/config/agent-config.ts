@@ -3,10 +3,12 @@ import { isIP } from 'node:net';
 import { hostname as osHostname, networkInterfaces as osNetworkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { kpError } from '../errors.js';
-import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../runtime/pod-addresses.js';
-import { parseDuration } from './durations.js';
+import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/ip.js';
+import { nodeNameFromHostname } from '../values/node-name.js';
+import { parseDuration } from '../values/go-duration.js';
 import { scalarFields, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
+import { SIMULATED_LIFECYCLES, type AgentConfig, type RunFlags, type SimulatedLifecycle } from './types.js';
 
 /**
  * The agent's resolved configuration: the KubeletConfiguration file (`--config`) merged with
@@ -15,97 +17,9 @@ import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletCo
  * docs/configuration.md, and src/config/fields.ts for the table every field comes from.
  */
 
-/** The validated, frozen result. Durations are milliseconds. */
-export interface AgentConfig {
-  /** `--hostname-override` or the host name, lower-cased. */
-  readonly nodeName: string;
-  readonly kubeconfig: string | undefined;
-  /** The `--config` file, when one was given. */
-  readonly configFile: string | undefined;
-  readonly staticPodPath: string | undefined;
-  readonly staticPodURL: string | undefined;
-  /** Header name → values, in the order given. Values are secrets: never log them. */
-  readonly staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
-  readonly fileCheckFrequencyMs: number;
-  readonly httpCheckFrequencyMs: number;
-  readonly syncFrequencyMs: number;
-  readonly nodeStatusUpdateFrequencyMs: number;
-  readonly nodeStatusReportFrequencyMs: number;
-  /** The Node's `pods` capacity. */
-  readonly maxPods: number;
-  readonly kubeAPIQPS: number;
-  readonly kubeAPIBurst: number;
-  /** Event writes per second (their own token bucket); 0: no limit. */
-  readonly eventRecordQPS: number;
-  readonly eventBurst: number;
-  /** False: no Kubernetes Events are recorded (`--events=false`). */
-  readonly events: boolean;
-  /** Where the read-only and kubelet ports listen. */
-  readonly address: string;
-  /**
-   * The kubelet port (HTTPS, authenticated), which the Node advertises
-   * (`daemonEndpoints.kubeletEndpoint.Port`); 0 turns it off.
-   */
-  readonly port: number;
-  /** The kubelet port's serving certificate and key; both undefined: a self-signed one. */
-  readonly tlsCertFile: string | undefined;
-  readonly tlsPrivateKeyFile: string | undefined;
-  /** `authentication.x509.clientCAFile`: client certificates it signed authenticate. */
-  readonly clientCAFile: string | undefined;
-  /** `authentication.webhook.enabled`: bearer tokens are checked with a TokenReview. */
-  readonly authenticationTokenWebhook: boolean;
-  readonly authenticationWebhookCacheTTLMs: number;
-  /** `authentication.anonymous.enabled`: requests without credentials are system:anonymous. */
-  readonly anonymousAuth: boolean;
-  /** `authorization.mode`. */
-  readonly authorizationMode: 'AlwaysAllow' | 'Webhook';
-  readonly authorizationWebhookCacheAuthorizedTTLMs: number;
-  readonly authorizationWebhookCacheUnauthorizedTTLMs: number;
-  /** 0 disables the read-only endpoints (`/pods`, `/metrics`, `/healthz`). */
-  readonly readOnlyPort: number;
-  readonly healthzBindAddress: string;
-  /** 0 disables the healthz endpoint. */
-  readonly healthzPort: number;
-  /** `--node-ip`, or the machine's address (see `defaultNodeIP`). */
-  readonly nodeIP: string;
-  /** Where pods without host networking get their simulated addresses from. */
-  readonly podCIDR: string;
-  /** The cluster DNS servers (`clusterDNS`, `--cluster-dns`); empty when none is configured. */
-  readonly clusterDNS: readonly string[];
-  /** How pods live and die: as the kubelet's pod workers (`kubelet`) or at once (`instant`). */
-  readonly simulatedLifecycle: SimulatedLifecycle;
-}
-
-export type SimulatedLifecycle = 'kubelet' | 'instant';
-export const SIMULATED_LIFECYCLES: readonly SimulatedLifecycle[] = Object.freeze(['kubelet', 'instant']);
-
-/** The kubelet flags' values, as given; absent flags are undefined. */
-export interface RunFlags {
-  readonly kubeconfig?: string;
-  readonly config?: string;
-  readonly hostnameOverride?: string;
-  readonly podManifestPath?: string;
-  readonly manifestURL?: string;
-  /** Raw `--manifest-url-header` values, one per occurrence. */
-  readonly manifestURLHeader?: readonly string[];
-  readonly address?: string;
-  readonly port?: string;
-  readonly tlsCertFile?: string;
-  readonly tlsPrivateKeyFile?: string;
-  readonly clientCAFile?: string;
-  /** `true` or `false`, as given (`--anonymous-auth` alone is `true`). */
-  readonly authenticationTokenWebhook?: string;
-  readonly anonymousAuth?: string;
-  readonly authorizationMode?: string;
-  readonly readOnlyPort?: string;
-  readonly healthzPort?: string;
-  readonly nodeIP?: string;
-  readonly events?: string;
-  readonly podCIDR?: string;
-  /** Raw `--cluster-dns` values, one per occurrence, each a comma-separated list. */
-  readonly clusterDNS?: readonly string[];
-  readonly simulatedLifecycle?: string;
-}
+// The types are in types.ts, which fields.ts reads without importing this file back; config's
+// users import them from here as before.
+export type { AgentConfig, RunFlags, SimulatedLifecycle } from './types.js';
 
 export interface LoadedAgentConfig {
   readonly config: AgentConfig;
@@ -221,8 +135,7 @@ function resolveAgentConfig(
       : headersFromFile(file.staticPodURLHeader, p.file);
 
   const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : machine.hostname();
-  // The kubelet trims and lower-cases the host name before using it as the node name.
-  const nodeName = rawName.trim().toLowerCase();
+  const nodeName = nodeNameFromHostname(rawName);
   if (nodeName === '') p.flags.push('--hostname-override: the node name must not be empty');
 
   const nodeIP = resolveNodeIP(flags.nodeIP, machine.networkInterfaces, p.flags);

@@ -1,4 +1,4 @@
-import type { AgentConfig, RunFlags } from './agent-config.js';
+import type { AgentConfig, RunFlags } from './types.js';
 
 /**
  * The one table of what `kubelet-pods run` can be told, in the kubelet's own names. Everything

@@ -1,5 +1,5 @@
-import type { AgentConfig } from './agent-config.js';
-import { formatDuration } from './durations.js';
+import type { AgentConfig } from './types.js';
+import { formatDuration } from '../values/go-duration.js';
 import { CONFIG_FIELDS } from './fields.js';
 
 /** What stands for a secret in the configuration shown (header values of the manifest URL). */

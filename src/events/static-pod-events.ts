@@ -5,6 +5,7 @@ import type { Pod } from '../pod/types.js';
 import type { PodConfigEvent } from '../sources/pod-config.js';
 import type { EventObjectRef, EventRecorder } from './event-recorder.js';
 import { objectKey } from '../values/object-key.js';
+import { podUID } from '../values/pod-format.js';
 
 /**
  * The reasons of the events kubelet-pods records about static and mirror pods (docs/events.md
@@ -58,7 +59,7 @@ export function podEventRef(pod: Pod, fieldPath: string | undefined): EventObjec
 
 /** The mirror-to-be of a static pod, by the hash its mirror will carry. */
 function staticPodEventRef(pod: Pod): EventObjectRef {
-  const hash = pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY] ?? pod.metadata?.uid ?? '';
+  const hash = pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION_KEY] ?? podUID(pod);
   return { kind: 'Pod', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: hash };
 }
 
@@ -135,8 +136,8 @@ export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPo
       recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pods from manifest URL ${quote(shown)} ignored: ${reason}`);
     },
     duplicateIgnored(event) {
-      const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(event.pod.metadata?.uid ?? '')})`;
-      const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(event.keptPod.metadata?.uid ?? '')}`;
+      const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(podUID(event.pod))})`;
+      const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(podUID(event.keptPod))}`;
       recorder.event(
         node,
         'Warning',

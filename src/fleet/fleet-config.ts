@@ -3,7 +3,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { V1Taint } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
-import { isDNS1123Subdomain } from '../kube/names.js';
+import { isValidNodeName, NODE_NAME_RULE } from '../values/node-name.js';
 import { FLEET_GC_DEFAULTS } from './gc-settings.js';
 
 /**
@@ -204,8 +204,8 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     }
     for (let k = 0; k < tpl.count; k++) {
       const name = tpl.name.replaceAll('{i}', String(tpl.start + k));
-      if (!isDNS1123Subdomain(name)) {
-        problems.push([at, `${JSON.stringify(name)} is not a valid node name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)`]);
+      if (!isValidNodeName(name)) {
+        problems.push([at, `${JSON.stringify(name)} is not a valid node name (${NODE_NAME_RULE})`]);
         return;
       }
       const other = owner.get(name);

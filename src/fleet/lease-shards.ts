@@ -1,7 +1,8 @@
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { childLogger, type Logger } from '../logger.js';
-import { leaseExpired, NODE_LEASE_NAMESPACE, type LeaseApi } from '../node/node-lease.js';
+import type { LeaseApi } from '../kube/api-clients.js';
+import { leaseExpired, NODE_LEASE_NAMESPACE } from '../node/node-lease.js';
 import { createPeriodicLoop, type PeriodicLoop } from '../node/periodic-loop.js';
 import type { Clock } from '../time/clock.js';
 import { nodeFraction, nodeLoopSpread } from './spread.js';

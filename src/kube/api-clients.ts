@@ -18,6 +18,12 @@ import { createTokenFile, type TokenFile } from './token-file.js';
 import { DEFAULT_REQUEST_TIMEOUTS, withRequestDeadlines, type RequestTimeouts } from './request-timeout.js';
 import { kpError } from '../errors.js';
 
+/**
+ * The Lease calls the node lease makes: a `CoordinationV1Api` fits, and so does the lean
+ * client of lease-client.ts. Here, with the other clients, so that kube/ needs nothing of node/.
+ */
+export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+
 export interface ApiClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
@@ -86,10 +92,10 @@ const MAX_SOCKETS = 64;
  * kubeAPIQPS/kubeAPIBurst apply to its whole client) and one keep-alive connection pool.
  *
  * client-node 1.x gives every request a new https.Agent: a new TCP connection, a TLS handshake
- * and the CA bundle parsed again, each time. Measured on the bulk benchmark, that was a third
- * of the agent's CPU. Its `makeApiClient` has no hook for either concern, so the configuration
- * is built here with a request middleware that waits for a token, then swaps the per-request
- * agent for a shared keep-alive one made once from the same TLS options.
+ * and the CA bundle parsed again, each time, which a burst of API calls cannot afford
+ * (measured: docs/performance.md). Its `makeApiClient` has no hook for either concern, so the
+ * configuration is built here with a request middleware that waits for a token, then swaps the
+ * per-request agent for a shared keep-alive one made once from the same TLS options.
  */
 export function createApiClients(kubeConfig: KubeConfig, limiter: RateLimiter, options: ApiClientsOptions = {}): ApiClients {
   const cluster = kubeConfig.getCurrentCluster();
@@ -141,8 +147,8 @@ export function priorityOf(context: Pick<RequestContext, 'getHttpMethod' | 'getU
 
 /**
  * client-node applies a kubeconfig to every request from scratch: it decodes (or reads from
- * disk) the CA, certificate and key and builds an https.Agent, about 0.1 ms a request, which
- * the middleware above then throws away. Credentials that cannot change while we run (a
+ * disk) the CA, certificate and key and builds an https.Agent for every request (its cost:
+ * docs/performance.md), which the middleware above then throws away. Credentials that cannot change while we run (a
  * token, a client certificate: no exec plugin, no auth provider) are applied once and their
  * headers reused; the others are left to client-node, which refreshes them as needed.
  */

@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https, { Agent as HttpsAgent } from 'node:https';
 import { ApiException, HttpMethod, RequestContext, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import type { LeaseApi } from '../node/node-lease.js';
-import type { ConnectionPool } from './api-clients.js';
+import type { ConnectionPool, LeaseApi } from './api-clients.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
@@ -39,8 +38,8 @@ type LeaseParams = { name: string; namespace: string };
  *
  * Renewing a Lease through client-node costs, per call, its object serialiser walking the
  * type map both ways, node-fetch streaming the body as a second write after the headers, a
- * fresh Headers object and a middleware chain: at 1,000 nodes that is 100 renewals a second
- * and the larger part of an idle fleet's CPU (docs/performance.md). This client sends the
+ * fresh Headers object and a middleware chain, for each of a fleet's many renewals (what that
+ * cost: docs/performance.md). This client sends the
  * headers and the JSON body in one socket write over the same keep-alive pool, after the same
  * rate limiter, with the credentials worked out once (a token file read again each minute), the
  * same deadline and the same client-go retries after a 429 or 5xx with Retry-After

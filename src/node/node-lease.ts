@@ -1,16 +1,14 @@
-import type { CoordinationV1Api, V1Lease, V1Node, V1OwnerReference } from '@kubernetes/client-node';
+import type { V1Lease, V1Node, V1OwnerReference } from '@kubernetes/client-node';
 import { V1MicroTime } from '@kubernetes/client-node';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
+import type { LeaseApi } from '../kube/api-clients.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
-import { validateNodeName } from './node-registration.js';
-
-/** The Lease calls the controller makes; a `CoordinationV1Api` fits. */
-export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+import { validateNodeName } from '../values/node-name.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 

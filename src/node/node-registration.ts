@@ -5,7 +5,9 @@ import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
-import { isDNS1123Subdomain } from '../kube/names.js';
+import { canonicalJSON } from '../values/canonical-json.js';
+import { validateNodeName } from '../values/node-name.js';
+import { quantityValue } from '../values/quantity.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
@@ -366,13 +368,16 @@ class NodeRegistrationLoop implements NodeRegistration {
  * others) are left out, since a merge patch leaves them alone.
  */
 export function statusChanged(current: NodeStatus, desired: Record<string, unknown>): boolean {
+  // Canonical JSON sorts keys, so the server's key order is not a change. It reads a null field
+  // as absent; the server never sends null in the fields compared that way (addresses,
+  // nodeInfo, daemonEndpoints).
   for (const [key, value] of Object.entries(desired)) {
     const have = (current as Record<string, unknown>)[key];
     if (key === 'conditions') {
       if (conditionsChanged((have ?? []) as V1NodeCondition[], value as V1NodeCondition[])) return true;
     } else if (key === 'capacity' || key === 'allocatable') {
       if (resourcesChanged((have ?? {}) as Record<string, string>, value as Record<string, string>)) return true;
-    } else if (canonical(have) !== canonical(value)) {
+    } else if (canonicalJSON(have) !== canonicalJSON(value)) {
       return true;
     }
   }
@@ -382,7 +387,7 @@ export function statusChanged(current: NodeStatus, desired: Record<string, unkno
 function conditionsChanged(have: readonly V1NodeCondition[], want: readonly V1NodeCondition[]): boolean {
   if (have.length !== want.length) return true;
   const key = (c: V1NodeCondition) =>
-    canonical({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: timeText(c.lastTransitionTime) });
+    canonicalJSON({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: timeText(c.lastTransitionTime) });
   const a = have.map(key).sort();
   const b = want.map(key).sort();
   return a.some((k, i) => k !== b[i]);
@@ -400,33 +405,10 @@ function resourcesChanged(have: Record<string, string>, want: Record<string, str
   return false;
 }
 
-const QUANTITY_SUFFIX: Record<string, number> = {
-  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-
-/** A quantity's value as a number (precise enough to tell two capacities apart), NaN if unreadable. */
-export function quantityValue(text: string): number {
-  const m = /^([+-]?[0-9.]+)(?:([eE][+-]?\d+)|([a-zA-Z]*))$/.exec(text.trim());
-  if (!m) return Number.NaN;
-  if (m[2] !== undefined) return Number(`${m[1]}${m[2]}`);
-  const factor = QUANTITY_SUFFIX[m[3] ?? ''];
-  return factor === undefined ? Number.NaN : Number(m[1]) * factor;
-}
-
 function timeText(t: unknown): string {
   if (t === undefined || t === null) return '';
   const d = t instanceof Date ? t : new Date(String(t));
   return Number.isNaN(d.getTime()) ? String(t) : toRFC3339(d);
-}
-
-// JSON with sorted keys, so that key order (ours vs the server's) does not count as a change.
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  ) ?? 'undefined';
 }
 
 const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string; reason: string; message: string }> = {
@@ -459,10 +441,4 @@ export function nodeAllowsMirrorPods<N extends Pick<V1Node, 'metadata'>>(node: N
 /** Seconds precision, as `metav1.Time` stores it. */
 export function toRFC3339(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-export function validateNodeName(name: string): void {
-  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
-    throw kpError('KP_ERR_NODE_OPTIONS', ['nodeName', JSON.stringify(String(name))]);
-  }
 }

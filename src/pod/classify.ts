@@ -10,6 +10,7 @@ import {
 } from '../constants.js';
 import { kpError } from '../errors.js';
 import type { Pod } from './types.js';
+import { podUID } from '../values/pod-format.js';
 
 /**
  * The identity a static pod shares with its mirror: `<name>_<namespace>`. `_` is legal in
@@ -43,7 +44,7 @@ export function isMirrorPod(pod: Pod): boolean {
 export function getPodSource(pod: Pod): string {
   const annotations = pod.metadata?.annotations;
   const source = annotations?.[CONFIG_SOURCE_ANNOTATION_KEY];
-  if (source === undefined) throw kpError('KP_ERR_POD_SOURCE', [pod.metadata?.uid ?? '']);
+  if (source === undefined) throw kpError('KP_ERR_POD_SOURCE', [podUID(pod)]);
   return source;
 }
 

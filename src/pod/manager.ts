@@ -9,6 +9,7 @@ import { PodsByFullName } from './pods-by-full-name.js';
 import { TombstoneMap } from './tombstone-map.js';
 import type { ConfigMapManager, SecretManager } from './object-managers.js';
 import { asMirrorPodUID, asResolvedPodUID, type MirrorPodUID, type Pod, type ResolvedPodUID } from './types.js';
+import { podUID } from '../values/pod-format.js';
 
 export interface PodManagerOptions {
   /** Where `kubelet_managed_ephemeral_containers` is registered; a private registry by default. */
@@ -182,7 +183,7 @@ export class PodManager {
   removePod(pod: Pod): void {
     this.#secretManager?.unregisterPod(pod);
     this.#configMapManager?.unregisterPod(pod);
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
       const slot = this.#mirrorPodByUID.slot(mirrorUID);
@@ -252,12 +253,12 @@ export class PodManager {
 
   #upsert(pod: Pod): void {
     if (this.#secretManager || this.#configMapManager) this.#registerWithObjectManagers(pod);
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
       const fullName = this.#mirrorPodByUID.store(mirrorUID, pod);
       const staticPod = this.#byFullName.setMirror(fullName, pod).pod;
-      if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(staticPod.metadata?.uid ?? ''));
+      if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(podUID(staticPod)));
     } else {
       const resolvedUID = asResolvedPodUID(uid);
       const slot = this.#podByUID.slot(resolvedUID);
@@ -266,7 +267,7 @@ export class PodManager {
       // Last writer wins: two pods with one full name replace each other here.
       const mirrorPod = this.#byFullName.setPod(fullName, pod).mirror;
       this.#podByNamespacedName.indexed(pod);
-      if (mirrorPod) this.#setTranslation(asMirrorPodUID(mirrorPod.metadata?.uid ?? ''), resolvedUID);
+      if (mirrorPod) this.#setTranslation(asMirrorPodUID(podUID(mirrorPod)), resolvedUID);
     }
   }
 
@@ -278,7 +279,7 @@ export class PodManager {
   #lookupFullName(pod: Pod, byUID: PodsByUID<string>): string {
     let fullName = lookupNames.get(pod);
     if (fullName === undefined) {
-      fullName = fullNameOf(pod, byUID.slot(pod.metadata?.uid ?? ''));
+      fullName = fullNameOf(pod, byUID.slot(podUID(pod)));
       lookupNames.set(pod, fullName);
     }
     return fullName;

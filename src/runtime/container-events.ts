@@ -1,7 +1,7 @@
 import type { V1Container } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
 import type { ContainerEvent } from '../status/status-provider.js';
-import { formatPod } from './format-pod.js';
+import { formatPod } from '../values/pod-format.js';
 
 /**
  * The Events the kubelet's runtime manager records about a pod's containers (reasons from

@@ -1,5 +1,5 @@
 import type { V1Container, V1ContainerStatus, V1ResourceRequirements, V1VolumeMountStatus } from '@kubernetes/client-node';
-import { canonicalResourceList } from '../status/quantity.js';
+import { canonicalResourceList } from '../values/quantity.js';
 
 /**
  * The parts of a container's status that follow from its spec alone, as the kubelet v1.34 fills

@@ -1,10 +1,10 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import { formatDuration } from '../config/durations.js';
+import { formatDuration } from '../values/go-duration.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-phase.js';
 import { containerResourceStatus } from './container-status.js';
-import { formatPod } from './format-pod.js';
+import { formatPod } from '../values/pod-format.js';
 import { addressFields, cond, containerID, mounts, nameList, waitingStatus, wholeSeconds } from './pod-status-parts.js';
 import type { ContainerRun, NodeFacts, Terminated, TrackedPod } from './runtime-state.js';
 

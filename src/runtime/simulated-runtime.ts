@@ -9,7 +9,8 @@ import type { Pod } from '../pod/types.js';
 import type { ContainerEventListener, ContainerLogLine, StatusProvider } from '../status/status-provider.js';
 import { createContainerLogBuffer, DEFAULT_CONTAINER_LOG_BYTES } from './container-log-buffer.js';
 import { createExitedContainers } from './exited-containers.js';
-import { createPodAddressAllocator, DEFAULT_POD_CIDR, parseIP } from './pod-addresses.js';
+import { createPodAddressAllocator } from './pod-addresses.js';
+import { DEFAULT_POD_CIDR, parseIP } from '../values/ip.js';
 import { SimulatedStatusProvider } from './simulated-status-provider.js';
 
 export interface SimulatedStatusProviderOptions {

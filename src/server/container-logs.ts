@@ -1,6 +1,7 @@
 import type { PodManager } from '../pod/manager.js';
 import type { ContainerLogLine } from '../status/status-provider.js';
 import { send, type Route } from './server.js';
+import { podUID } from '../values/pod-format.js';
 
 export interface ContainerLogsRouteOptions {
   podManager: Pick<PodManager, 'getPodByName'>;
@@ -51,7 +52,7 @@ export function containerLogsRoute(options: ContainerLogsRouteOptions & { now?: 
         return;
       }
       const timestamps = query.get('timestamps') === 'true';
-      let lines = options.logsFor(pod.metadata?.uid ?? '', container) ?? [];
+      let lines = options.logsFor(podUID(pod), container) ?? [];
       if (sinceSeconds !== undefined) {
         const from = now().getTime() - sinceSeconds * 1000;
         lines = lines.filter((l) => l.time.getTime() >= from);

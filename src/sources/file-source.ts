@@ -4,11 +4,12 @@ import { FILE_SOURCE, PodOperation } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
-import { sortByteOrder } from './canonical-json.js';
+import { sortByteOrder } from '../values/canonical-json.js';
 import { watchStaticPodPath, type PathWatcher, type WatchStaticPodPath } from './file-watch.js';
 import { createManifestCache, type ListedFile, type ManifestCache } from './manifest-cache.js';
 import { periodMs, requiredString } from './source-options.js';
 import { noopLogger, type PodUpdate, type SetDelta, type SourceLogger } from './types.js';
+import { podUID } from '../values/pod-format.js';
 
 export interface FileSourceOptions {
   /** staticPodPath: a directory of manifests or a single manifest file. */
@@ -86,8 +87,6 @@ const BURST_PENDING = 8;
 const BURST_MAX_SILENCE_MS = 100;
 
 const errnoCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
-const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
-
 /** staticPodPath without trailing separators (the root `/` stays). */
 function cleanRoot(path: string): string {
   const trimmed = path.replace(/\/+$/, '');
@@ -106,8 +105,8 @@ function diffSets(base: readonly Pod[], pods: readonly Pod[]): SetDelta {
   const before = new Set(base);
   const after = new Set(pods);
   const changed = pods.filter((pod) => !before.has(pod));
-  const changedUIDs = new Set(changed.map(uidOf));
-  const removed = base.filter((pod) => !after.has(pod) && !changedUIDs.has(uidOf(pod)));
+  const changedUIDs = new Set(changed.map(podUID));
+  const removed = base.filter((pod) => !after.has(pod) && !changedUIDs.has(podUID(pod)));
   return { base, changed, removed };
 }
 

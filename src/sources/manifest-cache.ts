@@ -5,7 +5,7 @@ import { FILE_SOURCE, MAX_CONFIG_LENGTH } from '../constants.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import type { Clock } from '../time/clock.js';
-import { sortByteOrder } from './canonical-json.js';
+import { sortByteOrder } from '../values/canonical-json.js';
 import { parseManifestFile } from './manifest.js';
 import type { SourceLogger } from './types.js';
 
@@ -163,8 +163,9 @@ class ManifestCacheImpl implements ManifestCache {
 
   /**
    * A file met by a listing: the previous entry as it is when the file's signature has not
-   * changed since a settled read (with thousands of manifests, re-reading and hashing each
-   * one every fileCheckFrequency was most of the agent's idle CPU); read otherwise.
+   * changed since a settled read (re-reading and hashing thousands of manifests every
+   * fileCheckFrequency is what an idle agent would spend its CPU on: docs/performance.md); read
+   * otherwise.
    */
   #listed(path: string, info: Stats, previous: Entry | undefined): Promise<Entry> | Entry {
     if (previous?.settledSignature === undefined || previous.settledSignature !== signatureOf(info)) return this.#read(path, info, previous);

@@ -4,7 +4,7 @@ import {
   CONFIG_SOURCE_ANNOTATION_KEY,
 } from '../constants.js';
 import type { Pod } from '../pod/types.js';
-import { jsonEqual } from './canonical-json.js';
+import { jsonEqual } from '../values/canonical-json.js';
 
 // How a new version of a pod relates to the version the merger stores (the kubelet's
 // checkAndUpdatePod), and the objects the merger stores. Stored pods are never mutated: a

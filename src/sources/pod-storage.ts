@@ -5,6 +5,7 @@ import type { Clock } from '../time/clock.js';
 import type { Merger } from './mux.js';
 import { formatSeenTimestamp, mergePodVersion, stampNewPod } from './pod-diff.js';
 import type { PodUpdate, SetDelta, SourceLogger } from './types.js';
+import { formatPod, podUID } from '../values/pod-format.js';
 
 /**
  * How merged updates are announced.
@@ -85,16 +86,14 @@ interface MergeResult {
 
 /** Deterministic order for whole-state lists: namespace, name, then UID. */
 function compareFullOrder(a: Pod, b: Pod): number {
-  const ka = [a.metadata?.namespace ?? '', a.metadata?.name ?? '', a.metadata?.uid ?? ''];
-  const kb = [b.metadata?.namespace ?? '', b.metadata?.name ?? '', b.metadata?.uid ?? ''];
+  const ka = [a.metadata?.namespace ?? '', a.metadata?.name ?? '', podUID(a)];
+  const kb = [b.metadata?.namespace ?? '', b.metadata?.name ?? '', podUID(b)];
   for (let i = 0; i < 3; i++) {
     if (ka[i]! < kb[i]!) return -1;
     if (ka[i]! > kb[i]!) return 1;
   }
   return 0;
 }
-
-const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
 
 /**
  * Per-source state keyed by UID, a SET replaced wholesale, and the differences announced in
@@ -145,9 +144,9 @@ class PodStorageImpl implements PodStorage {
         break;
       case PodOperation.REMOVE:
         for (const pod of update.pods) {
-          const existing = state.pods.get(uidOf(pod));
+          const existing = state.pods.get(podUID(pod));
           if (existing) {
-            state.pods.delete(uidOf(pod));
+            state.pods.delete(podUID(pod));
             r.removes.push(existing);
           }
         }
@@ -185,7 +184,7 @@ class PodStorageImpl implements PodStorage {
    */
   #process(source: string, newPods: readonly Pod[], oldMap: Map<string, Pod>, target: Map<string, Pod>, r: MergeResult): void {
     for (const pod of newPods) {
-      const uid = uidOf(pod);
+      const uid = podUID(pod);
       const known = oldMap.get(uid);
       if (known === undefined) {
         this.#seen ??= formatSeenTimestamp(this.#options.clock.now());
@@ -217,12 +216,12 @@ class PodStorageImpl implements PodStorage {
     for (const pod of delta.removed) {
       // Removing a pod that shares its name with another may bring in the one dropped for it.
       if (names.contested.has(getPodFullName(pod))) return false;
-      removedUIDs.add(uidOf(pod));
+      removedUIDs.add(podUID(pod));
     }
     const claimed = new Map<string, string>();
     const changedUIDs = new Set<string>();
     for (const pod of delta.changed) {
-      const uid = uidOf(pod);
+      const uid = podUID(pod);
       const fullName = getPodFullName(pod);
       if (uid === '' || removedUIDs.has(uid) || changedUIDs.has(uid) || claimed.has(fullName) || names.contested.has(fullName)) return false;
       claimed.set(fullName, uid);
@@ -265,7 +264,7 @@ class PodStorageImpl implements PodStorage {
     for (let i = 0; i < pods.length; i++) {
       const pod = pods[i]!;
       const fullName = getPodFullName(pod);
-      const uid = uidOf(pod);
+      const uid = podUID(pod);
       if (names.byUID.has(uid)) uniqueUIDs = false;
       names.byUID.set(uid, fullName);
       const first = keptAt.get(fullName);
@@ -292,23 +291,23 @@ class PodStorageImpl implements PodStorage {
     pod: Pod,
     origin: string | undefined,
   ): void {
-    const key = `${fullName}\0${keptOrigin ?? uidOf(keptPod)}\0${origin ?? uidOf(pod)}`;
+    const key = `${fullName}\0${keptOrigin ?? podUID(keptPod)}\0${origin ?? podUID(pod)}`;
     warned.add(key);
     if (state.warned.has(key)) return;
     this.#options.logger.warn(
       {
         source,
         pod: fullName,
-        podUID: uidOf(pod),
+        podUID: podUID(pod),
         ...(origin !== undefined ? { path: origin } : {}),
         ...(keptOrigin !== undefined ? { kept: keptOrigin } : {}),
-        keptUID: uidOf(keptPod),
+        keptUID: podUID(keptPod),
         reason: 'FailedValidation',
       },
       'pod ignored: an earlier pod of the same source has its full name',
     );
     const message =
-      `Error validating pod ${fullName}(${uidOf(pod)}) from ${source} ` +
+      `Error validating pod ${formatPod(pod)} from ${source} ` +
       `due to duplicate pod name ${JSON.stringify(pod.metadata?.name ?? '')}, ignoring`;
     this.#options.onEvent?.({
       type: 'Warning',

@@ -6,7 +6,7 @@ import {
   parseQuantity,
   roundUpQuantity,
   type Quantity,
-} from '../status/quantity.js';
+} from '../values/quantity.js';
 import { isJsonObject, type JsonObject } from './json-object.js';
 
 /**

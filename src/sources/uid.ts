@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pod } from '../pod/types.js';
-import { canonicalJSON } from './canonical-json.js';
+import { canonicalJSON } from '../values/canonical-json.js';
 
 /** Where a static pod came from; it salts the UID so the same manifest differs per node/path/URL. */
 export type StaticPodOrigin = { readonly file: string; readonly nodeName: string } | { readonly url: string };

@@ -1,7 +1,7 @@
 import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
 import { quote } from '../errors.js';
 import type { Pod } from '../pod/types.js';
-import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
+import { isDNS1123Label, isDNS1123Subdomain } from '../values/dns-name.js';
 
 /** One problem found in a manifest, in the API server's `field: reason` style. */
 export type FieldError = string;

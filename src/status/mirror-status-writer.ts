@@ -11,6 +11,7 @@ import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
 import { buildStatusPatch, STATUS_PATCH_CONTENT_TYPE } from './status-patch.js';
 import type { StatusProvider } from './status-provider.js';
+import { podUID } from '../values/pod-format.js';
 
 /** The one Pod call the writer makes; a `CoreV1Api` fits. */
 export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;
@@ -192,7 +193,7 @@ class StatusWriter implements MirrorStatusWriter {
     else {
       for (const pod of pods) {
         if (isMirrorPod(pod)) this.#touchedNames.add(getPodFullName(pod));
-        else this.#touchedUIDs.add(pod.metadata?.uid ?? '');
+        else this.#touchedUIDs.add(podUID(pod));
       }
     }
     this.#scheduleIncremental();
@@ -242,7 +243,7 @@ class StatusWriter implements MirrorStatusWriter {
     const askAll = full && this.#unsubscribe === undefined;
     let staticPods = 0;
     for (const pod of this.#published.list()) {
-      const uid = pod.metadata?.uid ?? '';
+      const uid = podUID(pod);
       if (uid === '') continue;
       staticPods++;
       this.#refresh(uid, pod, askAll || changed.has(uid));
@@ -296,7 +297,7 @@ class StatusWriter implements MirrorStatusWriter {
   // finished in the kubelet lifecycle, whose final status was written before) is forgotten.
   #forgetRemovedPods(): void {
     const present = new Set<string>();
-    for (const pod of this.#published.list()) present.add(pod.metadata?.uid ?? '');
+    for (const pod of this.#published.list()) present.add(podUID(pod));
     for (const uid of this.#statuses.keys()) {
       if (!present.has(uid)) {
         this.#statuses.delete(uid);
@@ -332,7 +333,7 @@ class StatusWriter implements MirrorStatusWriter {
       const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
       // Static pod without a mirror: keep the status, write nothing yet.
       if (mirror === undefined) continue;
-      const mirrorUID = mirror.metadata?.uid ?? '';
+      const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
       if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {
         if (sameStatus(cached.status, mirror.status ?? {})) {
@@ -364,7 +365,7 @@ class StatusWriter implements MirrorStatusWriter {
     const name = mirror.metadata?.name ?? '';
     const namespace = mirror.metadata?.namespace ?? '';
     const fullName = `${name}_${namespace}`;
-    const mirrorUID = mirror.metadata?.uid ?? '';
+    const mirrorUID = podUID(mirror);
     const translated = this.#pm.translatePodUID(mirrorUID);
     if (translated !== '' && translated !== staticUID) {
       // The API object is the mirror of another incarnation of this static pod.

@@ -17,7 +17,7 @@ import { parse } from 'yaml';
 
 import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { defaultNodeIP } from '../../src/config/agent-config.js';
-import { parseCidr, parseIP } from '../../src/runtime/pod-addresses.js';
+import { parseCidr, parseIP } from '../../src/values/ip.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
 import { useControlPlane } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';

@@ -1,7 +1,8 @@
 // An in-memory Lease API (one Lease, optimistic concurrency on resourceVersion) for unit tests
 // of the node lease and the fleet's Lease fencing.
 import { ApiException, type V1Lease } from '@kubernetes/client-node';
-import { NODE_LEASE_NAMESPACE, type LeaseApi } from '../../src/node/node-lease.js';
+import type { LeaseApi } from '../../src/kube/api-clients.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/node-lease.js';
 
 export const apiError = (code: number, reason: string): ApiException<string> =>
   new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});

@@ -7,11 +7,11 @@ import { Writable } from 'node:stream';
 import { it } from 'node:test';
 import { CoordinationV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { createConnectionPool } from '../../src/kube/api-clients.js';
+import { createConnectionPool, type LeaseApi } from '../../src/kube/api-clients.js';
 import { apiErrorInfo, isConflict, isNotFound } from '../../src/kube/api-error.js';
 import { createLeaseClient } from '../../src/kube/lease-client.js';
 import { createTokenBucket, unlimited } from '../../src/kube/rate-limiter.js';
-import { createNodeLease, NODE_LEASE_NAMESPACE, type LeaseApi } from '../../src/node/node-lease.js';
+import { createNodeLease, NODE_LEASE_NAMESPACE } from '../../src/node/node-lease.js';
 import { kubeConfigFromFile, registerNode, useControlPlane } from '../helpers/control-plane.js';
 
 const NODE = 'lean-lease';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { RUN_FLAG_NAMES } from '../../../src/cli/flags.js';
 import { AGENT_CONFIG_DEFAULTS, defaultWithoutFile, loadAgentConfig } from '../../../src/config/agent-config.js';
-import { formatDuration } from '../../../src/config/durations.js';
+import { formatDuration } from '../../../src/values/go-duration.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type FieldType } from '../../../src/config/fields.js';
 import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
 

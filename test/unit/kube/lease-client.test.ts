@@ -12,12 +12,12 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig, V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { createApiClients, createConnectionPool } from '../../../src/kube/api-clients.js';
+import { createApiClients, createConnectionPool, type LeaseApi } from '../../../src/kube/api-clients.js';
 import { apiErrorInfo, apiFailureCause, isAlreadyExists, isConflict, isNotFound } from '../../../src/kube/api-error.js';
 import { createLeaseClient } from '../../../src/kube/lease-client.js';
 import { isAbortError } from '../../../src/kube/request-timeout.js';
 import { createTokenBucket, unlimited, type RateLimiter } from '../../../src/kube/rate-limiter.js';
-import { createNodeLease, NODE_LEASE_NAMESPACE, type LeaseApi } from '../../../src/node/node-lease.js';
+import { createNodeLease, NODE_LEASE_NAMESPACE } from '../../../src/node/node-lease.js';
 import { makeCA } from '../../helpers/certificates.js';
 
 const TOKEN = 'lease-test-token-0123456789';

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { ApiException, type ConfigurationOptions, type V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { MachineInfo } from '../../../src/node/machine-info.js';
-import { createNodeRegistration, quantityValue, statusChanged, type NodeApi } from '../../../src/node/node-registration.js';
+import { createNodeRegistration, statusChanged, type NodeApi } from '../../../src/node/node-registration.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
 const apiError = (code: number, reason: string) => new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', reason }), {});
@@ -250,10 +250,6 @@ describe('createNodeRegistration', () => {
     assert.equal(statusChanged({ capacity: { memory: '1024Mi', cpu: '2000m' }, nodeInfo: { b: '2', a: '1' } as never, volumesInUse: ['x'] }, desired), false);
     assert.equal(statusChanged({ capacity: { memory: '1Gi' }, nodeInfo: { a: '1', b: '2' } as never }, desired), true, 'a resource missing');
     assert.equal(statusChanged({ capacity: { memory: '1Gi', cpu: '2' }, nodeInfo: { a: '1', b: '3' } as never }, desired), true);
-    assert.equal(quantityValue('1.5k'), 1500);
-    assert.equal(quantityValue('100m'), 0.1);
-    assert.equal(quantityValue('2Ki'), 2048);
-    assert.ok(Number.isNaN(quantityValue('two')));
   });
 
   it('adopts an existing Node (AlreadyExists) instead of failing, and writes its status', async () => {

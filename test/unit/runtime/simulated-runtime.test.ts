@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
-import { parseCidr, parseIP } from '../../../src/runtime/pod-addresses.js';
+import { parseCidr, parseIP } from '../../../src/values/ip.js';
 import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 

@@ -4,14 +4,14 @@ import { describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { Pod } from '../../../src/pod/types.js';
-import { canonicalJSON } from '../../../src/sources/canonical-json.js';
+import { canonicalJSON } from '../../../src/values/canonical-json.js';
 import { decodePodList, decodeSinglePod, parseManifestText } from '../../../src/sources/decode.js';
 import { applyStaticPodDefaults, generatePodName } from '../../../src/sources/defaults.js';
 import { defaultPullPolicy } from '../../../src/sources/scheme-defaults.js';
 import { parseManifestFile } from '../../../src/sources/manifest.js';
 import { checkStaticPodReferences, findApiReferences } from '../../../src/sources/static-pod-rules.js';
 import { computeStaticPodUID } from '../../../src/sources/uid.js';
-import { isDNS1123Subdomain } from '../../../src/kube/names.js';
+import { isDNS1123Subdomain } from '../../../src/values/dns-name.js';
 
 const noDefaults = (): void => {};
 
@@ -285,14 +285,6 @@ describe('static defaults and UID', () => {
     assert.equal(computeStaticPodUID(minimal, { url: 'http://127.0.0.1:8080/manifests' }), UID_URL);
     assert.equal(podOf(manifestYAML).metadata?.uid, UID_MANIFEST);
   });
-
-  test('canonical JSON drops null, undefined, false, 0 and "" but keeps empty arrays and objects', () => {
-    assert.equal(
-      canonicalJSON({ b: [], a: {}, c: false, d: 0, e: '', f: null, g: undefined, h: [0, null] }, { dropZeroValues: true }),
-      '{"a":{},"b":[],"h":[0,null]}',
-    );
-    assert.equal(canonicalJSON({ c: false, d: 0 }), '{"c":false,"d":0}');
-  });
 });
 
 const UID_FILE = '425e53b07c39c9222eccbdfe834bd015';
@@ -367,20 +359,5 @@ describe('API-reference rejection', () => {
     assert.ok('pod' in parseManifestFile(JSON.stringify(manifest), '/m/a', 'n'));
     const refused = parseManifestFile(JSON.stringify({ ...manifest, spec: { ...manifest.spec, serviceAccountName: 'x' } }), '/m/a', 'n');
     assert.equal('error' in refused && refused.error.message, 'static pod from "/m/a" references serviceaccount "x" (spec.serviceAccountName)');
-  });
-});
-
-describe('canonical JSON byte order', () => {
-  test('byteOrder equals the UTF-8 byte comparison for any strings', async () => {
-    const fc = (await import('fast-check')).default;
-    const { byteOrder } = await import('../../../src/sources/canonical-json.js');
-    fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
-        assert.equal(byteOrder(a, b), Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b))));
-        assert.equal(byteOrder(a, a), 0);
-      }),
-      { numRuns: 2000 },
-    );
-    assert.equal(byteOrder('\uffff', '\u{10000}'), -1, 'U+FFFF sorts before U+10000 in UTF-8 (not in UTF-16)');
   });
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Pod } from '../../../src/pod/types.js';
-import { canonicalJSON, jsonEqual } from '../../../src/sources/canonical-json.js';
+import { canonicalJSON } from '../../../src/values/canonical-json.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import { createPodConfig, type PodConfig } from '../../../src/sources/pod-config.js';
 import type { PodUpdate, SetDelta } from '../../../src/sources/types.js';
@@ -99,23 +99,4 @@ test('a SET with a delta does not read the pods it does not name; a stale base f
     () => channel({ op: PodOperation.SET, source: 'api', pods: next, delta: { base: stale, changed: [], removed: [] } }),
     /was read/,
   );
-});
-
-test('jsonEqual agrees with comparing canonical JSON texts (property)', () => {
-  const scalar = fc.oneof(fc.constant(null), fc.constant(undefined), fc.boolean(), fc.integer({ min: -2, max: 2 }), fc.constantFrom('', 'a', 'b'));
-  const { value } = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small' }, scalar, tie('array'), tie('object')),
-    array: fc.array(tie('value'), { maxLength: 3 }),
-    object: fc.dictionary(fc.constantFrom('x', 'y', 'z'), tie('value'), { maxKeys: 3 }),
-  }));
-  fc.assert(
-    fc.property(value, value, (a, b) => {
-      assert.equal(jsonEqual(a, b), canonicalJSON(a) === canonicalJSON(b));
-      assert.equal(jsonEqual(a, structuredClone(a)), true);
-    }),
-    { numRuns: 2000 },
-  );
-  // Dates compare with their ISO text, as in the canonical form.
-  assert.equal(jsonEqual({ t: new Date('2024-01-01T00:00:00.000Z') }, { t: '2024-01-01T00:00:00.000Z' }), true);
-  assert.equal(jsonEqual({ t: new Date('2024-01-01T00:00:00.000Z') }, { t: '2024-01-01T00:00:00Z' }), false);
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
-import { canonicalJSON } from '../../../src/sources/canonical-json.js';
+import { canonicalJSON } from '../../../src/values/canonical-json.js';
 import { Mux } from '../../../src/sources/mux.js';
 import { createPodConfig, type PodConfig, type PodConfigEvent, type PodConfigMode } from '../../../src/sources/pod-config.js';
 import { formatSeenTimestamp } from '../../../src/sources/pod-diff.js';

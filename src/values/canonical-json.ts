@@ -1,6 +1,6 @@
 /**
- * A deterministic JSON text for a plain value, used for the static pod UID and for the
- * merger's semantic comparisons.
+ * A deterministic JSON text for a plain value: the static pod UID hashes it (so its output must
+ * not change by a byte), the merger and the Node status writer compare with it.
  *
  * - object keys are sorted byte-wise on their UTF-8 encoding (like Go's sort.Strings);
  * - keys whose value is `undefined` or `null` are dropped (a missing field and an explicit

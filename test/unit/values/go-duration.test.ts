@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDuration, parseDuration, parseDurationNanos } from '../../../src/config/durations.js';
+import { formatDuration, parseDuration, parseDurationNanos } from '../../../src/values/go-duration.js';
 import { hasErrorCode } from '../../../src/errors.js';
 
 describe('parseDuration', () => {

@@ -1,12 +1,17 @@
 /**
- * Resource quantities in the form the API server stores them. A status we write carries
- * quantities copied from the static pod's manifest (`cpu: 0.5`, `memory: 1024Mi`, `cpu: 1` as a
- * YAML number); the server re-encodes every quantity it decodes, so unless ours are written the
+ * Resource quantities (`500m`, `1Gi`, `1e3`), read by one parser for two uses.
+ *
+ * `canonicalQuantity`: the form the API server stores. A status we write carries quantities
+ * copied from the static pod's manifest (`cpu: 0.5`, `memory: 1024Mi`, `cpu: 1` as a YAML
+ * number); the server re-encodes every quantity it decodes, so unless ours are written the
  * same way, the stored status never equals ours and the writer would send it again on every
  * resync. The rules are apimachinery's `resource.Quantity` (v0.34): parse exactly, round a value
  * finer than 1n up (away from zero) to 1n, then print the largest suffix that keeps the number
  * an integer in the format the input used (decimal SI, binary SI or a decimal exponent), binary
  * values below 1024 or with a fraction falling back to decimal SI.
+ *
+ * `quantityValue`: a quantity as a JavaScript number, close enough to compare capacities and
+ * to count requests at admission.
  */
 
 export type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
@@ -21,6 +26,8 @@ const EXPONENT_SUFFIX = /^[eE]([+-]?\d+)$/;
 
 /** The nano scale: no quantity keeps more than nine decimal places. */
 const NANO_DIGITS = 9;
+/** The largest decimal exponent read (`1e1000`); see parse. */
+const MAX_EXPONENT = 1000;
 
 interface Parsed {
   negative: boolean;
@@ -32,27 +39,42 @@ interface Parsed {
   exponent: number;
 }
 
-function parse(text: string): Parsed | undefined {
+/** The text's parts as written: the lexing both readers share. */
+interface Lexed {
+  sign: string;
+  whole: string;
+  /** Whether there is a `.`; `fraction` is the digits after it. */
+  dot: boolean;
+  fraction: string;
+  suffix: string;
+}
+
+function lex(text: string): Lexed | undefined {
   const m = QUANTITY.exec(text);
   if (m === null) return undefined;
-  const [, sign, whole = '', denom = '', suffix = ''] = m;
+  const [, sign = '', whole = '', fraction, suffix = ''] = m;
+  return { sign, whole, dot: fraction !== undefined, fraction: fraction ?? '', suffix };
+}
+
+/** The suffix's format and power (unchecked for an exponent); undefined when it is none. */
+function suffixOf(suffix: string): { format: Format; exponent: number } | undefined {
+  // Own keys only: `constructor` or `__proto__` is no suffix.
+  if (Object.hasOwn(DECIMAL_SUFFIXES, suffix)) return { format: 'DecimalSI', exponent: DECIMAL_SUFFIXES[suffix]! };
+  if (Object.hasOwn(BINARY_SUFFIXES, suffix)) return { format: 'BinarySI', exponent: BINARY_SUFFIXES[suffix]! };
+  const e = EXPONENT_SUFFIX.exec(suffix);
+  return e === null ? undefined : { format: 'DecimalExponent', exponent: Number(e[1]) };
+}
+
+function parse(text: string): Parsed | undefined {
+  const lexed = lex(text);
+  if (lexed === undefined) return undefined;
   // Go reads missing digits as zero: `.`, `-` or `Gi` alone are the quantity 0.
-  let format: Format;
-  let exponent: number;
-  if (suffix in DECIMAL_SUFFIXES) {
-    format = 'DecimalSI';
-    exponent = DECIMAL_SUFFIXES[suffix]!;
-  } else if (suffix in BINARY_SUFFIXES) {
-    format = 'BinarySI';
-    exponent = BINARY_SUFFIXES[suffix]!;
-  } else {
-    const e = EXPONENT_SUFFIX.exec(suffix);
-    if (e === null) return undefined;
-    format = 'DecimalExponent';
-    exponent = Number(e[1]);
-    if (!Number.isSafeInteger(exponent)) return undefined;
-  }
-  return { negative: sign === '-', num: whole.replace(/^0+/, '') || '0', denom, format, exponent };
+  const suffix = suffixOf(lexed.suffix);
+  if (suffix === undefined) return undefined;
+  // A manifest's `1e999999999` would make a number of a billion digits: far past anything a
+  // resource holds, it is refused as no quantity rather than computed.
+  if (suffix.format === 'DecimalExponent' && !(Math.abs(suffix.exponent) <= MAX_EXPONENT)) return undefined;
+  return { negative: lexed.sign === '-', num: lexed.whole.replace(/^0+/, '') || '0', denom: lexed.fraction, ...suffix };
 }
 
 const MAX_INT64 = 2n ** 63n - 1n;
@@ -215,4 +237,21 @@ export function canonicalResourceList(list: Readonly<Record<string, unknown>>): 
     out[name] = canonical ?? (value as string);
   }
   return out;
+}
+
+/**
+ * A quantity's value as a number (precise enough to tell two capacities apart), NaN if
+ * unreadable. Surrounding blanks are ignored; unlike Go, a quantity without any digit is NaN.
+ */
+export function quantityValue(text: string): number {
+  const trimmed = text.trim();
+  const lexed = lex(trimmed);
+  if (lexed === undefined || (lexed.whole === '' && !lexed.dot)) return Number.NaN;
+  const suffix = suffixOf(lexed.suffix);
+  if (suffix === undefined) return Number.NaN;
+  const digits = trimmed.slice(0, trimmed.length - lexed.suffix.length);
+  // An exponent is read with the digits, as one decimal number; a suffix is a factor.
+  if (suffix.format === 'DecimalExponent') return Number(trimmed);
+  const factor = suffix.format === 'BinarySI' ? 2 ** suffix.exponent : Number(`1e${suffix.exponent}`);
+  return Number(digits) * factor;
 }

@@ -2,10 +2,11 @@
 // resources reads back equal to what was written. The expected values are what apimachinery
 // v0.34.4 prints (resource.ParseQuantity, then MarshalJSON) for each input, produced by a small
 // Go program against that module; see pkg/api/resource/quantity_test.go for its own cases.
+// quantityValue, the same parser read as a number, is checked at the end.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalQuantity, canonicalResourceList } from '../../../src/status/quantity.js';
+import { canonicalQuantity, canonicalResourceList, quantityValue } from '../../../src/values/quantity.js';
 
 describe('canonicalQuantity', () => {
   const cases: Array<[string, string | undefined]> = [
@@ -132,5 +133,14 @@ describe('canonicalResourceList', () => {
       'example.com/gpu': '2',
       odd: 'n/a',
     });
+  });
+});
+
+describe('quantityValue', () => {
+  it('reads a quantity as a number', () => {
+    assert.equal(quantityValue('1.5k'), 1500);
+    assert.equal(quantityValue('100m'), 0.1);
+    assert.equal(quantityValue('2Ki'), 2048);
+    assert.ok(Number.isNaN(quantityValue('two')));
   });
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { addQuantity, compareQuantity, formatQuantity, parseQuantity, roundUpQuantity, type Quantity } from '../../../src/status/quantity.js';
+import { addQuantity, compareQuantity, formatQuantity, parseQuantity, roundUpQuantity, type Quantity } from '../../../src/values/quantity.js';
 
 const q = (text: string | number): Quantity => {
   const parsed = parseQuantity(text);
@@ -16,7 +16,7 @@ describe('quantity arithmetic', () => {
     assert.deepEqual(q('1.5Ki'), { negative: false, magnitude: 15360n, scale: 1, format: 'BinarySI' });
     assert.deepEqual(q(0.25), { negative: false, magnitude: 25n, scale: 2, format: 'DecimalSI' });
     assert.deepEqual(q('2e3'), { negative: false, magnitude: 2n, scale: -3, format: 'DecimalExponent' });
-    for (const bad of ['', 'x', '1Q', true, null, {}]) assert.equal(parseQuantity(bad), undefined, String(bad));
+    for (const bad of ['', 'x', '1Q', '1constructor', '1__proto__', '1e99999999', true, null, {}]) assert.equal(parseQuantity(bad), undefined, String(bad));
   });
 
   test('formatQuantity prints computed values canonically in their format', () => {
