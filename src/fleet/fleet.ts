@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { V1PodList } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../agent/agent.js';
-import type { AgentSharedParts } from '../agent/shared-parts.js';
+import type { AgentPartOverrides } from '../agent/parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createApiClients, createConnectionPool, type ApiClients } from '../kube/api-clients.js';
@@ -132,24 +132,25 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     }
     const unfenced = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
     const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
-    const shared: AgentSharedParts = {
+    const registry = metrics.registryFor(node.name);
+    // What this node shares with the others; the agent makes the rest as `run` does (src/agent/parts.ts).
+    const parts: AgentPartOverrides = {
+      clock,
+      registry,
+      statusProvider: () => statuses.forNode(node.name),
       apis,
       leaseApi: unfenced.leases,
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
-      ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
+      ...(fanOut !== undefined ? { podListWatch: { listWatch: fanOut.listWatchFor(node.name) } } : {}),
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath, shareReading: watchHub.shareReading }),
       machine,
     };
-    const registry = metrics.registryFor(node.name);
     const agent = createAgent({
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
-        clock,
-        registry,
-        statusProvider: statuses.forNode(node.name),
+        parts,
         listenPorts: {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
-        shared,
         node: {
           labels: template.labels,
           taints: template.taints,

@@ -12,6 +12,23 @@ export interface SharedStatusProvider {
   readonly provider: StatusProvider;
 }
 
+/**
+ * How each method of the provider reaches a node's view: `node` methods learn (or drop) which
+ * node a pod is on, `pass` ones are the provider's own, `fleet` ones are not in a node's view.
+ * Every method of StatusProvider must be named here, so a new one cannot be left out unnoticed.
+ */
+const SHARING: Readonly<Record<keyof StatusProvider, 'node' | 'pass' | 'fleet'>> = {
+  statusFor: 'node',
+  terminate: 'node',
+  forget: 'node',
+  onChange: 'node',
+  containerLogs: 'pass',
+  // A node's agent stopping must not stop the provider of the others.
+  stop: 'fleet',
+  // Recorded by no fleet node: it would multiply Event writes by the pods of every node.
+  onContainerEvent: 'fleet',
+};
+
 export function shareStatusProvider(provider: StatusProvider): SharedStatusProvider {
   const listeners = new Map<string, Set<(uid: string) => void>>();
   const ownerOf = new Map<string, string>();
@@ -26,13 +43,22 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
     set.add(listener);
     return () => set.delete(listener);
   };
+  const passed: Partial<StatusProvider> = {};
+  for (const key of Object.keys(SHARING) as Array<keyof StatusProvider>) {
+    const method: unknown = provider[key];
+    if (SHARING[key] === 'pass' && typeof method === 'function') Object.assign(passed, { [key]: method.bind(provider) });
+  }
   return {
     provider,
     forNode(nodeName) {
+      const own = (pod: { metadata?: { uid?: string } }): void => {
+        const uid = pod.metadata?.uid;
+        if (uid !== undefined) ownerOf.set(uid, nodeName);
+      };
       const view: StatusProvider = {
+        ...passed,
         statusFor(pod, now) {
-          const uid = pod.metadata?.uid;
-          if (uid !== undefined) ownerOf.set(uid, nodeName);
+          own(pod);
           return provider.statusFor(pod, now);
         },
         forget(uid) {
@@ -42,13 +68,12 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
       };
       if (provider.onChange !== undefined) view.onChange = (listener) => subscribe(nodeName, listener);
       if (provider.terminate !== undefined) {
+        const terminate = provider.terminate.bind(provider);
         view.terminate = (pod, gracePeriodSeconds) => {
-          const uid = pod.metadata?.uid;
-          if (uid !== undefined) ownerOf.set(uid, nodeName);
-          return provider.terminate!(pod, gracePeriodSeconds);
+          own(pod);
+          return terminate(pod, gracePeriodSeconds);
         };
       }
-      if (provider.containerLogs !== undefined) view.containerLogs = (uid, container) => provider.containerLogs?.(uid, container);
       return view;
     },
   };
