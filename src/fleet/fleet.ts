@@ -118,11 +118,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
       ...base,
+      ...template.kubelet,
       nodeName: node.name,
       kubeconfig,
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
-      maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
+      maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
