@@ -57,9 +57,9 @@ export const FLEET_MAX_SOCKETS = 256;
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 /**
- * The nodes' loops end their waits on a 100 ms grid: at 1,000 nodes about ten Lease renewals
- * fall in each step and leave in one write of the HTTP/2 connection the Lease client uses,
- * instead of ten writes on ten sockets; a renewal is at most 100 ms later for it.
+ * The nodes' loops end their waits on a 100 ms grid, so that renewals falling due together
+ * leave in one write of the Lease client's HTTP/2 connection; a renewal is at most 100 ms late
+ * for it (docs/performance.md, "Notes moved from code comments").
  */
 const LOOP_ALIGN_MS = 100;
 
@@ -140,10 +140,15 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       registry,
       statusProvider: () => statuses.forNode(node.name),
       apis,
+      // The lean JSON client (src/kube/lease-client.ts): renewals are most of an idle fleet's requests.
       leaseApi: unfenced.leases,
+      // Node read-backs answered from one watch of the fleet's Nodes (src/fleet/node-cache.ts).
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
+      // This node's pods from the one watch of the process (src/fleet/pod-fan-out.ts).
       ...(fanOut !== undefined ? { podListWatch: { listWatch: fanOut.listWatchFor(node.name) } } : {}),
+      // Several directories, one fs.watch per directory for the process (src/fleet/file-watch-hub.ts).
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath, shareReading: watchHub.shareReading }),
+      // Read once for the process.
       machine,
     };
     const agent = createAgent({

@@ -3,7 +3,7 @@ import type { StatusProvider } from '../status/status-provider.js';
 /**
  * One status provider for every node of a fleet, seen by each node as its own: a change is
  * told only to the node whose pod it is (learnt when that node first asks about the pod), not
- * to all 1,000 status writers, and a node's agent stopping does not stop the shared provider
+ * to every node's status writer, and a node's agent stopping does not stop the shared provider
  * (the fleet does, last). Terminations pass through, so a fleet's pods stop with their grace
  * period as a single node's do. Container Events are not passed on (docs/fleet.md).
  */
