@@ -318,10 +318,9 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
-  // What runs between start() and stop().
+  // What runs between start() and stop(): state of the run, not parts.
   const intervals: ClockTimer[] = [];
-  let unsubscribeTerminal: (() => void) | undefined;
-  let dispatchLoop: Promise<void> | undefined;
+  const running: { unsubscribeTerminal?: () => void; dispatchLoop?: Promise<void> } = {};
 
   return {
     podManager,
@@ -330,8 +329,8 @@ export function createAgent(options: AgentOptions): Agent {
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.
       await endpoints.listen();
-      if (workers !== undefined) unsubscribeTerminal = statusProvider.onChange?.((uid) => lifecycle.checkTerminal(uid));
-      dispatchLoop = (async () => {
+      if (workers !== undefined) running.unsubscribeTerminal = statusProvider.onChange?.((uid) => lifecycle.checkTerminal(uid));
+      running.dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
       nodeRegistration?.start();
@@ -356,7 +355,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
-      unsubscribeTerminal?.();
+      running.unsubscribeTerminal?.();
       await workers?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.
@@ -375,7 +374,7 @@ export function createAgent(options: AgentOptions): Agent {
           nodeLease?.stop(),
           nodeRegistration?.stop(),
           mirrorsStopped,
-          dispatchLoop,
+          running.dispatchLoop,
           recorder.stop(),
           endpoints.close(),
         ]),
