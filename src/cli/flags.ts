@@ -8,8 +8,9 @@ import { kpError } from '../errors.js';
  * (src/config/fields.ts), all string-valued, `--manifest-url-header` repeatable.
  */
 
-// Boolean flags take `--flag` (true) or `--flag=false`, as Go's boolean flags do.
-const FLAGS = CONFIG_FIELDS.flatMap((f) => (f.flag !== undefined ? [{ ...f.flag, boolean: f.type.kind === 'boolean' }] : []));
+// Boolean flags take `--flag` (true) or `--flag=false`, as Go's boolean flags do, unless the
+// table says the flag takes a value.
+const FLAGS = CONFIG_FIELDS.flatMap((f) => (f.flag !== undefined ? [{ ...f.flag, boolean: f.type.kind === 'boolean' && f.type.flagTakesValue !== true }] : []));
 
 const FLAG_SPEC: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
   FLAGS.map((flag) => [flag.name, { type: flag.boolean ? 'boolean' : 'string', multiple: flag.multiple === true }]),

@@ -6,7 +6,7 @@ import { kpError } from '../errors.js';
 import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/ip.js';
 import { nodeNameFromHostname } from '../values/node-name.js';
 import { parseDuration } from '../values/go-duration.js';
-import { scalarFields, type ScalarFieldType } from './fields.js';
+import { CONFIG_FIELDS, scalarFields, type ConfigField, type ScalarFieldType } from './fields.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
 import { SIMULATED_LIFECYCLES, type AgentConfig, type RunFlags, type SimulatedLifecycle } from './types.js';
 
@@ -42,7 +42,8 @@ export type NetworkInterfaces = Readonly<Record<string, readonly NetworkInterfac
 type ScalarKey = 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'
   | 'nodeStatusReportFrequencyMs' | 'maxPods' | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'address' | 'port' | 'readOnlyPort'
   | 'healthzBindAddress' | 'healthzPort' | 'authenticationTokenWebhook' | 'authenticationWebhookCacheTTLMs' | 'anonymousAuth'
-  | 'authorizationMode' | 'authorizationWebhookCacheAuthorizedTTLMs' | 'authorizationWebhookCacheUnauthorizedTTLMs';
+  | 'authorizationMode' | 'authorizationWebhookCacheAuthorizedTTLMs' | 'authorizationWebhookCacheUnauthorizedTTLMs' | 'events'
+  | 'simulatedLifecycle';
 
 /**
  * The kubelet's defaults for the honoured fields, except `address` and `healthzBindAddress`:
@@ -97,14 +98,17 @@ function resolveAgentConfig(
   machine: { hostname: () => string; networkInterfaces: () => NetworkInterfaces },
 ): AgentConfig {
   const p: Problems = { file: [], flags: [] };
+  // As the kubelet does, a relative path in the file is relative to the file's folder; one
+  // given as a flag is relative to the working directory.
+  const dir = dirname(path);
+  const fromFile = (key: keyof AgentConfig): unknown => fileFieldValue(fieldOf(key), file, dir, p.file);
 
   const scalars: Record<string, Scalar> = {};
   // Without a file, the kubelet's legacy flag defaults apply where it has them.
   const withoutFile = path === '';
   for (const f of scalarFields()) {
     const fallback = withoutFile ? defaultWithoutFile(f.type) : f.type.default;
-    let value =
-      f.field !== undefined ? fileScalar(f.field, { ...f.type, default: fallback } as ScalarFieldType, fieldValue(file, f.field), p.file) : fallback;
+    let value = (fileFieldValue(f, file, dir, p.file) as Scalar | undefined) ?? fallback;
     if (f.flag !== undefined) {
       const raw = flags[f.flag.key];
       if (typeof raw === 'string') value = flagScalar(`--${f.flag.name}`, f.type, raw, value, p.flags);
@@ -112,39 +116,34 @@ function resolveAgentConfig(
     scalars[f.key] = value;
   }
 
-  // As the kubelet does, a relative path in the file is relative to the file's folder; one
-  // given as a flag is relative to the working directory.
-  const pathField = (flag: string | undefined, field: string): string | undefined => {
+  const pathField = (flag: string | undefined, key: keyof AgentConfig): string | undefined => {
+    const inFile = fromFile(key) as string | undefined;
     const fromFlag = nonEmpty(flag);
-    const fromFile = nonEmpty(fileString(field, file, p.file));
-    return fromFlag !== undefined ? resolvePath(fromFlag) : fromFile !== undefined ? resolvePath(dirname(path), fromFile) : undefined;
+    return fromFlag !== undefined ? resolvePath(fromFlag) : inFile;
   };
   const staticPodPath = pathField(flags.podManifestPath, 'staticPodPath');
   const tlsCertFile = pathField(flags.tlsCertFile, 'tlsCertFile');
   const tlsPrivateKeyFile = pathField(flags.tlsPrivateKeyFile, 'tlsPrivateKeyFile');
-  const clientCAFile = pathField(flags.clientCAFile, 'authentication.x509.clientCAFile');
+  const clientCAFile = pathField(flags.clientCAFile, 'clientCAFile');
   if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
     const problems = flags.tlsCertFile !== undefined || flags.tlsPrivateKeyFile !== undefined ? p.flags : p.file;
     const names = problems === p.flags ? '--tls-cert-file and --tls-private-key-file' : 'tlsCertFile and tlsPrivateKeyFile';
     problems.push(`${names}: give both or neither`);
   }
-  const staticPodURL = nonEmpty(flags.manifestURL) ?? nonEmpty(fileString('staticPodURL', file, p.file));
+  const urlInFile = fromFile('staticPodURL') as string | undefined;
+  const staticPodURL = nonEmpty(flags.manifestURL) ?? urlInFile;
+  // A header flag replaces the file's headers, which are then not looked at.
   const staticPodURLHeader =
     flags.manifestURLHeader !== undefined
       ? headersFromFlags(flags.manifestURLHeader, p.flags)
-      : headersFromFile(file.staticPodURLHeader, p.file);
+      : ((fromFile('staticPodURLHeader') as AgentConfig['staticPodURLHeader'] | undefined) ?? Object.freeze({}));
 
   const rawName = flags.hostnameOverride !== undefined ? flags.hostnameOverride : machine.hostname();
   const nodeName = nodeNameFromHostname(rawName);
   if (nodeName === '') p.flags.push('--hostname-override: the node name must not be empty');
 
   const nodeIP = resolveNodeIP(flags.nodeIP, machine.networkInterfaces, p.flags);
-  let podCIDR = nonEmpty(fileString('podCIDR', file, p.file)) ?? DEFAULT_POD_CIDR;
-  const fileCidrProblem = podCidrProblem(podCIDR);
-  if (fileCidrProblem !== undefined) {
-    p.file.push(`podCIDR: ${fileCidrProblem}`);
-    podCIDR = DEFAULT_POD_CIDR;
-  }
+  let podCIDR = (fromFile('podCIDR') as string | undefined) ?? DEFAULT_POD_CIDR;
   const flagCIDR = nonEmpty(flags.podCIDR);
   if (flagCIDR !== undefined) {
     const problem = podCidrProblem(flagCIDR);
@@ -152,26 +151,11 @@ function resolveAgentConfig(
     else p.flags.push(`--pod-cidr: ${problem}`);
   }
 
+  // The flag replaces the file's list, which is then not looked at.
   const clusterDNS =
     flags.clusterDNS !== undefined
       ? dnsServers(flags.clusterDNS.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''), '--cluster-dns', p.flags)
-      : dnsServersFromFile(file['clusterDNS'], p.file);
-
-  const lifecycleOf = (value: unknown, where: string, problems: string[]): SimulatedLifecycle | undefined => {
-    if (value === undefined) return undefined;
-    if (typeof value === 'string' && (SIMULATED_LIFECYCLES as readonly string[]).includes(value)) return value as SimulatedLifecycle;
-    problems.push(`${where}: must be one of ${SIMULATED_LIFECYCLES.join(', ')}, got ${describeValue(value)}`);
-    return undefined;
-  };
-  const simulatedLifecycle =
-    lifecycleOf(flags.simulatedLifecycle, '--simulated-lifecycle', p.flags) ?? lifecycleOf(file['simulatedLifecycle'], 'simulatedLifecycle', p.file) ?? 'kubelet';
-
-  let events = true;
-  const eventsFlag = flags.events?.trim().toLowerCase();
-  if (eventsFlag === 'false') events = false;
-  else if (eventsFlag !== undefined && eventsFlag !== 'true') {
-    p.flags.push(`--events: must be true or false, got ${JSON.stringify(flags.events)}`);
-  }
+      : ((fromFile('clusterDNS') as readonly string[] | undefined) ?? Object.freeze([]));
 
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
@@ -189,11 +173,80 @@ function resolveAgentConfig(
     clientCAFile,
     ...(scalars as Pick<AgentConfig, ScalarKey>),
     nodeIP,
-    events,
     podCIDR,
     clusterDNS,
-    simulatedLifecycle,
   });
+}
+
+function fieldOf(key: keyof AgentConfig): ConfigField {
+  const f = CONFIG_FIELDS.find((c) => c.key === key);
+  if (f === undefined) throw new Error(`no configuration field ${key}`);
+  return f;
+}
+
+/**
+ * The value a KubeletConfiguration-shaped map gives one field of the table, checked by the
+ * field's rule: undefined when the map does not set it, or sets it wrongly (then with a problem
+ * naming the field's path). Relative paths are relative to `dir`. `run`'s file and the fleet's
+ * `templates[].kubelet` both go through here.
+ */
+export function fileFieldValue(f: ConfigField, file: KubeletConfigFile, dir: string, problems: string[]): unknown {
+  if (f.field === undefined) return undefined;
+  const v = fieldValue(file, f.field);
+  if (v === undefined || v === null) return undefined;
+  if (f.type.kind !== 'other') return fileScalar(f.field, f.type, v, problems);
+  switch (f.key) {
+    case 'staticPodPath':
+    case 'tlsCertFile':
+    case 'tlsPrivateKeyFile':
+    case 'clientCAFile': {
+      const s = nonEmpty(fileString(f.field, v, problems));
+      return s === undefined ? undefined : resolvePath(dir, s);
+    }
+    case 'staticPodURL':
+      return nonEmpty(fileString(f.field, v, problems));
+    case 'staticPodURLHeader':
+      return headersFromFile(v, problems);
+    case 'podCIDR': {
+      const cidr = nonEmpty(fileString(f.field, v, problems));
+      const problem = cidr === undefined ? undefined : podCidrProblem(cidr);
+      if (problem === undefined) return cidr;
+      problems.push(`${f.field}: ${problem}`);
+      return undefined;
+    }
+    case 'clusterDNS':
+      return dnsServersFromFile(v, problems);
+    default:
+      // A new field of kind `other` needs its rule here; the table test runs every field.
+      throw new Error(`no file rule for the configuration field ${f.field}`);
+  }
+}
+
+/**
+ * The settings a KubeletConfiguration-shaped map gives (the fleet's `templates[].kubelet`),
+ * every field by the table's rules. A field that is not in the table, or that `refuse` gives a
+ * reason against, is a problem naming its path; so is a value of the wrong kind.
+ */
+export function kubeletSettings(
+  map: Readonly<Record<string, unknown>>,
+  dir: string,
+  problems: string[],
+  refuse: (field: ConfigField) => string | undefined = () => undefined,
+): Partial<AgentConfig> {
+  for (const unknown of ignoredFieldsOf(map)) problems.push(`${unknown}: unknown field`);
+  for (const key of ['apiVersion', 'kind']) if (key in map) problems.push(`${key}: unknown field`);
+  const out: Record<string, unknown> = {};
+  for (const f of CONFIG_FIELDS) {
+    if (f.field === undefined || fieldValue(map, f.field) === undefined) continue;
+    const reason = refuse(f);
+    if (reason !== undefined) {
+      problems.push(`${f.field}: ${reason}`);
+      continue;
+    }
+    const value = fileFieldValue(f, map, dir, problems);
+    if (value !== undefined) out[f.key] = value;
+  }
+  return out as Partial<AgentConfig>;
 }
 
 type Scalar = number | string | boolean;
@@ -253,79 +306,78 @@ function isLinkLocal(address: string): boolean {
   return address.startsWith('169.254.') || /^fe[89ab]/i.test(address);
 }
 
-/** A scalar field's value from the file; the default (and a problem) when it is wrong. */
-function fileScalar(field: string, type: ScalarFieldType, v: unknown, problems: string[]): Scalar {
-  if (v === undefined || v === null) return type.default;
+/** A scalar field's value from the file; undefined (and a problem) when it is wrong. */
+function fileScalar(field: string, type: ScalarFieldType, v: unknown, problems: string[]): Scalar | undefined {
   switch (type.kind) {
     case 'boolean':
       if (typeof v === 'boolean') return v;
       problems.push(`${field}: must be true or false, got ${describeValue(v)}`);
-      return type.default;
+      return undefined;
     case 'choice':
       if (typeof v === 'string' && type.values.includes(v)) return v;
       problems.push(`${field}: must be one of ${type.values.join(', ')}, got ${describeValue(v)}`);
-      return type.default;
+      return undefined;
     case 'duration':
-      return fileDuration(field, type.allowZero, v, type.default, problems);
+      return fileDuration(field, type.allowZero, v, problems);
     case 'number':
-      return fileNumber(field, type.integer, type.max, v, type.default, problems);
+      return fileNumber(field, type.integer, type.max, v, problems);
     case 'port':
-      return fileNumber(field, true, 65535, v, type.default, problems);
+      return fileNumber(field, true, 65535, v, problems);
     case 'address':
-      return fileAddress(field, v, type.default, problems);
+      return fileAddress(field, v, problems);
   }
 }
 
-function fileDuration(field: string, allowZero: boolean, v: unknown, fallback: number, problems: string[]): number {
+function fileDuration(field: string, allowZero: boolean, v: unknown, problems: string[]): number | undefined {
   if (typeof v !== 'string') {
     problems.push(`${field}: must be a duration string such as "20s", got ${describeValue(v)}`);
-    return fallback;
+    return undefined;
   }
   let ms: number;
   try {
     ms = parseDuration(v);
   } catch {
     problems.push(`${field}: ${JSON.stringify(v)} is not a duration (use Go syntax such as "20s", "1m0s")`);
-    return fallback;
+    return undefined;
   }
   if (ms < 0 || (!allowZero && ms === 0)) {
     problems.push(`${field}: must be ${allowZero ? 'zero or positive' : 'positive'}, got ${JSON.stringify(v)}`);
-    return fallback;
+    return undefined;
   }
   return ms;
 }
 
-function fileNumber(field: string, integer: boolean, max: number, v: unknown, fallback: number, problems: string[]): number {
+function fileNumber(field: string, integer: boolean, max: number, v: unknown, problems: string[]): number | undefined {
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     problems.push(`${field}: must be a number, got ${describeValue(v)}`);
-    return fallback;
+    return undefined;
   }
   if (integer && !Number.isInteger(v)) {
     problems.push(`${field}: must be an integer, got ${v}`);
-    return fallback;
+    return undefined;
   }
   if (v < 0 || v > max) {
     problems.push(`${field}: must be between 0 and ${max}, got ${v}`);
-    return fallback;
+    return undefined;
   }
   return v;
 }
 
-function fileAddress(field: string, v: unknown, fallback: string, problems: string[]): string {
+/** An address; undefined for an empty one, which means the default. */
+function fileAddress(field: string, v: unknown, problems: string[]): string | undefined {
   if (typeof v !== 'string') {
     problems.push(`${field}: must be a string, got ${describeValue(v)}`);
-    return fallback;
+    return undefined;
   }
-  if (v === '') return fallback;
+  if (v === '') return undefined;
   if (isIP(v) === 0) {
     problems.push(`${field}: must be an IP address, got ${JSON.stringify(v)}`);
-    return fallback;
+    return undefined;
   }
   return v;
 }
 
-function fileString(field: string, file: KubeletConfigFile, problems: string[]): string | undefined {
-  const v = fieldValue(file, field);
+function fileString(field: string, v: unknown, problems: string[]): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') {
     problems.push(`${field}: must be a string, got ${describeValue(v)}`);
@@ -338,9 +390,11 @@ function fileString(field: string, file: KubeletConfigFile, problems: string[]):
 function flagScalar(flag: string, type: ScalarFieldType, raw: string, current: Scalar, problems: string[]): Scalar {
   switch (type.kind) {
     case 'boolean': {
+      const word = type.flagTakesValue === true ? raw.trim().toLowerCase() : undefined;
+      if (word === 'true' || word === 'false') return word === 'true';
       // Go's strconv.ParseBool, which the kubelet's boolean flags use.
-      if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(raw)) return true;
-      if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(raw)) return false;
+      if (word === undefined && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(raw)) return true;
+      if (word === undefined && ['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(raw)) return false;
       problems.push(`${flag}: must be true or false, got ${JSON.stringify(raw)}`);
       return current;
     }

@@ -40,8 +40,11 @@ export type FieldType =
   | { readonly kind: 'port'; readonly default: number; readonly flagsOnlyDefault?: number }
   /** An IP address. */
   | { readonly kind: 'address'; readonly default: string }
-  /** true or false (`--flag`, `--flag=false` as a flag). */
-  | { readonly kind: 'boolean'; readonly default: boolean; readonly flagsOnlyDefault?: boolean }
+  /**
+   * true or false (`--flag`, `--flag=false` as a flag). With `flagTakesValue`, the flag takes
+   * its value as any other (`--events false`), `true` or `false` in any case.
+   */
+  | { readonly kind: 'boolean'; readonly default: boolean; readonly flagsOnlyDefault?: boolean; readonly flagTakesValue?: true }
   /** One of `values`. */
   | { readonly kind: 'choice'; readonly values: readonly string[]; readonly default: string; readonly flagsOnlyDefault?: string }
   /** A path, a URL, the headers, the node name: checked by their own rules. */
@@ -255,7 +258,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
   {
     key: 'events',
     flag: { name: 'events', key: 'events' },
-    type: { kind: 'other', defaultDoc: '`true`' },
+    type: { kind: 'boolean', default: true, flagTakesValue: true },
     doc: 'record Kubernetes Events about static and mirror pods on the Node and the mirror pods (docs/events.md); `false` records none. Ours, not the kubelet\'s: a flag only, so a kubelet\'s configuration file stays valid for the kubelet',
   },
   {
@@ -276,7 +279,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     key: 'simulatedLifecycle',
     flag: { name: 'simulated-lifecycle', key: 'simulatedLifecycle' },
     field: 'simulatedLifecycle',
-    type: { kind: 'other', defaultDoc: '`kubelet`' },
+    type: { kind: 'choice', values: ['kubelet', 'instant'], default: 'kubelet' },
     doc: "kubelet-pods' own: `kubelet` lives each pod's life as the kubelet's pod workers do (graceful termination, one running static pod per full name, mirrors replaced or deleted only once the old pod has stopped; docs/lifecycle.md); `instant` replaces and deletes mirrors at once, for benchmarks and users who want speed over fidelity",
   },
 ] satisfies ConfigField[]);

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { V1Taint } from '@kubernetes/client-node';
+import { kubeletSettings, type AgentConfig } from '../config/agent-config.js';
+import type { ConfigField } from '../config/fields.js';
 import { kpError } from '../errors.js';
 import { isValidNodeName, NODE_NAME_RULE } from '../values/node-name.js';
 import { FLEET_GC_DEFAULTS } from './gc-settings.js';
@@ -28,6 +30,11 @@ export interface NodeTemplate {
   readonly perNodeManifestDir?: string;
   /** A manifest URL; `{node}` is replaced by the node name. */
   readonly manifestURL?: string;
+  /**
+   * Per-node kubelet settings (`kubelet:`), checked by the table of `run`'s configuration
+   * (src/config/fields.ts), over the kubelet's defaults.
+   */
+  readonly kubelet: Readonly<Partial<AgentConfig>>;
 }
 
 export interface FleetNode {
@@ -100,7 +107,28 @@ export interface FleetFlags {
 type Problem = [field: string, reason: string];
 
 const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
-const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL']);
+const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet']);
+/** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
+export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
+  'fileCheckFrequency',
+  'httpCheckFrequency',
+  'syncFrequency',
+  'nodeStatusUpdateFrequency',
+  'nodeStatusReportFrequency',
+  'maxPods',
+  'staticPodURLHeader',
+  'simulatedLifecycle',
+]);
+const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst']);
+
+/** Why a field of the table is not a template's to set; undefined when it is. */
+function notPerNode(f: ConfigField): string | undefined {
+  if (f.field === undefined || PER_NODE_KUBELET_FIELDS.has(f.field)) return undefined;
+  if (FLEET_WIDE_FIELDS.has(f.field)) return 'fleet-wide: set it at the top of the fleet file';
+  if (f.field === 'staticPodPath') return "the template's staticPodPath and perNodeManifestDir set it";
+  if (f.field === 'staticPodURL') return "the template's manifestURL sets it";
+  return 'not a per-node setting in a fleet (docs/fleet.md)';
+}
 const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_NODES = 100_000;
 
@@ -180,7 +208,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   const templates: NodeTemplate[] = [];
   rawTemplates.forEach((t, i) => {
     const at = flags.nodes !== undefined ? '--nodes' : `templates[${i}]`;
-    const tpl = parseTemplate(t, at, problems, path, num);
+    const tpl = parseTemplate(t, at, problems, path, num, base);
     if (flags.nodes !== undefined) {
       const override = {
         ...(flagPath(flags.podManifestPath) ? { staticPodPath: flagPath(flags.podManifestPath)! } : {}),
@@ -262,10 +290,11 @@ function parseTemplate(
   problems: Problem[],
   path: (v: unknown, field: string) => string | undefined,
   num: (v: unknown, field: string, dflt: number, max: number, integer: boolean) => number,
+  base: string,
 ): NodeTemplate {
   if (!isObject(t)) {
     problems.push([at, 'must be a mapping']);
-    return { name: '', count: 0, start: 0, labels: {}, taints: [] };
+    return { name: '', count: 0, start: 0, labels: {}, taints: [], kubelet: {} };
   }
   for (const key of Object.keys(t)) if (!TEMPLATE_FIELDS.has(key)) problems.push([`${at}.${key}`, 'unknown field']);
   const name = t['name'];
@@ -299,6 +328,23 @@ function parseTemplate(
   const allocatable = stringMap(t['allocatable'], `${at}.allocatable`);
   const staticPodPath = path(t['staticPodPath'], `${at}.staticPodPath`);
   const perNodeManifestDir = path(t['perNodeManifestDir'], `${at}.perNodeManifestDir`);
+  let kubelet: Partial<AgentConfig> = {};
+  if (t['kubelet'] !== undefined && t['kubelet'] !== null) {
+    if (!isObject(t['kubelet'])) problems.push([`${at}.kubelet`, 'must be a mapping']);
+    else {
+      const found: string[] = [];
+      kubelet = kubeletSettings(t['kubelet'], base, found, notPerNode);
+      // Each problem starts with the field's path in the map.
+      for (const problem of found) {
+        const colon = problem.indexOf(': ');
+        problems.push([`${at}.kubelet.${problem.slice(0, colon)}`, problem.slice(colon + 2)]);
+      }
+    }
+  }
+  const podsCapacity = capacity?.['pods'];
+  if (kubelet.maxPods !== undefined && podsCapacity !== undefined && Number(podsCapacity) !== kubelet.maxPods) {
+    problems.push([`${at}.kubelet.maxPods`, `${kubelet.maxPods} disagrees with ${at}.capacity.pods ${JSON.stringify(podsCapacity)}; give one of them`]);
+  }
   return {
     name: typeof name === 'string' ? name : '',
     count,
@@ -310,6 +356,7 @@ function parseTemplate(
     ...(staticPodPath ? { staticPodPath } : {}),
     ...(perNodeManifestDir ? { perNodeManifestDir } : {}),
     ...(typeof url === 'string' ? { manifestURL: url } : {}),
+    kubelet,
   };
 }
 

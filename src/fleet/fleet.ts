@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { V1PodList } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../agent/agent.js';
-import type { AgentSharedParts } from '../agent/shared-parts.js';
+import type { AgentPartOverrides } from '../agent/parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createApiClients, createConnectionPool, type ApiClients, type LeaseApi } from '../kube/api-clients.js';
@@ -57,9 +57,9 @@ export const FLEET_MAX_SOCKETS = 256;
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 /**
- * The nodes' loops end their waits on a 100 ms grid, so the Lease renewals that fall in one step
- * leave in one write of the Lease client's HTTP/2 connection instead of one write each; a
- * renewal is at most 100 ms later for it (measured: docs/performance.md, step 7).
+ * The nodes' loops end their waits on a 100 ms grid, so that renewals falling due together
+ * leave in one write of the Lease client's HTTP/2 connection; a renewal is at most 100 ms late
+ * for it (docs/performance.md, "Notes moved from code comments").
  */
 const LOOP_ALIGN_MS = 100;
 
@@ -118,11 +118,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
       ...base,
+      ...template.kubelet,
       nodeName: node.name,
       kubeconfig,
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
-      maxPods: Number(template.capacity?.['pods'] ?? base.maxPods),
+      maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -132,24 +133,30 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     }
     const unfenced = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
     const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
-    const shared: AgentSharedParts = {
+    const registry = metrics.registryFor(node.name);
+    // What this node shares with the others; the agent makes the rest as `run` does (src/agent/parts.ts).
+    const parts: AgentPartOverrides = {
+      clock,
+      registry,
+      statusProvider: () => statuses.forNode(node.name),
       apis,
+      // The lean JSON client (src/kube/lease-client.ts): renewals are most of an idle fleet's requests.
       leaseApi: unfenced.leases,
+      // Node read-backs answered from one watch of the fleet's Nodes (src/fleet/node-cache.ts).
       ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
-      ...(fanOut !== undefined ? { podListWatch: (name: string) => fanOut.listWatchFor(name) } : {}),
+      // This node's pods from the one watch of the process (src/fleet/pod-fan-out.ts).
+      ...(fanOut !== undefined ? { podListWatch: { listWatch: fanOut.listWatchFor(node.name) } } : {}),
+      // Several directories, one fs.watch per directory for the process (src/fleet/file-watch-hub.ts).
       createFileSource: (o) => createMultiDirFileSource(dirs, { ...o, watchPath: watchHub.watchPath, shareReading: watchHub.shareReading }),
+      // Read once for the process.
       machine,
     };
-    const registry = metrics.registryFor(node.name);
     const agent = createAgent({
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
-        clock,
-        registry,
-        statusProvider: statuses.forNode(node.name),
+        parts,
         listenPorts: {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
-        shared,
         node: {
           labels: template.labels,
           taints: template.taints,

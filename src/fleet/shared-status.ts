@@ -3,7 +3,7 @@ import type { StatusProvider } from '../status/status-provider.js';
 /**
  * One status provider for every node of a fleet, seen by each node as its own: a change is
  * told only to the node whose pod it is (learnt when that node first asks about the pod), not
- * to all 1,000 status writers, and a node's agent stopping does not stop the shared provider
+ * to every node's status writer, and a node's agent stopping does not stop the shared provider
  * (the fleet does, last). Terminations pass through, so a fleet's pods stop with their grace
  * period as a single node's do. Container Events are not passed on (docs/fleet.md).
  */
@@ -11,6 +11,23 @@ export interface SharedStatusProvider {
   forNode(nodeName: string): StatusProvider;
   readonly provider: StatusProvider;
 }
+
+/**
+ * How each method of the provider reaches a node's view: `node` methods learn (or drop) which
+ * node a pod is on, `pass` ones are the provider's own, `fleet` ones are not in a node's view.
+ * Every method of StatusProvider must be named here, so a new one cannot be left out unnoticed.
+ */
+const SHARING: Readonly<Record<keyof StatusProvider, 'node' | 'pass' | 'fleet'>> = {
+  statusFor: 'node',
+  terminate: 'node',
+  forget: 'node',
+  onChange: 'node',
+  containerLogs: 'pass',
+  // A node's agent stopping must not stop the provider of the others.
+  stop: 'fleet',
+  // Recorded by no fleet node: it would multiply Event writes by the pods of every node.
+  onContainerEvent: 'fleet',
+};
 
 export function shareStatusProvider(provider: StatusProvider): SharedStatusProvider {
   const listeners = new Map<string, Set<(uid: string) => void>>();
@@ -26,13 +43,22 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
     set.add(listener);
     return () => set.delete(listener);
   };
+  const passed: Partial<StatusProvider> = {};
+  for (const key of Object.keys(SHARING) as Array<keyof StatusProvider>) {
+    const method: unknown = provider[key];
+    if (SHARING[key] === 'pass' && typeof method === 'function') Object.assign(passed, { [key]: method.bind(provider) });
+  }
   return {
     provider,
     forNode(nodeName) {
+      const own = (pod: { metadata?: { uid?: string } }): void => {
+        const uid = pod.metadata?.uid;
+        if (uid !== undefined) ownerOf.set(uid, nodeName);
+      };
       const view: StatusProvider = {
+        ...passed,
         statusFor(pod, now) {
-          const uid = pod.metadata?.uid;
-          if (uid !== undefined) ownerOf.set(uid, nodeName);
+          own(pod);
           return provider.statusFor(pod, now);
         },
         forget(uid) {
@@ -42,13 +68,12 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
       };
       if (provider.onChange !== undefined) view.onChange = (listener) => subscribe(nodeName, listener);
       if (provider.terminate !== undefined) {
+        const terminate = provider.terminate.bind(provider);
         view.terminate = (pod, gracePeriodSeconds) => {
-          const uid = pod.metadata?.uid;
-          if (uid !== undefined) ownerOf.set(uid, nodeName);
-          return provider.terminate!(pod, gracePeriodSeconds);
+          own(pod);
+          return terminate(pod, gracePeriodSeconds);
         };
       }
-      if (provider.containerLogs !== undefined) view.containerLogs = (uid, container) => provider.containerLogs?.(uid, container);
       return view;
     },
   };

@@ -47,7 +47,7 @@ async function desiredPods(agent: ReturnType<typeof createAgent>): Promise<Recor
 
 it('runs housekeeping every housekeeping interval of the clock it was given, and stops its timers', async () => {
   const clock = new FakeClock();
-  const agent = createAgent({ config: standalone, clock, housekeepingIntervalMs: 2000 });
+  const agent = createAgent({ config: standalone, parts: { clock }, housekeepingIntervalMs: 2000 });
   await agent.start();
   agent.podManager.addPod(newPod('s1', 'web', ns, 'static'));
   agent.podManager.addPod(newPod('a1', 'api', ns, 'extra'));
@@ -62,7 +62,7 @@ it('runs housekeeping every housekeeping interval of the clock it was given, and
 
 it('housekeeping passes again only when the pods, the workers or the sources changed', async () => {
   const clock = new FakeClock();
-  const agent = createAgent({ config: standalone, clock, housekeepingIntervalMs: 2000 });
+  const agent = createAgent({ config: standalone, parts: { clock }, housekeepingIntervalMs: 2000 });
   await agent.start();
   agent.podManager.addPod(newPod('s1', 'web', ns, 'static'));
   // A full pass lists the pods to work out the desired set; a skipped one does not.

@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasErrorCode } from '../../../src/errors.js';
-import { resolveFleetConfig } from '../../../src/fleet/fleet-config.js';
+import { CONFIG_FIELDS } from '../../../src/config/fields.js';
+import { PER_NODE_KUBELET_FIELDS, resolveFleetConfig } from '../../../src/fleet/fleet-config.js';
 
 const refused = (raw: unknown, field: RegExp, flags = {}): void => {
   assert.throws(
@@ -62,6 +63,44 @@ describe('fleet configuration', () => {
     { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
   ];
   for (const c of cases) it(`refuses ${c.desc}, naming the field`, () => refused(c.raw, c.field));
+
+  it('a template\'s kubelet: map sets per-node kubelet settings by the table of run\'s configuration', () => {
+    const config = resolveFleetConfig(
+      {
+        kubeconfig: '/k',
+        templates: [
+          { name: 'a', kubelet: { maxPods: 20, syncFrequency: '30s', simulatedLifecycle: 'instant', staticPodURLHeader: { 'X-Node': ['a'] } } },
+          { name: 'b', capacity: { pods: '50' }, kubelet: { maxPods: 50 } },
+          { name: 'c' },
+        ],
+      },
+      {},
+    );
+    assert.deepEqual(config.templates[0]!.kubelet, { maxPods: 20, syncFrequencyMs: 30_000, simulatedLifecycle: 'instant', staticPodURLHeader: { 'X-Node': ['a'] } });
+    assert.deepEqual(config.templates[1]!.kubelet, { maxPods: 50 });
+    assert.deepEqual(config.templates[2]!.kubelet, {}, 'the kubelet defaults by default');
+  });
+
+  const kubeletCases = [
+    { desc: 'an unknown kubelet field', kubelet: { evictionHard: {} }, field: /templates\[0\]\.kubelet\.evictionHard: unknown field/ },
+    { desc: 'an unknown nested kubelet field', kubelet: { authentication: { x509: { other: 1 } } }, field: /templates\[0\]\.kubelet\.authentication\.x509\.other: unknown field/ },
+    { desc: 'a mistyped maxPods', kubelet: { maxPods: 'many' }, field: /templates\[0\]\.kubelet\.maxPods: must be a number, got "many"/ },
+    { desc: 'a duration that is not one', kubelet: { syncFrequency: 30 }, field: /templates\[0\]\.kubelet\.syncFrequency: must be a duration string/ },
+    { desc: 'a lifecycle that does not exist', kubelet: { simulatedLifecycle: 'slow' }, field: /templates\[0\]\.kubelet\.simulatedLifecycle: must be one of kubelet, instant, got "slow"/ },
+    { desc: 'a fleet-wide field', kubelet: { kubeAPIQPS: 5 }, field: /templates\[0\]\.kubelet\.kubeAPIQPS: fleet-wide/ },
+    { desc: 'an endpoint field', kubelet: { authorization: { mode: 'Webhook' } }, field: /templates\[0\]\.kubelet\.authorization\.mode: not a per-node setting/ },
+    { desc: 'a manifest path (the template has its own)', kubelet: { staticPodPath: '/m' }, field: /templates\[0\]\.kubelet\.staticPodPath: the template's staticPodPath/ },
+    { desc: 'a kubelet that is not a mapping', kubelet: 'fast', field: /templates\[0\]\.kubelet: must be a mapping/ },
+    { desc: 'a maxPods other than capacity.pods', kubelet: { maxPods: 20 }, capacity: { pods: '50' }, field: /templates\[0\]\.kubelet\.maxPods: 20 disagrees with templates\[0\]\.capacity\.pods "50"/ },
+  ];
+  for (const c of kubeletCases) {
+    it(`refuses ${c.desc}, naming its path`, () => refused({ kubeconfig: '/k', templates: [{ name: 'x', kubelet: c.kubelet, ...(c.capacity ? { capacity: c.capacity } : {}) }] }, c.field));
+  }
+
+  it('the per-node kubelet fields are fields of the configuration table', () => {
+    const fields = new Set(CONFIG_FIELDS.flatMap((f) => (f.field !== undefined ? [f.field] : [])));
+    for (const name of PER_NODE_KUBELET_FIELDS) assert.ok(fields.has(name), name);
+  });
 
   it('--shard i/n splits the nodes between n replicas, each node in exactly one', () => {
     const shards = [0, 1, 2].map((i) => resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 's-{i}', count: 300 }] }, { shard: `${i}/3` }).nodes.map((n) => n.name));

@@ -1,0 +1,253 @@
+import { PodOperation } from '../constants.js';
+import type { PodAdmission } from '../admission/pod-admission.js';
+import type { Logger } from '../logger.js';
+import type { MirrorSync } from '../mirror/mirror-sync.js';
+import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
+import type { PodManager, PodsAndMirrorPods } from '../pod/manager.js';
+import type { Pod } from '../pod/types.js';
+import type { AgentMetrics } from '../server/agent-metrics.js';
+import type { MirrorStatusWriter } from '../status/mirror-status-writer.js';
+import type { StatusProvider } from '../status/status-provider.js';
+import type { Clock, ClockTimer } from '../time/clock.js';
+import type { PodWorkers, PodWorkersOptions } from './pod-workers.js';
+
+/**
+ * The kubelet's sync-loop handler for one node: what happens to pods when the sources change
+ * them (HandlePodAdditions/Updates/Removes), when the runtime finds them terminal, when a
+ * deleted pod has stopped (the status manager's final delete), and every housekeeping period
+ * (HandlePodCleanups). The composition root (agent.ts) only hands it its collaborators.
+ */
+
+/** How long a terminated pod waits for its final status write before it counts as terminated. */
+const FINAL_STATUS_BOUND_MS = 10_000;
+
+/** What the lifecycle asks of the pod workers. */
+export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
+
+export interface PodLifecycleOptions {
+  podManager: Pick<PodManager, 'getPods' | 'getPodByUID' | 'getPodsAndMirrorPods'>;
+  admission: Pick<PodAdmission, 'admitNew' | 'forget' | 'rejection'>;
+  sourcesReady: { allReady(): boolean };
+  /**
+   * The pod workers under `--simulated-lifecycle=kubelet`; undefined under `instant`. A getter:
+   * the workers are made after the lifecycle, whose `workerHooks` they call.
+   */
+  workers: (() => LifecycleWorkers) | undefined;
+  /** The runtime, as admission shows it. */
+  runtime: Pick<StatusProvider, 'statusFor' | 'forget'>;
+  /** Undefined when standalone, as the three below. */
+  mirrorSync: Pick<MirrorSync, 'enqueue' | 'housekeeping' | 'housekeepingDue'> | undefined;
+  statusWriter: Pick<MirrorStatusWriter, 'requestSync' | 'invalidate' | 'syncBatch'> | undefined;
+  /** The DELETE the kubelet sends for a terminated pod: grace 0, UID precondition. */
+  deletePod: ((podFullName: string, uid: string) => Promise<boolean>) | undefined;
+  metrics: Pick<AgentMetrics, 'setWorkingPods' | 'setDesiredPods' | 'setActivePods' | 'setMirrorPods' | 'recordRestartedPod'>;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The hooks of the pod workers that belong to the lifecycle. */
+export type LifecycleWorkerHooks = Required<Pick<PodWorkersOptions, 'afterStopped' | 'onStarted' | 'onStateChange' | 'onForgotten' | 'onRestarted'>>;
+
+export interface PodLifecycle {
+  /** An update the dispatcher applied to the pod manager (the pods it carried, static and mirror alike). */
+  onPodsChanged(pods: readonly Pod[], op: PodOperation): void;
+  /** One housekeeping pass (every 2 s), skipped when nothing it reads has changed. */
+  housekeeping(): void;
+  /** The runtime reported a change of this pod: a running pod whose phase is terminal is killed. */
+  checkTerminal(uid: string): void;
+  /** A deleted ordinary pod that has terminated is deleted for good. */
+  finishDeletion(pod: Pod): Promise<void>;
+  readonly workerHooks: LifecycleWorkerHooks;
+}
+
+export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
+  const { podManager, admission, sourcesReady, runtime, mirrorSync, statusWriter, deletePod, metrics, clock, logger } = options;
+  const workersOf = options.workers;
+  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
+
+  // Counts the workers' state changes: one of the inputs housekeeping watches (see there).
+  let workerChanges = 0;
+  // What the last housekeeping pass saw: the pod manager's snapshot (a new object after every
+  // change), the workers' change count and the sources' readiness.
+  let housekeptPods: PodsAndMirrorPods | undefined;
+  let housekeptWorkerChanges = -1;
+  let housekeptReady = false;
+
+  // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
+  function updateWorkers(w: LifecycleWorkers, pods: readonly Pod[], op: PodOperation): void {
+    for (const pod of pods) {
+      if (isMirrorPod(pod)) continue;
+      const uid = uidOf(pod);
+      if (!isStaticPod(pod)) {
+        updateApiPodWorker(w, pod, uid, op);
+        continue;
+      }
+      if (op === PodOperation.ADD) {
+        if (admission.rejection(uid) === undefined) w.updatePod(pod, 'create');
+      } else if (op === PodOperation.UPDATE || op === PodOperation.RECONCILE) {
+        w.updatePod(pod, 'update');
+      } else if (op === PodOperation.REMOVE) {
+        // HandlePodRemoves: nothing while sources are not ready; housekeeping kills it later.
+        if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      }
+    }
+  }
+
+  // An ordinary pod bound to this node (API source): run as the kubelet runs it; a
+  // deletionTimestamp is a kill with the deletion's grace period (HandlePodUpdates), a pod gone
+  // from the API a kill too (HandlePodRemoves). Pods already terminal are not run.
+  function updateApiPodWorker(w: LifecycleWorkers, pod: Pod, uid: string, op: PodOperation): void {
+    if (op === PodOperation.REMOVE) {
+      if (sourcesReady.allReady()) w.updatePod(pod, 'kill');
+      return;
+    }
+    if (admission.rejection(uid) !== undefined) return;
+    const phase = pod.status?.phase;
+    if (w.state(uid) === undefined && (phase === 'Succeeded' || phase === 'Failed')) return;
+    w.updatePod(pod, w.state(uid) === undefined ? 'create' : 'update');
+    if (pod.metadata?.deletionTimestamp) w.updatePod(pod, 'kill');
+  }
+
+  // The kubelet's status manager, once a deleted pod has terminated and its final status is
+  // written: delete it for good, grace 0, with its UID as precondition.
+  async function finishDeletion(pod: Pod): Promise<void> {
+    const uid = uidOf(pod);
+    const current = podManager.getPodByUID(uid);
+    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) return;
+    const deleted = await deletePod(getPodFullName(current), uid);
+    logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
+  }
+
+  return {
+    onPodsChanged(pods, op) {
+      if (op === PodOperation.ADD) admission.admitNew(pods);
+      else if (op === PodOperation.REMOVE) admission.forget(pods);
+      if (workersOf !== undefined) updateWorkers(workersOf(), pods, op);
+      // Status-only changes (often our own status writes coming back) need no mirror work.
+      if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
+      // The writer also forgets (in itself and the provider) static pods that are gone.
+      statusWriter?.requestSync(pods);
+    },
+
+    // SyncPod of a pod whose containers all completed (phase Succeeded or Failed) returns
+    // "terminal": the pod worker terminates the pod and it is never synced again, so a mirror a
+    // user deletes afterwards is not recreated (kubernetes issue 116483; docs/lifecycle.md).
+    checkTerminal(uid) {
+      if (workersOf === undefined) return;
+      const workers = workersOf();
+      if (!workers.isSyncing(uid)) return;
+      const pod = workers.podOf(uid);
+      if (pod === undefined) return;
+      const phase = runtime.statusFor(pod, clock.now()).phase;
+      if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+    },
+
+    finishDeletion,
+
+    housekeeping() {
+      // A pass reads only the pod manager, the workers' states, admission (which changes with
+      // the pod manager) and the sources' readiness, and a second pass over the same inputs
+      // changes nothing; so with none of them changed the pass is skipped, unless mirror
+      // housekeeping still waits on a deletion. At fleet scale the skipped passes were a large
+      // share of the idle allocation (docs/performance.md, "Notes moved from code comments").
+      const snapshot = podManager.getPodsAndMirrorPods();
+      const ready = sourcesReady.allReady();
+      const unchanged = snapshot === housekeptPods && workerChanges === housekeptWorkerChanges && ready === housekeptReady;
+      if (unchanged && !(mirrorSync?.housekeepingDue() ?? false)) return;
+      housekeptPods = snapshot;
+      housekeptWorkerChanges = workerChanges;
+      housekeptReady = ready;
+      const workers = workersOf?.();
+      if (workers !== undefined && ready) {
+        const desired = new Map<string, Pod>();
+        for (const pod of podManager.getPods()) if (admission.rejection(uidOf(pod)) === undefined) desired.set(uidOf(pod), pod);
+        workers.syncKnownPods(desired);
+        metrics.setWorkingPods(workers.counts(desired).working);
+      }
+      mirrorSync?.housekeeping();
+      const { pods, mirrorPods } = snapshot;
+      let staticCount = 0;
+      for (const pod of pods) if (isStaticPod(pod)) staticCount++;
+      metrics.setDesiredPods({ static: staticCount, nonStatic: pods.length - staticCount });
+      let activeStatic = 0;
+      for (const pod of pods) if (isStaticPod(pod) && admission.rejection(uidOf(pod)) === undefined && workers?.state(uidOf(pod)) !== 'finished') activeStatic++;
+      let activeOther = 0;
+      for (const pod of pods) {
+        const state = workers?.state(uidOf(pod));
+        if (!isStaticPod(pod) && state !== undefined && state !== 'finished') activeOther++;
+      }
+      metrics.setActivePods({ static: activeStatic, nonStatic: activeOther });
+      metrics.setMirrorPods(mirrorPods.length);
+    },
+
+    workerHooks: {
+      // The final status reaches the mirror before the pod counts as terminated, which is
+      // what lets housekeeping delete the mirror.
+      afterStopped: async (pod) => {
+        if (statusWriter === undefined) return;
+        statusWriter.invalidate(uidOf(pod));
+        // Bounded: an API server that does not answer must not keep the pod terminating
+        // (and its mirror in place) for ever; the writer retries the status on its own.
+        let limit: ClockTimer | undefined;
+        await Promise.race([
+          statusWriter.syncBatch(false),
+          new Promise<void>((resolve) => {
+            limit = clock.setTimeout(resolve, FINAL_STATUS_BOUND_MS);
+          }),
+        ]);
+        clock.clearTimeout(limit);
+      },
+      onStarted: (pod) => {
+        statusWriter?.invalidate(uidOf(pod));
+        mirrorSync?.enqueue(getPodFullName(pod));
+      },
+      onStateChange: (pod, state) => {
+        workerChanges++;
+        if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
+      },
+      onForgotten: (pod) => runtime.forget?.(uidOf(pod)),
+      onRestarted: (pod) => {
+        metrics.recordRestartedPod(isStaticPod(pod));
+        runtime.forget?.(uidOf(pod));
+      },
+    },
+  };
+}
+
+/**
+ * The static pods whose statuses the writer publishes under the kubelet lifecycle: those the
+ * pod manager holds, except a pod waiting to start (no status yet) and one that has finished,
+ * plus removed pods still stopping (their mirror shows them stopping). `workers` is a getter
+ * for the same reason as in PodLifecycleOptions.
+ */
+export function publishedPods(
+  podManager: Pick<PodManager, 'getPods' | 'getPodByUID'>,
+  workers: () => Pick<PodWorkers, 'state' | 'startedPods' | 'podOf'>,
+  isRejected: (uid: string) => boolean,
+): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
+  // A pod without a worker is a rejected one (or, for an ordinary pod, one already terminal when
+  // it arrived): a rejected pod's Failed status is published, a terminal one's left alone.
+  const publishable = (pod: Pod): boolean => {
+    const uid = pod.metadata?.uid ?? '';
+    const state = workers().state(uid);
+    if (state === undefined) return isStaticPod(pod) || isRejected(uid);
+    return state !== 'waiting' && state !== 'finished';
+  };
+  return {
+    list() {
+      const out: Pod[] = [];
+      const seen = new Set<string>();
+      for (const pod of podManager.getPods()) {
+        if (!publishable(pod)) continue;
+        out.push(pod);
+        seen.add(pod.metadata?.uid ?? '');
+      }
+      for (const pod of workers().startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod)) out.push(pod);
+      return out;
+    },
+    byUID(uid) {
+      const pod = podManager.getPodByUID(uid) ?? workers().podOf(uid);
+      return pod !== undefined && publishable(pod) ? pod : undefined;
+    },
+  };
+}
