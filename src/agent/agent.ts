@@ -24,6 +24,8 @@ import { late } from './late.js';
 import type { AgentNodeOptions } from './node-options.js';
 import { defaultParts, type AgentPartOverrides } from './parts.js';
 import { createPodLifecycle, publishedPods } from './pod-lifecycle.js';
+import { createRelist, RELIST_PERIOD_MS, statusThroughSyncs } from './relist.js';
+import type { LoopSpread } from '../node/periodic-loop.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
 import type { Pod } from '../pod/types.js';
@@ -51,6 +53,8 @@ export interface AgentOptions {
   listenPorts?: ListenPorts;
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
   housekeepingIntervalMs?: number;
+  /** The relist period of the kubelet lifecycle (src/agent/relist.ts); 1 s as the kubelet's PLEG. */
+  relistPeriodMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
   shutdownTimeoutMs?: number;
   /** This node's labels, taints and resources, and the spread of its loops (the fleet's templates). */
@@ -215,6 +219,10 @@ export function createAgent(options: AgentOptions): Agent {
     admission,
     { hostIP: config.nodeIP },
   );
+  // The kubelet lifecycle sees the runtime through a relist, as the kubelet through its PLEG:
+  // its changes reach the pod workers at the next relist, and the status writer through them.
+  const relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
+  const relist = workersLate && createRelist({ clock, periodMs: relistPeriodMs, phaseMs: relistPhase(options.node?.spread, relistPeriodMs) });
   // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
   const stopContainerEvents = statusProvider.onContainerEvent?.((e) => {
     // The kubelet's DNS warning goes to the Node first, then the pod.
@@ -226,7 +234,7 @@ export function createAgent(options: AgentOptions): Agent {
     cluster &&
     createMirrorStatusWriter({
       podManager,
-      statusProvider,
+      statusProvider: relist !== undefined ? statusThroughSyncs(statusProvider) : statusProvider,
       api: cluster.apis.core,
       clock,
       logger,
@@ -298,6 +306,7 @@ export function createAgent(options: AgentOptions): Agent {
     createPodWorkers({
       terminate: (pod, grace) => statusProvider.terminate?.(pod, grace) ?? Promise.resolve(),
       ...lifecycle.workerHooks,
+      ...(relist !== undefined ? { relist } : {}),
       clock,
       logger,
     });
@@ -320,7 +329,7 @@ export function createAgent(options: AgentOptions): Agent {
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
   // What runs between start() and stop(): state of the run, not parts.
   const intervals: ClockTimer[] = [];
-  const running: { unsubscribeTerminal?: () => void; dispatchLoop?: Promise<void> } = {};
+  const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void> } = {};
 
   return {
     podManager,
@@ -329,7 +338,10 @@ export function createAgent(options: AgentOptions): Agent {
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.
       await endpoints.listen();
-      if (workers !== undefined) running.unsubscribeTerminal = statusProvider.onChange?.((uid) => lifecycle.checkTerminal(uid));
+      if (relist !== undefined) {
+        running.unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
+        running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
+      }
       running.dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
@@ -355,8 +367,10 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
-      running.unsubscribeTerminal?.();
+      running.unsubscribeRuntime?.();
+      running.unsubscribeRelist?.();
       await workers?.stop();
+      relist?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.
       const mirrorsStopped = mirrorSync?.stop();
@@ -390,6 +404,17 @@ export function createAgent(options: AgentOptions): Agent {
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
   };
+}
+
+/**
+ * Where in the relist period this node relists: none of its own for one node; in a fleet, its
+ * loops' phase (a fraction of their period fixed by the node's name), on their grid, so that the
+ * nodes' relists fall due spread over the second.
+ */
+function relistPhase(spread: LoopSpread | undefined, periodMs: number): number {
+  if (spread === undefined) return 0;
+  const phase = spread.firstPeriodMs % periodMs;
+  return spread.alignMs !== undefined && spread.alignMs > 0 ? phase - (phase % spread.alignMs) : phase;
 }
 
 /** The node lease options that come from the fleet's templates and sharding. */
