@@ -46,7 +46,9 @@ export interface MirrorStatusWriterOptions {
 /**
  * Publishes static pods' statuses on their mirror pods, like the kubelet's status manager:
  *
- * - statuses are cached by STATIC pod UID, each with a version bumped when it changes;
+ * - statuses are cached by STATIC pod UID, each with a version bumped when it changes (from
+ *   one counter: a status forgotten and made again, as for a UID that runs again, must not
+ *   start below the version its mirror was written with);
  * - a static pod without a mirror is skipped (its status is kept and written once a mirror
  *   shows up in the pod manager);
  * - the mirror as the pod manager last saw it through the API watch stands in for the
@@ -138,6 +140,8 @@ class StatusWriter implements MirrorStatusWriter {
   #touchedNames = new Set<string>();
   #scanAll = false;
 
+  // The last version given to any status.
+  #lastVersion = 0;
   #running = false;
   #resyncTimer: ClockTimer | undefined;
   #incrementalTimer: ClockTimer | undefined;
@@ -261,7 +265,7 @@ class StatusWriter implements MirrorStatusWriter {
     }
     const status = this.#provider.statusFor(pod, this.#clock.now());
     if (cached !== undefined && sameStoredValue(status, cached.status)) return cached;
-    const fresh = { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined };
+    const fresh = { version: ++this.#lastVersion, pod, status, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
     return fresh;
   }

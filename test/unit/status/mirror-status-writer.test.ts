@@ -606,4 +606,41 @@ describe('published pods (the kubelet lifecycle)', () => {
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 0);
   });
+
+  it('a pod published again after its status was forgotten (a UID restarted) has its next status written at once', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const mirror = mirrorPod('mirror-1');
+    podManager.setPods([staticPod(), mirror]);
+    const api = new FakePodApi();
+    api.put(mirror);
+    let phase = 'Running';
+    const provider: StatusProvider = { statusFor: () => ({ phase }), onChange: () => () => {} };
+    let published = true;
+    const writer = createMirrorStatusWriter({
+      podManager,
+      statusProvider: provider,
+      api,
+      clock,
+      publishedPods: { list: () => (published ? [staticPod()] : []), byUID: (uid) => (published && uid === 'static-1' ? staticPod() : undefined) },
+    });
+    writer.start();
+    await clock.advance(0);
+    for (const next of ['Failed', 'Succeeded']) {
+      phase = next;
+      writer.invalidate('static-1');
+      await clock.advance(0);
+    }
+    assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Running', 'Failed', 'Succeeded']);
+    // Finished: no longer published, its status forgotten; then the same UID runs again.
+    published = false;
+    writer.invalidate('static-1');
+    await clock.advance(0);
+    published = true;
+    phase = 'Running';
+    writer.invalidate('static-1');
+    await clock.advance(0);
+    assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Running', 'Failed', 'Succeeded', 'Running'], 'not left to the next full batch');
+    await writer.stop();
+  });
 });
