@@ -5,7 +5,7 @@ import { kpError } from '../errors.js';
 import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
-import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
+import { getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
@@ -49,8 +49,8 @@ export interface MirrorStatusWriterOptions {
  * - statuses are cached by STATIC pod UID, each with a version bumped when it changes (from
  *   one counter: a status forgotten and made again, as for a UID that runs again, must not
  *   start below the version its mirror was written with);
- * - a static pod without a mirror is skipped (its status is kept and written once a mirror
- *   shows up in the pod manager);
+ * - a static pod without a mirror, or whose mirror has another hash (about to be replaced), is
+ *   skipped (its status is kept and written once its mirror shows up in the pod manager);
  * - the mirror as the pod manager last saw it through the API watch stands in for the
  *   kubelet's GET of the API object: if the pod manager translates its UID to another static
  *   pod, the cached status belongs to an older incarnation and is dropped; if its status
@@ -335,8 +335,10 @@ class StatusWriter implements MirrorStatusWriter {
       // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
       // API watch last showed it.
       const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
-      // Static pod without a mirror: keep the status, write nothing yet.
-      if (mirror === undefined) continue;
+      // Static pod without a mirror: keep the status, write nothing yet. A mirror of another
+      // hash (an edited manifest's) is about to be replaced by mirror sync: the status waits
+      // for the new one, and the old one keeps its last status.
+      if (mirror === undefined || (isStaticPod(cached.pod) && !isMirrorPodOf(mirror, cached.pod))) continue;
       const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
       if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {

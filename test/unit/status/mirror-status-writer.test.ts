@@ -643,4 +643,27 @@ describe('published pods (the kubelet lifecycle)', () => {
     assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Running', 'Failed', 'Succeeded', 'Running'], 'not left to the next full batch');
     await writer.stop();
   });
+
+  it("a static pod's status waits for its own mirror: one of another hash (an edited manifest's) is left as it is", async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const edited = staticPod('static-2');
+    const outdated = mirrorPod('mirror-1', 'static-1', 'web', { phase: 'Running' });
+    podManager.setPods([edited, outdated]);
+    const api = new FakePodApi();
+    api.put(outdated);
+    const provider: StatusProvider = { statusFor: () => ({ phase: 'Pending' }), onChange: () => () => {} };
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock });
+    await writer.syncBatch(false);
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 0, 'nothing written to the outdated mirror');
+    // Mirror sync replaces it.
+    podManager.removePod(outdated);
+    const replacement = mirrorPod('mirror-2', 'static-2', 'web', {});
+    api.pods.delete('default/web');
+    api.put(replacement);
+    podManager.addPod(replacement);
+    await writer.syncBatch(false);
+    assert.deepEqual(api.patches.map((p) => [p.body.metadata.uid, p.body.status.phase]), [['mirror-2', 'Pending']]);
+  });
 });
