@@ -335,10 +335,8 @@ class StatusWriter implements MirrorStatusWriter {
       // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
       // API watch last showed it.
       const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
-      // Static pod without a mirror: keep the status, write nothing yet. A mirror of another
-      // hash (an edited manifest's) is about to be replaced by mirror sync: the status waits
-      // for the new one, and the old one keeps its last status.
-      if (mirror === undefined || (isStaticPod(cached.pod) && !isMirrorPodOf(mirror, cached.pod))) continue;
+      // Static pod without a mirror: keep the status, write nothing yet.
+      if (mirror === undefined) continue;
       const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
       if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {
@@ -379,6 +377,10 @@ class StatusWriter implements MirrorStatusWriter {
       this.#statuses.delete(staticUID);
       return;
     }
+    // A mirror of another hash (an edited manifest's, which the pod manager pairs with the new
+    // pod by its name) is about to be replaced by mirror sync: the status waits for the new one,
+    // and the old one keeps its last status.
+    if (isStaticPod(cached.pod) && !isMirrorPodOf(mirror, cached.pod)) return;
     if (!this.#predatesWrite.has(mirror) && sameStatus(cached.status, mirror.status ?? {})) {
       this.#apiStatusVersions.set(mirrorUID, cached.version);
       cached.inSyncWith = mirror;
