@@ -34,11 +34,12 @@ async function examplesDir(): Promise<string> {
 export const help = `usage: kubelet-pods demo [options]
        kubelet-pods demo --nodes N [options]
 
-Builds (first run only) and starts a real kube-apiserver + etcd on 127.0.0.1, then runs the
-agent as node "demo-node" on examples/kubelet-config.yaml (manifests in examples/manifests),
-and shows a live view of the static pods and their mirror pods. Edit, add or remove files in
-the manifest directory and watch the mirrors follow. Ctrl-C stops everything; mirror pods are
-left in place, as the kubelet leaves them.
+Builds (first run only) and starts a real kube-apiserver + etcd, kube-scheduler and
+kube-controller-manager on 127.0.0.1, then runs the agent as node "demo-node" on
+examples/kubelet-config.yaml (manifests in examples/manifests), and shows a live view of
+the static pods and their mirror pods. Edit, add or remove files in the manifest directory
+and watch the mirrors follow. Ctrl-C stops everything; mirror pods are left in place, as the
+kubelet leaves them.
 
 With --nodes N it runs a fleet instead (kubelet-pods fleet, docs/fleet.md): N nodes named
 <node>-0 … <node>-<N-1>, each running the manifests, and shows how far they have converged:

@@ -1,6 +1,7 @@
-// One real control plane (kube-apiserver + etcd) per test file, and a fresh namespace per
-// test. Call useControlPlane() at the top level of a test file: it registers the node:test
-// hooks that start the cluster before the first test and stop it after the last.
+// One real control plane (kube-apiserver + etcd, scheduler, controller manager) per test
+// file, and a fresh namespace per test. Call useControlPlane() at the top level of a test
+// file: it registers the node:test hooks that start the cluster before the first test and
+// stop it after the last.
 
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach } from 'node:test';
