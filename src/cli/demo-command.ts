@@ -34,11 +34,12 @@ async function examplesDir(): Promise<string> {
 export const help = `usage: kubelet-pods demo [options]
        kubelet-pods demo --nodes N [options]
 
-Builds (first run only) and starts a real kube-apiserver + etcd on 127.0.0.1, then runs the
-agent as node "demo-node" on examples/kubelet-config.yaml (manifests in examples/manifests),
-and shows a live view of the static pods and their mirror pods. Edit, add or remove files in
-the manifest directory and watch the mirrors follow. Ctrl-C stops everything; mirror pods are
-left in place, as the kubelet leaves them.
+Builds (first run only) and starts a real kube-apiserver + etcd, kube-scheduler and
+kube-controller-manager on 127.0.0.1, then runs the agent as node "demo-node" on
+examples/kubelet-config.yaml (manifests in examples/manifests), and shows a live view of
+the static pods and their mirror pods. Edit, add or remove files in the manifest directory
+and watch the mirrors follow. Ctrl-C stops everything; mirror pods are left in place, as the
+kubelet leaves them.
 
 With --nodes N it runs a fleet instead (kubelet-pods fleet, docs/fleet.md): N nodes named
 <node>-0 … <node>-<N-1>, each running the manifests, and shows how far they have converged:
@@ -52,6 +53,8 @@ options:
   --node <name>            node name (default demo-node; with --nodes, the name prefix)
   --nodes <N>              a fleet of N nodes instead of one agent (--config does not apply)
   --dir <dir>              control plane state directory (default: a new temporary one)
+  --no-scheduler           run the control plane without kube-scheduler
+  --no-controller-manager  run the control plane without kube-controller-manager
   --until-synced           exit 0 once every static pod's mirror is Running (with --nodes:
                            and every Node Ready) (for scripts)
   -h, --help
@@ -64,6 +67,8 @@ const OPTIONS = {
   nodes: { type: 'string' },
   dir: { type: 'string' },
   'until-synced': { type: 'boolean', default: false },
+  'no-scheduler': { type: 'boolean', default: false },
+  'no-controller-manager': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -95,7 +100,7 @@ export async function run(args: string[]): Promise<number> {
   const configFile = values.config ?? join(await examplesDir(), 'kubelet-config.yaml');
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
   process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
-  const cluster = await startLocalCluster({ dir, nodes: [node] });
+  const cluster = await startLocalCluster({ dir, nodes: [node], ...clusterComponents(values) });
   const flags = ['--config', configFile, '--kubeconfig', cluster.nodeKubeconfigs[node]!, '--hostname-override', node];
   if (values['pod-manifest-path']) flags.push('--pod-manifest-path', values['pod-manifest-path']);
   const { config } = await resolveRunConfig(flags);
@@ -131,6 +136,11 @@ export async function run(args: string[]): Promise<number> {
   return 0;
 }
 
+/** --no-scheduler / --no-controller-manager, as startLocalCluster options. */
+export function clusterComponents(values: ReturnType<typeof parse>['values']): { scheduler: boolean; controllerManager: boolean } {
+  return { scheduler: !values['no-scheduler'], controllerManager: !values['no-controller-manager'] };
+}
+
 /** `--nodes N`: the fleet demo (fleet-demo.ts) on the example manifests or --pod-manifest-path. */
 async function runFleet(values: ReturnType<typeof parse>['values'], nodes: number): Promise<number> {
   const manifestDir = values['pod-manifest-path'] ? resolve(values['pod-manifest-path']) : join(await examplesDir(), 'manifests');
@@ -140,7 +150,7 @@ async function runFleet(values: ReturnType<typeof parse>['values'], nodes: numbe
   }
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'kubelet-pods-demo-')));
   process.stderr.write(`starting the local control plane in ${dir} (the first run builds it from source: about 11 min on 2 cores)\n`);
-  const cluster = await startLocalCluster({ dir, nodes: [] });
+  const cluster = await startLocalCluster({ dir, nodes: [], ...clusterComponents(values) });
   try {
     const { runFleetDemo } = await import('./fleet-demo.js');
     return await runFleetDemo({ cluster, dir, nodes, prefix: values.node, manifestDir, untilSynced: values['until-synced'] });
