@@ -22,3 +22,9 @@ it('--no-scheduler and --no-controller-manager turn those components off; both r
   assert.deepEqual(clusterComponents(parse(['--no-scheduler']).values), { scheduler: false, controllerManager: true });
   assert.deepEqual(clusterComponents(parse(['--nodes', '2', '--no-controller-manager']).values), { scheduler: true, controllerManager: false });
 });
+
+it('--no-deployment leaves the Deployment out; it runs by default', () => {
+  assert.equal(parse([]).values['no-deployment'], false);
+  assert.equal(parse(['--no-deployment']).values['no-deployment'], true);
+  assert.equal(parse(['--nodes', '3', '--no-deployment']).values['no-deployment'], true);
+});
