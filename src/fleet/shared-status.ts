@@ -66,6 +66,13 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
           provider.forget?.(uid);
         },
       };
+      if (provider.adopt !== undefined) {
+        view.adopt = (pod, published) => {
+          const uid = pod.metadata?.uid;
+          if (uid !== undefined) ownerOf.set(uid, nodeName);
+          provider.adopt!(pod, published);
+        };
+      }
       if (provider.onChange !== undefined) view.onChange = (listener) => subscribe(nodeName, listener);
       if (provider.terminate !== undefined) {
         const terminate = provider.terminate.bind(provider);
