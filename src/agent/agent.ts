@@ -17,6 +17,7 @@ import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { ClockTimer } from '../time/clock.js';
 import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
@@ -210,11 +211,11 @@ export function createAgent(options: AgentOptions): Agent {
   // mirror sync and the lifecycle rules ask them, and they call back into those; so they are
   // made last, set once, and read only once those run.
   const workersLate = config.simulatedLifecycle === 'kubelet' ? late<PodWorkers>('the pod workers') : undefined;
-  const statusProvider = withAdmission(
+  const statusProvider = withAdoption(podManager, withAdmission(
     parts.statusProvider({ shouldPodContentBeRemoved: (uid) => workersLate?.get().shouldPodContentBeRemoved(uid) ?? true }),
     admission,
     { hostIP: config.nodeIP },
-  );
+  ));
   // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
   const stopContainerEvents = statusProvider.onContainerEvent?.((e) => {
     // The kubelet's DNS warning goes to the Node first, then the pod.
@@ -231,6 +232,7 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
+      previousStatusKnown: () => sourcesReady.seen(API_SERVER_SOURCE),
       ...(workersLate !== undefined ? { publishedPods: publishedPods(podManager, workersLate.get, (uid) => admission.rejection(uid) !== undefined) } : {}),
     });
   const mirrorClient =
