@@ -103,7 +103,7 @@ export function createAgent(options: AgentOptions): Agent {
   // (or with `--events=false`) they go nowhere.
   const recorder =
     cluster !== undefined && config.events
-      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result) })
+      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false })
       : noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
     recorder,
@@ -172,6 +172,7 @@ export function createAgent(options: AgentOptions): Agent {
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       machine: cluster.machine,
+      watch: cluster.nodeWatch(logger),
       ...nodeExtras(options.node),
       clock,
       logger,
