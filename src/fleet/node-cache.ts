@@ -7,7 +7,7 @@ import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
-import type { NodeWatch } from '../node/node-watch.js';
+import type { NodeWatch, NodeWatchListener } from '../node/node-watch.js';
 import type { Clock } from '../time/clock.js';
 
 /**
@@ -61,8 +61,10 @@ export function createNodeCache(options: {
 }): NodeCache {
   const nodes = new Map<string, V1Node>();
   // Each node's own-Node listener; told only once a list has said what exists.
-  const watchers = new Map<string, (node: V1Node | undefined) => void>();
+  const watchers = new Map<string, NodeWatchListener>();
   let listed = false;
+  // How far the watch has seen: what a node hearing "no Node" may compare its own with.
+  let seenVersion = '';
   /** The resourceVersion of the last write of each node made here. */
   const written = new Map<string, number>();
   const keep = (node: V1Node): void => {
@@ -71,17 +73,19 @@ export function createNodeCache(options: {
   };
   const reflector: Reflector = createReflector<V1Node>({
     listWatch: options.listWatch ?? kubeNodesListWatch(options.kubeConfig),
-    onList: (items) => {
+    onList: (items, resourceVersion) => {
       nodes.clear();
       items.forEach(keep);
       listed = true;
-      for (const [name, tell] of watchers) tell(nodes.get(name));
+      seenVersion = resourceVersion;
+      for (const [name, tell] of watchers) tell(nodes.get(name), seenVersion);
     },
     onEvent: (type, node) => {
       const name = node.metadata?.name ?? '';
       if (type !== 'DELETED') keep(node);
       else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
-      watchers.get(name)?.(nodes.get(name));
+      seenVersion = node.metadata?.resourceVersion ?? seenVersion;
+      watchers.get(name)?.(nodes.get(name), seenVersion);
     },
     wording: nodeReflectorWording,
     clock: options.clock,
@@ -105,7 +109,7 @@ export function createNodeCache(options: {
     nodeWatch: (name) => ({
       start(listener) {
         watchers.set(name, listener);
-        if (listed) listener(nodes.get(name));
+        if (listed) listener(nodes.get(name), seenVersion);
       },
       async stop() {
         watchers.delete(name);

@@ -180,7 +180,7 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   start(): void {
     this.#loop.start();
-    this.#options.watch?.start((node) => this.#watched(node));
+    this.#options.watch?.start((node, resourceVersion) => this.#watched(node, resourceVersion));
   }
 
   async stop(): Promise<void> {
@@ -231,16 +231,19 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   // What the watch shows. Before the registration (create or adoption, once per start) there
   // is nothing to follow; after it, a deletion and a Node created again are taken at once.
-  #watched(node: V1Node | undefined): void {
+  #watched(node: V1Node | undefined, resourceVersion: string): void {
     if (!this.#registered) return;
     if (node === undefined) {
+      // A list taken before the create answered only after it: not a deletion.
+      const have = this.#node;
+      if (have !== undefined && versionBefore(resourceVersion, have.metadata?.resourceVersion)) return;
       this.#lost();
       return;
     }
     if (node.metadata?.uid === this.#goneUID) return;
     // An older version than the one a write of ours returned says nothing new.
     const have = this.#node;
-    if (have !== undefined && have.metadata?.uid === node.metadata?.uid && olderThan(node, have)) return;
+    if (have !== undefined && have.metadata?.uid === node.metadata?.uid && versionBefore(node.metadata?.resourceVersion, have.metadata?.resourceVersion)) return;
     this.#goneUID = undefined;
     this.#goneLogged = false;
     this.#setNode(node);
@@ -482,10 +485,14 @@ function condition(type: (typeof CONDITION_TYPES)[number], previous: V1NodeCondi
   return { type, ...text, lastHeartbeatTime: nowText, lastTransitionTime: transition };
 }
 
-/** Whether `a` is an older version of the same object than `b` (resourceVersions as etcd's numbers). */
-function olderThan(a: V1Node, b: V1Node): boolean {
-  const ra = Number(a.metadata?.resourceVersion);
-  const rb = Number(b.metadata?.resourceVersion);
+/**
+ * Whether resourceVersion `a` comes before `b`, read as etcd's revision numbers (as client-go
+ * does not promise, but every API server backed by etcd gives); false when either is not one.
+ */
+function versionBefore(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || a === '' || b === '') return false;
+  const ra = Number(a);
+  const rb = Number(b);
   return Number.isFinite(ra) && Number.isFinite(rb) && ra < rb;
 }
 

@@ -16,11 +16,15 @@ import type { Clock } from '../time/clock.js';
 export interface NodeWatch {
   /**
    * Starts watching; `listener` hears the Node after each (re)list and each change: the
-   * object, or undefined when there is none (deleted, or not created yet).
+   * object, or undefined when there is none (deleted, or not created yet), and the
+   * resourceVersion the watch has seen up to (the list's, or the event's object's): a list
+   * answered after the agent registered its Node may have been taken before.
    */
-  start(listener: (node: V1Node | undefined) => void): void;
+  start(listener: NodeWatchListener): void;
   stop(): Promise<void>;
 }
+
+export type NodeWatchListener = (node: V1Node | undefined, resourceVersion: string) => void;
 
 export interface NodeWatchOptions {
   nodeName: string;
@@ -33,13 +37,13 @@ export interface NodeWatchOptions {
 /** A reflector over the one Node named `nodeName`. */
 export function createNodeWatch(options: NodeWatchOptions): NodeWatch {
   const { nodeName } = options;
-  let listener: ((node: V1Node | undefined) => void) | undefined;
+  let listener: NodeWatchListener | undefined;
   const ours = (node: V1Node): boolean => node.metadata?.name === nodeName;
   const reflector = createReflector<V1Node>({
     listWatch: options.listWatch,
-    onList: (items) => listener?.(items.find(ours)),
+    onList: (items, resourceVersion) => listener?.(items.find(ours), resourceVersion),
     onEvent: (type, node) => {
-      if (ours(node)) listener?.(type === 'DELETED' ? undefined : node);
+      if (ours(node)) listener?.(type === 'DELETED' ? undefined : node, node.metadata?.resourceVersion ?? '');
     },
     wording: nodeWatchWording(nodeName),
     ...(options.clock !== undefined ? { clock: options.clock } : {}),

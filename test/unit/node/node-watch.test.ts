@@ -15,7 +15,7 @@ import { FakeMirrorClient } from '../../../src/mirror/fake-mirror-client.js';
 import { createMirrorSync } from '../../../src/mirror/mirror-sync.js';
 import type { MachineInfo } from '../../../src/node/machine-info.js';
 import { createNodeRegistration, type NodeApi } from '../../../src/node/node-registration.js';
-import { createNodeWatch, type NodeWatch } from '../../../src/node/node-watch.js';
+import { createNodeWatch, type NodeWatch, type NodeWatchListener } from '../../../src/node/node-watch.js';
 import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
@@ -52,6 +52,11 @@ class FakeNodeApi implements NodeApi {
     return structuredClone(this.node);
   }
 
+  /** The resourceVersion of a change made now (a deletion's, as its watch event carries it). */
+  nextVersion(): string {
+    return String(++this.#rv);
+  }
+
   /** Someone (an admin, a cloud controller) creates the Node of this name. */
   recreate(name: string): V1Node {
     this.node = { metadata: { name, uid: `uid-${++this.#uid}`, resourceVersion: String(++this.#rv) } };
@@ -61,9 +66,13 @@ class FakeNodeApi implements NodeApi {
 
 /** A NodeWatch the test drives: what the watch would hand over. */
 class DrivenWatch implements NodeWatch {
-  listener: ((node: V1Node | undefined) => void) | undefined;
-  start(listener: (node: V1Node | undefined) => void): void {
+  listener: NodeWatchListener | undefined;
+  start(listener: NodeWatchListener): void {
     this.listener = listener;
+  }
+  /** The watch shows `node` (undefined: none), as of `resourceVersion`. */
+  tell(node: V1Node | undefined, resourceVersion: string): void {
+    this.listener!(node, resourceVersion);
   }
   async stop(): Promise<void> {
     this.listener = undefined;
@@ -125,7 +134,7 @@ describe('node registration with a watch of its own Node', () => {
     reg.start();
     await clock.advance(0);
     assert.ok(reg.currentNode(), 'registered');
-    watch.listener!(structuredClone(api.node));
+    watch.tell(structuredClone(api.node), api.node!.metadata!.resourceVersion!);
     podManager.addPod(staticPod);
     sync.enqueue('web-node-a_default');
     await clock.advance(0);
@@ -136,7 +145,7 @@ describe('node registration with a watch of its own Node', () => {
     // that has not caught up.
     api.stale = api.node;
     api.node = undefined;
-    watch.listener!(undefined);
+    watch.tell(undefined, api.nextVersion());
     assert.equal(reg.currentNode(), undefined);
     assert.equal(reg.nodeGone(), true);
     await mirrors.deleteMirrorPod('web-node-a_default');
@@ -163,11 +172,11 @@ describe('node registration with a watch of its own Node', () => {
     await clock.advance(0);
     const first = reg.currentNode()!.metadata!.uid!;
     api.node = undefined;
-    watch.listener!(undefined);
+    watch.tell(undefined, api.nextVersion());
     await clock.advance(20_000);
     assert.equal(reg.nodeGone(), true);
     const again = api.recreate('node-a');
-    watch.listener!(again);
+    watch.tell(again, again.metadata!.resourceVersion!);
     assert.equal(reg.currentNode()?.metadata?.uid, again.metadata?.uid);
     assert.equal(reg.nodeGone(), false);
     assert.deepEqual(ready, [first, again.metadata?.uid]);
@@ -178,16 +187,20 @@ describe('node registration with a watch of its own Node', () => {
     await reg.stop();
   });
 
-  it('before the registration the watch is not followed; an older version does not replace a newer one', async () => {
+  it('a view older than the registration is no deletion, and an older version does not replace a newer one', async () => {
     const { clock, api, watch, reg } = setup();
     reg.start();
     // Told "no Node" before the create returned: registration goes on.
-    watch.listener!(undefined);
+    watch.tell(undefined, '0');
     await clock.advance(0);
     const registered = reg.currentNode()!;
     assert.ok(registered);
+    // The first list, taken before the create and answered after it.
+    watch.tell(undefined, '0');
+    assert.equal(reg.nodeGone(), false);
+    assert.ok(reg.currentNode());
     const older = { ...registered, metadata: { ...registered.metadata, resourceVersion: '0', labels: { old: 'yes' } } };
-    watch.listener!(older);
+    watch.tell(older, '0');
     assert.equal(reg.currentNode()?.metadata?.labels?.['old'], undefined);
     await reg.stop();
     assert.equal(watch.listener, undefined, 'stop() stops the watch');
