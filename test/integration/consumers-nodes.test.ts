@@ -45,6 +45,7 @@ const GC_RUN = 'cn-gc-run';
 const GC_FLEET = 'cn-gc-f-0';
 const NL_RUN = 'cn-nl-run';
 const NL_FLEET = 'cn-nl-f-0';
+const WITNESS = 'cn-nl-witness';
 const FLEET_USER = 'system:serviceaccount:kubelet-pods-fleet:kubelet-pods-fleet';
 const GC_USER = 'system:serviceaccount:kube-system:generic-garbage-collector';
 
@@ -227,8 +228,12 @@ describe('node lifecycle controller: a node that stops reporting', () => {
     const agent = nodes.agent(options);
     const raw = { kubeconfig: await fleetCredential(), templates: [{ name: 'cn-nl-f-{i}', count: 1, staticPodPath: fleetDir }] };
     let fleet: Fleet = await nodes.fleet(raw);
+    // A node that stays up: with every node of its zone down, the controller takes the control
+    // plane's side for the culprit (full disruption) and applies no NoExecute taint.
+    await nodes.fleet({ kubeconfig: await fleetCredential(), templates: [{ name: `${WITNESS}`, count: 1 }] });
     await waitNodeSchedulable(cp.adminApi, NL_RUN);
     await waitNodeSchedulable(cp.adminApi, NL_FLEET);
+    await waitNodeSchedulable(cp.adminApi, WITNESS);
     await cp.adminApi.createNamespacedPod({ namespace: ns, body: ordinaryPod('app', NL_RUN) });
     await cp.adminApi.createNamespacedPod({ namespace: ns, body: ordinaryPod('fapp', NL_FLEET) });
     const pods = [`sp-${NL_RUN}`, 'app', `sp-${NL_FLEET}`, 'fapp'];
@@ -271,6 +276,7 @@ describe('node lifecycle controller: a node that stops reporting', () => {
       return r === undefined ? '?' : ((r.t - stoppedAt) / 1000).toFixed(1);
     };
     t.diagnostic(`Ready=Unknown after ${unknownAfter(NL_RUN)} s (run) and ${unknownAfter(NL_FLEET)} s (fleet) without reports`);
+    assert.equal(nodeCondition(await cp.adminApi.readNode({ name: WITNESS }), 'Ready'), 'True', 'the node that stayed up is Ready');
     const list = await readAll();
     for (const name of pods) {
       const pod = list.find((p) => p.metadata?.name === name)!;

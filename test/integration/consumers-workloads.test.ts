@@ -20,6 +20,7 @@ import { AppsV1Api, BatchV1Api, PatchStrategy, setHeaderOptions, type V1Deployme
 
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { EventRecorder } from '../differential/event-recorder.js';
+import { micros, readAuditLog, writeAuditPolicy } from '../helpers/audit-log.js';
 import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 import {
   describePods,
@@ -41,7 +42,7 @@ import { waitFor } from '../helpers/wait.js';
 const RUN = 'cw-run';
 const FLEET = ['cw-f-0', 'cw-f-1', 'cw-f-2'];
 const ALL = [RUN, ...FLEET];
-const cp = useControlPlane({ nodes: [RUN] });
+const cp = useControlPlane({ nodes: [RUN], auditPolicyFile: writeAuditPolicy() });
 const nodes = new Nodes();
 const temp = new TempDirs();
 let apps: AppsV1Api;
@@ -250,6 +251,7 @@ describe('workload controllers on our nodes', () => {
         { timeoutMs: 60_000, intervalMs: 250 },
       );
       const deletedAt = performance.now();
+      const deletedWall = micros(new Date().toISOString());
       await cp.adminApi.deleteNamespace({ name: ns });
       await waitGone(() => cp.adminApi.readNamespace({ name: ns }), `namespace ${ns}`, 120_000).catch(async (err: unknown) => {
         const left = await readOrUndefined(() => cp.adminApi.readNamespace({ name: ns }));
@@ -259,6 +261,19 @@ describe('workload controllers on our nodes', () => {
       t.diagnostic(`namespace gone ${((performance.now() - deletedAt) / 1000).toFixed(1)} s after its deletion`);
       const everywhere = (await cp.adminApi.listPodForAllNamespaces()).items.filter((p) => p.metadata?.namespace === ns);
       assert.deepEqual(everywhere.map((p) => p.metadata?.name), [], 'no pod of the namespace left');
+      // What became of the mirror (reported): who deleted it, and the agent's attempts to
+      // create it again, which the API server refuses in a terminating or missing namespace.
+      const aboutMirror = readAuditLog(cp.cluster.auditLogFile!).filter(
+        (e) => micros(e.requestReceivedTimestamp) > deletedWall && e.objectRef?.resource === 'pods' && e.objectRef.namespace === ns && e.objectRef.name === `sp-${RUN}` && !e.objectRef.subresource,
+      );
+      const counts = new Map<string, number>();
+      for (const e of aboutMirror) {
+        const key = `${e.verb} ${e.responseStatus?.code} by ${e.user?.username}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      t.diagnostic(`the mirror after the namespace's deletion: ${[...counts].map(([k, n]) => `${k} ×${n}`).join('; ')}`);
+      const created = aboutMirror.filter((e) => e.verb === 'create' && (e.responseStatus?.code ?? 0) < 300);
+      assert.deepEqual(created.map((e) => e.requestReceivedTimestamp), [], 'no mirror created in the namespace once it was being deleted');
     } finally {
       await rm(join(staticDir, 'gone.yaml'), { force: true });
     }
