@@ -51,7 +51,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--node-monitor-grace-period',
   ],
   kubelet: ['--cluster-dns', '--cert-dir'],
-  kubectl: ['--raw', '--kubeconfig', '--field-selector', '--force'],
+  kubectl: ['--raw', '--kubeconfig', '--field-selector', '--force', '--ignore-daemonsets', '--delete-emptydir-data'],
   buildah: ['--storage-driver', '--isolation', '--name'],
   systemctl: ['--now'],
 };
