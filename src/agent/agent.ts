@@ -17,6 +17,7 @@ import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { ClockTimer } from '../time/clock.js';
 import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
@@ -106,7 +107,7 @@ export function createAgent(options: AgentOptions): Agent {
   // (or with `--events=false`) they go nowhere.
   const recorder =
     cluster !== undefined && config.events
-      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result) })
+      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false })
       : noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
     recorder,
@@ -175,6 +176,7 @@ export function createAgent(options: AgentOptions): Agent {
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       machine: cluster.machine,
+      watch: cluster.nodeWatch(logger),
       ...nodeExtras(options.node),
       clock,
       logger,
@@ -214,11 +216,11 @@ export function createAgent(options: AgentOptions): Agent {
   // mirror sync and the lifecycle rules ask them, and they call back into those; so they are
   // made last, set once, and read only once those run.
   const workersLate = config.simulatedLifecycle === 'kubelet' ? late<PodWorkers>('the pod workers') : undefined;
-  const statusProvider = withAdmission(
+  const statusProvider = withAdoption(podManager, withAdmission(
     parts.statusProvider({ shouldPodContentBeRemoved: (uid) => workersLate?.get().shouldPodContentBeRemoved(uid) ?? true }),
     admission,
     { hostIP: config.nodeIP },
-  );
+  ));
   // The kubelet lifecycle sees the runtime through a relist, as the kubelet through its PLEG:
   // its changes reach the pod workers at the next relist, and the status writer through them.
   const relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
@@ -239,6 +241,7 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
+      previousStatusKnown: () => sourcesReady.seen(API_SERVER_SOURCE),
       ...(workersLate !== undefined ? { publishedPods: publishedPods(podManager, workersLate.get, (uid) => admission.rejection(uid) !== undefined) } : {}),
     });
   const mirrorClient =

@@ -41,6 +41,13 @@ export interface MirrorStatusWriterOptions {
     list(): Iterable<Pod>;
     byUID(uid: string): Pod | undefined;
   };
+  /**
+   * Whether the pod manager holds what the API server had when the agent started (the API
+   * source's first list is applied). Until then a static pod is not asked about for the first
+   * time: its mirror may not be known yet, and the runtime takes over a pod from the mirror's
+   * status when it first sees it (StatusProvider.adopt). True by default.
+   */
+  previousStatusKnown?: () => boolean;
 }
 
 /**
@@ -125,6 +132,7 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #resyncMs: number;
   readonly #onWrite: ((result: StatusWriteResult) => void) | undefined;
   readonly #published: { list(): Iterable<Pod>; byUID(uid: string): Pod | undefined };
+  readonly #previousStatusKnown: () => boolean;
 
   readonly #statuses = new Map<string, CachedStatus>();
   // Version last written (or found already present), by mirror UID.
@@ -156,6 +164,7 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log = childLogger(options.logger, { component: 'mirror-status-writer' });
     this.#resyncMs = resyncMs;
     this.#onWrite = options.onWrite;
+    this.#previousStatusKnown = options.previousStatusKnown ?? (() => true);
     const pm = options.podManager;
     this.#published = options.publishedPods ?? {
       list: () => pm.getPods().filter(isStaticPod),
@@ -256,12 +265,17 @@ class StatusWriter implements MirrorStatusWriter {
     if (this.#statuses.size > staticPods) this.#forgetRemovedPods();
   }
 
-  /** Keeps `pod` as the one the status belongs to; asks the provider if `ask` or it is new. */
-  #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus {
+  /**
+   * Keeps `pod` as the one the status belongs to; asks the provider if `ask` or it is new.
+   * Undefined for a new static pod while previous statuses are not known yet.
+   */
+  #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus | undefined {
     const cached = this.#statuses.get(uid);
     if (cached !== undefined) {
       cached.pod = pod;
       if (!ask) return cached;
+    } else if (isStaticPod(pod) && !this.#previousStatusKnown()) {
+      return undefined;
     }
     const status = this.#provider.statusFor(pod, this.#clock.now());
     if (cached !== undefined && sameStoredValue(status, cached.status)) return cached;
@@ -285,14 +299,19 @@ class StatusWriter implements MirrorStatusWriter {
     for (const uid of uids) {
       if (uid === '') continue;
       const pod = this.#published.byUID(uid);
-      if (pod !== undefined) targets.set(uid, this.#refresh(uid, pod, changed.has(uid)));
-      else if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+      if (pod === undefined) {
+        if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+        continue;
+      }
+      const cached = this.#refresh(uid, pod, changed.has(uid));
+      if (cached !== undefined) targets.set(uid, cached);
     }
     for (const name of names) {
       const found = this.#pm.getPodByFullName(name);
       const uid = found?.metadata?.uid ?? '';
       const pod = uid === '' ? undefined : this.#published.byUID(uid);
-      if (pod !== undefined && !targets.has(uid)) targets.set(uid, this.#refresh(uid, pod, false));
+      const cached = pod !== undefined && !targets.has(uid) ? this.#refresh(uid, pod, false) : undefined;
+      if (cached !== undefined) targets.set(uid, cached);
     }
     return targets;
   }

@@ -23,7 +23,7 @@ import { stringify } from 'yaml';
 
 import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { useControlPlane, waitForDefaultServiceAccount } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { startClusterProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
 import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
@@ -641,9 +641,8 @@ describe('differential: event sequences of the real kubelet and our agent', () =
   before(async () => {
     suiteStart = performance.now();
     await cp.adminApi.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    // ServiceAccount admission wants the `default` ServiceAccount for ordinary pods, and no
-    // controller manager runs here to create it.
-    await cp.adminApi.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: 'default' } } });
+    // ServiceAccount admission wants the `default` ServiceAccount for ordinary pods.
+    await waitForDefaultServiceAccount(cp.adminApi, NAMESPACE);
     recorder = await EventRecorder.start(cp.cluster.adminKubeconfig, [REAL, OURS]);
     sides.push(await startRealSide());
     sides.push(await startOurSide());
