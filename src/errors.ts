@@ -62,6 +62,7 @@ const templates = {
   // --- agent ---
   KP_ERR_NODE_OPTIONS: (option: string, received: string) => `invalid node option ${option}: ${received}`,
   KP_ERR_NODE_REGISTER: (node: string, reason: string) => `failed to register node ${quote(node)}: ${reason}`,
+  KP_ERR_NODE_WATCH: (node: string, call: string, reason: string) => `the ${call} of node ${quote(node)}'s own Node failed: ${reason}`,
   KP_ERR_NODE_LEASE: (node: string, reason: string) => `failed to renew the lease of node ${quote(node)}: ${reason}`,
   KP_ERR_STATUS_OPTIONS: (option: string, received: string) => `invalid status option ${option}: ${received}`,
   KP_ERR_STATUS_WRITE: (fullName: string, reason: string) =>

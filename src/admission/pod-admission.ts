@@ -346,7 +346,12 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   // Only the optional parts the inner provider has: the writer behaves differently without them.
   if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
   if (inner.forget) wrapped.forget = (uid) => inner.forget!(uid);
-  // A rejected pod never ran: nothing to stop.
+  // A rejected pod never ran: nothing to take over, nothing to stop.
+  if (inner.adopt) {
+    wrapped.adopt = (pod, published) => {
+      if (admission.rejection(pod.metadata?.uid ?? '') === undefined) inner.adopt!(pod, published);
+    };
+  }
   if (inner.terminate) {
     wrapped.terminate = (pod, grace) => (admission.rejection(podUID(pod)) === undefined ? inner.terminate!(pod, grace) : Promise.resolve());
   }

@@ -17,6 +17,7 @@ import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { ClockTimer } from '../time/clock.js';
 import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
@@ -24,6 +25,8 @@ import { late } from './late.js';
 import type { AgentNodeOptions } from './node-options.js';
 import { defaultParts, type AgentPartOverrides } from './parts.js';
 import { createPodLifecycle, publishedPods } from './pod-lifecycle.js';
+import { createRelist, RELIST_PERIOD_MS, statusThroughSyncs } from './relist.js';
+import type { LoopSpread } from '../node/periodic-loop.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
 import type { Pod } from '../pod/types.js';
@@ -51,6 +54,8 @@ export interface AgentOptions {
   listenPorts?: ListenPorts;
   /** Orphaned-mirror housekeeping period; 2 s as in the kubelet. */
   housekeepingIntervalMs?: number;
+  /** The relist period of the kubelet lifecycle (src/agent/relist.ts); 1 s as the kubelet's PLEG. */
+  relistPeriodMs?: number;
   /** How long stop() waits for API calls in flight; 5 s by default. */
   shutdownTimeoutMs?: number;
   /** This node's labels, taints and resources, and the spread of its loops (the fleet's templates). */
@@ -102,7 +107,7 @@ export function createAgent(options: AgentOptions): Agent {
   // (or with `--events=false`) they go nowhere.
   const recorder =
     cluster !== undefined && config.events
-      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result) })
+      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false })
       : noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
     recorder,
@@ -171,6 +176,7 @@ export function createAgent(options: AgentOptions): Agent {
       nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
       nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
       machine: cluster.machine,
+      watch: cluster.nodeWatch(logger),
       ...nodeExtras(options.node),
       clock,
       logger,
@@ -210,11 +216,15 @@ export function createAgent(options: AgentOptions): Agent {
   // mirror sync and the lifecycle rules ask them, and they call back into those; so they are
   // made last, set once, and read only once those run.
   const workersLate = config.simulatedLifecycle === 'kubelet' ? late<PodWorkers>('the pod workers') : undefined;
-  const statusProvider = withAdmission(
+  const statusProvider = withAdoption(podManager, withAdmission(
     parts.statusProvider({ shouldPodContentBeRemoved: (uid) => workersLate?.get().shouldPodContentBeRemoved(uid) ?? true }),
     admission,
     { hostIP: config.nodeIP },
-  );
+  ));
+  // The kubelet lifecycle sees the runtime through a relist, as the kubelet through its PLEG:
+  // its changes reach the pod workers at the next relist, and the status writer through them.
+  const relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
+  const relist = workersLate && createRelist({ clock, periodMs: relistPeriodMs, phaseMs: relistPhase(options.node?.spread, relistPeriodMs) });
   // What the runtime reports about containers becomes Events on their pod, as the kubelet's.
   const stopContainerEvents = statusProvider.onContainerEvent?.((e) => {
     // The kubelet's DNS warning goes to the Node first, then the pod.
@@ -226,11 +236,12 @@ export function createAgent(options: AgentOptions): Agent {
     cluster &&
     createMirrorStatusWriter({
       podManager,
-      statusProvider,
+      statusProvider: relist !== undefined ? statusThroughSyncs(statusProvider) : statusProvider,
       api: cluster.apis.core,
       clock,
       logger,
       onWrite: (result) => metrics.recordStatusWrite(result),
+      previousStatusKnown: () => sourcesReady.seen(API_SERVER_SOURCE),
       ...(workersLate !== undefined ? { publishedPods: publishedPods(podManager, workersLate.get, (uid) => admission.rejection(uid) !== undefined) } : {}),
     });
   const mirrorClient =
@@ -298,6 +309,7 @@ export function createAgent(options: AgentOptions): Agent {
     createPodWorkers({
       terminate: (pod, grace) => statusProvider.terminate?.(pod, grace) ?? Promise.resolve(),
       ...lifecycle.workerHooks,
+      ...(relist !== undefined ? { relist } : {}),
       clock,
       logger,
     });
@@ -320,7 +332,7 @@ export function createAgent(options: AgentOptions): Agent {
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
   // What runs between start() and stop(): state of the run, not parts.
   const intervals: ClockTimer[] = [];
-  const running: { unsubscribeTerminal?: () => void; dispatchLoop?: Promise<void> } = {};
+  const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void> } = {};
 
   return {
     podManager,
@@ -329,7 +341,10 @@ export function createAgent(options: AgentOptions): Agent {
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.
       await endpoints.listen();
-      if (workers !== undefined) running.unsubscribeTerminal = statusProvider.onChange?.((uid) => lifecycle.checkTerminal(uid));
+      if (relist !== undefined) {
+        running.unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
+        running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
+      }
       running.dispatchLoop = (async () => {
         for await (const update of podConfig.updates) dispatch(update);
       })();
@@ -355,8 +370,10 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async stop() {
       for (const t of intervals.splice(0)) clock.clearInterval(t);
-      running.unsubscribeTerminal?.();
+      running.unsubscribeRuntime?.();
+      running.unsubscribeRelist?.();
       await workers?.stop();
+      relist?.stop();
       const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
       // Mirror work stops at once; the API calls it has in flight finish within the bound.
       const mirrorsStopped = mirrorSync?.stop();
@@ -390,6 +407,17 @@ export function createAgent(options: AgentOptions): Agent {
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
   };
+}
+
+/**
+ * Where in the relist period this node relists: none of its own for one node; in a fleet, its
+ * loops' phase (a fraction of their period fixed by the node's name), on their grid, so that the
+ * nodes' relists fall due spread over the second.
+ */
+function relistPhase(spread: LoopSpread | undefined, periodMs: number): number {
+  if (spread === undefined) return 0;
+  const phase = spread.firstPeriodMs % periodMs;
+  return spread.alignMs !== undefined && spread.alignMs > 0 ? phase - (phase % spread.alignMs) : phase;
 }
 
 /** The node lease options that come from the fleet's templates and sharding. */

@@ -5,7 +5,9 @@ import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS } from '../kube/request-timeout.js';
 import { readMachineInfo, type MachineInfo } from '../node/machine-info.js';
+import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
+import { createNodeWatch, kubeOwnNodeListWatch, type NodeWatch } from '../node/node-watch.js';
 import type { ApiserverSourceOptions } from '../sources/apiserver-source.js';
 import { createFileSource, type FileSource, type FileSourceOptions } from '../sources/file-source.js';
 import { createHttpSource, type HttpSource, type HttpSourceOptions } from '../sources/http-source.js';
@@ -50,6 +52,11 @@ export interface ClusterParts {
   readonly podListWatch: Pick<ApiserverSourceOptions, 'kubeConfig' | 'listWatch'>;
   /** The Node calls of node registration. */
   readonly nodeApi: NodeApi;
+  /**
+   * The node's watch of its own Node, logging to the given logger: a reflector of its own by
+   * default, the fleet's one watch of Nodes in a fleet (src/fleet/node-cache.ts).
+   */
+  readonly nodeWatch: (logger: Logger) => NodeWatch;
   /** The Lease calls of the node lease. */
   readonly leaseApi: LeaseApi;
   /** The machine the Node reports as capacity and nodeInfo. */
@@ -90,6 +97,9 @@ function clusterParts(config: AgentConfig, kubeconfig: string, clock: Clock, ove
     apis,
     podListWatch: overrides.podListWatch ?? { kubeConfig: apis.kubeConfig },
     nodeApi: overrides.nodeApi ?? apis.core,
+    nodeWatch:
+      overrides.nodeWatch ??
+      ((logger) => createNodeWatch({ nodeName: config.nodeName, listWatch: kubeOwnNodeListWatch(apis.kubeConfig, apis.core, config.nodeName), clock, logger })),
     leaseApi: overrides.leaseApi ?? apis.coordination,
     machine: overrides.machine ?? readMachineInfo(),
   };

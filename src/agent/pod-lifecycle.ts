@@ -22,10 +22,10 @@ import type { PodWorkers, PodWorkersOptions } from './pod-workers.js';
 const FINAL_STATUS_BOUND_MS = 10_000;
 
 /** What the lifecycle asks of the pod workers. */
-export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
+export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'sync' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
 
 export interface PodLifecycleOptions {
-  podManager: Pick<PodManager, 'getPods' | 'getPodByUID' | 'getPodsAndMirrorPods'>;
+  podManager: Pick<PodManager, 'getPods' | 'getPodByUID' | 'getPodByFullName' | 'getPodsAndMirrorPods'>;
   admission: Pick<PodAdmission, 'admitNew' | 'forget' | 'rejection'>;
   sourcesReady: { allReady(): boolean };
   /**
@@ -46,7 +46,7 @@ export interface PodLifecycleOptions {
 }
 
 /** The hooks of the pod workers that belong to the lifecycle. */
-export type LifecycleWorkerHooks = Required<Pick<PodWorkersOptions, 'afterStopped' | 'onStarted' | 'onStateChange' | 'onForgotten' | 'onRestarted'>>;
+export type LifecycleWorkerHooks = Required<Pick<PodWorkersOptions, 'afterStopped' | 'onStarted' | 'onSync' | 'onStateChange' | 'onForgotten' | 'onRestarted'>>;
 
 export interface PodLifecycle {
   /** An update the dispatcher applied to the pod manager (the pods it carried, static and mirror alike). */
@@ -55,6 +55,11 @@ export interface PodLifecycle {
   housekeeping(): void;
   /** The runtime reported a change of this pod: a running pod whose phase is terminal is killed. */
   checkTerminal(uid: string): void;
+  /**
+   * A relist found these pods' containers changed (the PLEG's events): a running pod is synced
+   * by its worker, a stopping one has its status written.
+   */
+  onRelist(uids: readonly string[]): void;
   /** A deleted ordinary pod that has terminated is deleted for good. */
   finishDeletion(pod: Pod): Promise<void>;
   readonly workerHooks: LifecycleWorkerHooks;
@@ -108,6 +113,34 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (pod.metadata?.deletionTimestamp) w.updatePod(pod, 'kill');
   }
 
+  // A running pod's mirror is the business of its worker's next sync, as the kubelet's SyncPod
+  // reconciles it (HandlePodUpdates and handleMirrorPod ask the worker for a sync); the pod's
+  // own ADD is its first sync. Anything else (the instant lifecycle, pods not running, orphans)
+  // goes to mirror sync at once.
+  function mirrorWork(workers: LifecycleWorkers | undefined, pod: Pod, op: PodOperation): void {
+    const name = getPodFullName(pod);
+    const owner = isMirrorPod(pod) ? podManager.getPodByFullName(name) : pod;
+    const uid = owner === undefined ? '' : uidOf(owner);
+    if (workers !== undefined && uid !== '' && workers.isSyncing(uid)) {
+      if (isMirrorPod(pod) || op !== PodOperation.ADD) workers.sync(uid, 'update');
+      return;
+    }
+    mirrorSync?.enqueue(name);
+  }
+
+  // SyncPod of a pod whose containers all completed (phase Succeeded or Failed) returns
+  // "terminal": the pod worker terminates the pod and it is never synced again, so a mirror a
+  // user deletes afterwards is not recreated (kubernetes issue 116483; docs/lifecycle.md).
+  function checkTerminal(uid: string): void {
+    if (workersOf === undefined) return;
+    const workers = workersOf();
+    if (!workers.isSyncing(uid)) return;
+    const pod = workers.podOf(uid);
+    if (pod === undefined) return;
+    const phase = runtime.statusFor(pod, clock.now()).phase;
+    if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+  }
+
   // The kubelet's status manager, once a deleted pod has terminated and its final status is
   // written: delete it for good, grace 0, with its UID as precondition.
   async function finishDeletion(pod: Pod): Promise<void> {
@@ -122,24 +155,25 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     onPodsChanged(pods, op) {
       if (op === PodOperation.ADD) admission.admitNew(pods);
       else if (op === PodOperation.REMOVE) admission.forget(pods);
-      if (workersOf !== undefined) updateWorkers(workersOf(), pods, op);
+      const workers = workersOf?.();
+      if (workers !== undefined) updateWorkers(workers, pods, op);
       // Status-only changes (often our own status writes coming back) need no mirror work.
-      if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorSync?.enqueue(getPodFullName(pod));
+      if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorWork(workers, pod, op);
       // The writer also forgets (in itself and the provider) static pods that are gone.
       statusWriter?.requestSync(pods);
     },
 
-    // SyncPod of a pod whose containers all completed (phase Succeeded or Failed) returns
-    // "terminal": the pod worker terminates the pod and it is never synced again, so a mirror a
-    // user deletes afterwards is not recreated (kubernetes issue 116483; docs/lifecycle.md).
-    checkTerminal(uid) {
-      if (workersOf === undefined) return;
-      const workers = workersOf();
-      if (!workers.isSyncing(uid)) return;
-      const pod = workers.podOf(uid);
-      if (pod === undefined) return;
-      const phase = runtime.statusFor(pod, clock.now()).phase;
-      if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+    checkTerminal,
+
+    onRelist(uids) {
+      const workers = workersOf?.();
+      if (workers === undefined) return;
+      for (const uid of uids) {
+        const state = workers.state(uid);
+        if (state === 'syncing') workers.sync(uid, 'runtime');
+        // A stopping pod's steps are shown as the relist sees them; its worker is busy stopping it.
+        else if (state === 'terminating' || state === 'terminated') statusWriter?.invalidate(uid);
+      }
     },
 
     finishDeletion,
@@ -201,9 +235,17 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
         statusWriter?.invalidate(uidOf(pod));
         mirrorSync?.enqueue(getPodFullName(pod));
       },
+      // SyncPod: the status as the runtime has it now (SetPodStatus), the mirror checked, and a
+      // pod whose containers all completed found terminal.
+      onSync: (pod) => {
+        statusWriter?.invalidate(uidOf(pod));
+        if (isStaticPod(pod)) mirrorSync?.enqueue(getPodFullName(pod));
+        checkTerminal(uidOf(pod));
+      },
+      // The status manager deletes a deleted pod once SyncTerminatedPod is done with it.
       onStateChange: (pod, state) => {
         workerChanges++;
-        if (state === 'terminated' && !isStaticPod(pod)) void finishDeletion(pod);
+        if (state === 'finished' && !isStaticPod(pod)) void finishDeletion(pod);
       },
       onForgotten: (pod) => runtime.forget?.(uidOf(pod)),
       onRestarted: (pod) => {

@@ -3,6 +3,7 @@ import { getPodFullName, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
 import { podUID } from '../values/pod-format.js';
+import type { Relist } from './relist.js';
 
 /**
  * The kubelet's pod workers (`pkg/kubelet/pod_workers.go`) for a runtime that is simulated:
@@ -17,8 +18,16 @@ import { podUID } from '../values/pod-format.js';
  *   when its orphaned mirror may go (see `isPodTerminatingByFullName`);
  * - `finished`: cleaned up; the full name is free for the next pod, and a pod whose UID came
  *   back while it was stopping (`restartRequested`) is started again by the next `syncKnownPods`.
+ *
+ * With a relist (the kubelet lifecycle) each worker takes one step at a time, as the kubelet's
+ * podWorkerLoop does: a sync of a running pod, the termination, then the clean-up after it; and
+ * each step first waits for a relist later than the end of the worker's previous step (the pod
+ * cache's GetNewerThan). What asks for a step while one waits or runs waits for the next.
  */
 export type PodWorkerState = 'waiting' | 'syncing' | 'terminating' | 'terminated' | 'finished';
+
+/** What asked for a sync of a running pod: a relist found its containers changed, or the pod or its mirror changed. */
+export type SyncReason = 'runtime' | 'update';
 
 export interface PodWorkersOptions {
   /** Stops the pod's containers with the grace period; resolves once they have stopped. */
@@ -36,6 +45,13 @@ export interface PodWorkersOptions {
   onForgotten?: (pod: Pod) => void;
   /** Every state change (metrics, mirror housekeeping, tests). */
   onStateChange?: (pod: Pod, state: PodWorkerState) => void;
+  /** A sync of a running pod (the kubelet's SyncPod), with what asked for it since the last one. */
+  onSync?: (pod: Pod, reasons: ReadonlySet<SyncReason>) => void;
+  /**
+   * The relist the steps wait for (src/agent/relist.ts), under the kubelet lifecycle. Without
+   * it every step runs at once.
+   */
+  relist?: Pick<Relist, 'whenNewerThan'>;
   /** The wait before a refused start is tried again: `backOffMs` plus up to `backOffJitter` of it; 10 s and 0.5. */
   backOffMs?: number;
   backOffJitter?: number;
@@ -79,6 +95,11 @@ export interface PodWorkers {
    */
   isPodTerminatingByFullName(podFullName: string): boolean;
   /**
+   * Asks for a sync of a running pod (the kubelet's UpdatePod with SyncPodUpdate or SyncPodSync):
+   * `onSync` runs at the worker's next step. Ignored unless the pod is `syncing`.
+   */
+  sync(uid: string, reason: SyncReason): void;
+  /**
    * The kubelet's ShouldPodContentBeRemoved, which its container GC asks before removing a
    * pod's exited containers: true once no worker knows the UID, or its pod was deleted (an API
    * deletion, or let go as not desired) and has stopped.
@@ -113,6 +134,14 @@ interface Worker {
   retry: ClockTimer | undefined;
   /** Bumped at every (re)start of termination: a superseded one is ignored when it ends. */
   termination: number;
+  /** The termination step has begun: a shorter grace period then restarts it. */
+  stopping: boolean;
+  /** When the worker's last step ended (monotonic ms); undefined before its first. */
+  lastStepAt: number | undefined;
+  /** A step waits for its relist or runs: whatever asks meanwhile is for the next step. */
+  busy: boolean;
+  /** What asked for the next sync of the running pod. */
+  syncReasons: Set<SyncReason> | undefined;
 }
 
 /**
@@ -146,6 +175,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   const workers = new Map<string, Worker>();
   const startedByFullName = new Map<string, string>();
   const waitingByFullName = new Map<string, string[]>();
+  const relist = options.relist;
   let stopped = false;
 
   function setState(w: Worker, state: PodWorkerState): void {
@@ -184,6 +214,58 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     setState(w, 'syncing');
     log.info({ pod: w.fullName, podUID: uid }, 'pod started');
     options.onStarted?.(w.pod);
+    holdFirstSync(uid, w);
+  }
+
+  // The kubelet's first SyncPod returns only once it has started the containers, so what
+  // arrives meanwhile (the new mirror coming back through the watch) waits for the relist after
+  // that. Our runtime starts a pod within a relist period (1 s by default), so the first sync
+  // counts as ending at the first relist.
+  function holdFirstSync(uid: string, w: Worker): void {
+    if (relist === undefined) {
+      w.lastStepAt = clock.monotonic();
+      return;
+    }
+    w.busy = true;
+    relist.whenNewerThan(clock.monotonic(), () => {
+      if (!stopped && workers.get(uid) === w) stepDone(uid, w);
+    });
+  }
+
+  /** Starts the worker's next step, if it has one and none waits or runs. */
+  function nextStep(uid: string, w: Worker): void {
+    if (stopped || w.busy || workers.get(uid) !== w) return;
+    let step: (() => void) | undefined;
+    if (w.state === 'syncing' && w.syncReasons !== undefined) {
+      const reasons = w.syncReasons;
+      w.syncReasons = undefined;
+      step = () => {
+        // A kill that came while it waited cancels the sync (the kubelet cancels its context).
+        if (w.state === 'syncing') options.onSync?.(w.pod, reasons);
+        stepDone(uid, w);
+      };
+    } else if (w.state === 'terminating' && !w.stopping) {
+      step = () => startTermination(uid, w);
+    } else if (w.state === 'terminated') {
+      // SyncTerminatedPod has nothing to wait for here (no volumes, no cgroups).
+      step = () => {
+        finish(uid, w);
+        stepDone(uid, w);
+      };
+    }
+    if (step === undefined) return;
+    w.busy = true;
+    const run = (): void => {
+      if (!stopped && workers.get(uid) === w) step();
+    };
+    if (relist === undefined || w.lastStepAt === undefined) run();
+    else relist.whenNewerThan(w.lastStepAt, run);
+  }
+
+  function stepDone(uid: string, w: Worker): void {
+    w.lastStepAt = clock.monotonic();
+    w.busy = false;
+    nextStep(uid, w);
   }
 
   function create(pod: Pod): void {
@@ -208,6 +290,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       deleted: false,
       retry: undefined,
       termination: 0,
+      stopping: false,
+      lastStepAt: undefined,
+      busy: false,
+      syncReasons: undefined,
     };
     workers.set(uid, w);
     if (w.static) waitingByFullName.set(w.fullName, [...(waitingByFullName.get(w.fullName) ?? []), uid]);
@@ -229,9 +315,21 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     const { gracePeriod, changed } = effectiveGracePeriod(w.gracePeriod, pod, killOptions?.gracePeriodOverride);
     if (w.state === 'terminating' && !changed) return;
     w.gracePeriod = gracePeriod;
-    if (w.state !== 'terminating') setState(w, 'terminating');
+    if (w.state !== 'terminating') {
+      w.syncReasons = undefined;
+      setState(w, 'terminating');
+    }
+    // Not begun yet: the termination step takes the new grace period when it comes.
+    if (w.stopping) startTermination(uid, w, changed);
+    else nextStep(uid, w);
+  }
+
+  /** The termination step (SyncTerminatingPod): stop the containers, write the final status. */
+  function startTermination(uid: string, w: Worker, restarted = false): void {
+    w.stopping = true;
     const termination = ++w.termination;
-    log.info({ pod: w.fullName, podUID: uid, gracePeriod, restarted: changed }, 'terminating pod');
+    const gracePeriod = w.gracePeriod;
+    log.info({ pod: w.fullName, podUID: uid, gracePeriod, restarted }, 'terminating pod');
     void (async () => {
       try {
         await options.terminate(w.pod, gracePeriod);
@@ -243,8 +341,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       if (w.termination !== termination || workers.get(uid) !== w || w.state !== 'terminating') return;
       setState(w, 'terminated');
       log.info({ pod: w.fullName, podUID: uid }, 'pod terminated');
-      // SyncTerminatedPod has nothing to wait for here (no volumes, no cgroups).
-      finish(uid, w);
+      stepDone(uid, w);
     })();
   }
 
@@ -271,6 +368,12 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     isPodTerminatingByFullName(podFullName) {
       const uid = startedByFullName.get(podFullName);
       return uid !== undefined && workers.get(uid)?.state === 'terminating';
+    },
+    sync(uid, reason) {
+      const w = workers.get(uid);
+      if (stopped || w === undefined || w.state !== 'syncing') return;
+      (w.syncReasons ??= new Set()).add(reason);
+      nextStep(uid, w);
     },
     shouldPodContentBeRemoved(uid) {
       const w = workers.get(uid);

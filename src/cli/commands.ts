@@ -34,7 +34,7 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = Object.freeze({
     load: () => import('./demo-command.js'),
   },
   'local-cluster': {
-    summary: 'run a real kube-apiserver + etcd on loopback with node credentials',
+    summary: 'run a real kube-apiserver + etcd, kube-scheduler and kube-controller-manager on loopback with node credentials',
     load: () => import('./local-cluster-command.js'),
   },
 });

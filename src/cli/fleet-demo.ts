@@ -2,10 +2,12 @@
 // control plane, gives the fleet the shipped ClusterRole's token (as `local-cluster
 // --fleet-token` does), runs N nodes on the example manifests, and shows how far they have
 // converged: on a terminal a view redrawn in place, elsewhere one progress line per change.
+// Beside the static pods it runs the demo's Deployment, whose pods kube-scheduler places on the
+// fleet's nodes, and shows what the scheduler sees of the nodes (scheduling-view.ts).
 
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import type { LocalCluster } from '../cluster/local-cluster.js';
 import { createFleet, type Fleet } from '../fleet/fleet.js';
 import { resolveFleetConfig } from '../fleet/fleet-config.js';
@@ -13,8 +15,10 @@ import { applyFleetGcSettings } from '../fleet/gc-settings.js';
 import { issueFleetToken } from '../fleet/fleet-identity.js';
 import { createLogger } from '../logger.js';
 import { isStaticPod } from '../pod/classify.js';
-import { watchFleetObjects } from './fleet-objects.js';
+import { describeDeploymentState, startDemoDeployment } from './demo-deployment.js';
+import { watchDemoObjects } from './demo-objects.js';
 import { createRateMeter, startFleetLiveView, type FleetProgress } from './fleet-view.js';
+import { deploymentProgress, renderScheduling } from './scheduling-view.js';
 import { untilSignal } from './signals.js';
 
 export interface FleetDemoOptions {
@@ -26,6 +30,10 @@ export interface FleetDemoOptions {
   prefix: string;
   manifestDir: string;
   untilSynced: boolean;
+  /** The Deployment to run beside the static pods (demo-deployment.ts), if any. */
+  deployment?: V1Deployment | undefined;
+  /** Whether kube-scheduler runs: without it the view leaves out what it would see. Default true. */
+  scheduler?: boolean;
   out?: NodeJS.WriteStream;
   refreshMs?: number;
 }
@@ -43,11 +51,12 @@ export async function runFleetDemo(o: FleetDemoOptions): Promise<number> {
   const names = new Set(config.nodes.map((n) => n.name));
   const adminKc = new KubeConfig();
   adminKc.loadFromFile(o.cluster.adminKubeconfig);
-  const objects = watchFleetObjects({ kubeConfig: adminKc, isFleetNode: (name) => names.has(name) });
+  const objects = watchDemoObjects({ kubeConfig: adminKc, isDemoNode: (name) => names.has(name), deployment: o.deployment });
   objects.start();
   const started = performance.now();
   await fleet.start();
   const ro = fleet.address();
+  const creating = o.deployment !== undefined ? startDemoDeployment(adminKc, o.deployment) : undefined;
 
   const header = [
     `kubelet-pods demo · fleet of ${o.nodes} nodes (${o.prefix}-0 … ${o.prefix}-${o.nodes - 1}) · manifests in ${o.manifestDir}`,
@@ -56,24 +65,40 @@ export async function runFleetDemo(o: FleetDemoOptions): Promise<number> {
     'edit, add or remove manifests and watch every node follow · Ctrl-C to stop',
   ];
   const rate = createRateMeter(() => fleet.metrics.apiRequests());
-  const progress = (): FleetProgress => ({
-    nodes: o.nodes,
-    ...objects.counts(),
-    expected: expectedMirrors(fleet),
-    requestsPerSecond: rate.sample(),
-    elapsedMs: performance.now() - started,
-  });
-  const view = startFleetLiveView({ header, progress, out, refreshMs: o.refreshMs ?? 500 });
+  const progress = (): FleetProgress => {
+    const d = o.deployment !== undefined ? objects.scheduling().deployment : undefined;
+    return {
+      nodes: o.nodes,
+      ...objects.counts(),
+      expected: expectedMirrors(fleet),
+      requestsPerSecond: rate.sample(),
+      elapsedMs: performance.now() - started,
+      ...(d !== undefined ? { deployment: deploymentProgress(d) } : {}),
+    };
+  };
+  const details = (): string[] => {
+    const state = creating !== undefined ? describeDeploymentState(creating.state()) : undefined;
+    return renderScheduling(objects.scheduling(), { ...(state ? { deploymentState: state } : {}), adminKubeconfig: o.cluster.adminKubeconfig });
+  };
+  // Without kube-scheduler nobody accounts for the nodes: the progress only.
+  const view = startFleetLiveView({ header, progress, ...(o.scheduler !== false ? { details } : {}), out, refreshMs: o.refreshMs ?? 500 });
 
   const stop = async (): Promise<void> => {
     view.stop();
+    creating?.stop();
     await fleet.stop();
     await objects.stop();
     await o.cluster.dispose();
   };
   if (o.untilSynced) {
-    await view.converged;
-    await stop();
+    try {
+      // A Deployment that cannot be created would keep the fleet from converging for good.
+      const failed = creating?.done.then((s) => (s.state === 'failed' ? s.message : new Promise<never>(() => undefined)));
+      const message = await Promise.race([view.converged.then(() => undefined), ...(failed ? [failed] : [])]);
+      if (message !== undefined) throw new Error(`the demo's Deployment: ${message}`);
+    } finally {
+      await stop();
+    }
     return 0;
   }
   await untilSignal();

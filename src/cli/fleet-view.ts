@@ -1,8 +1,10 @@
 // The live view of `kubelet-pods demo --nodes N`: how far a fleet has converged (Nodes Ready,
-// mirror pods created and Running, against the static pods the fleet holds) and the fleet's
-// own API request rate, redrawn on a terminal and as progress lines elsewhere.
+// mirror pods created and Running, against the static pods the fleet holds; the demo's
+// Deployment's pods placed and Running) and the fleet's own API request rate, redrawn on a
+// terminal and as progress lines elsewhere, with what the scheduler sees of the nodes.
 
 import { realClock, type Clock } from '../time/clock.js';
+import { isDeploymentRunning } from './scheduling-view.js';
 
 export interface FleetProgress {
   /** Nodes the fleet runs. */
@@ -16,10 +18,16 @@ export interface FleetProgress {
   running: number;
   requestsPerSecond: number;
   elapsedMs: number;
+  /** The demo's Deployment, if it runs one: its replicas, its pods bound to a node, and of those the Running ones. */
+  deployment?: { desired: number; placed: number; running: number } | undefined;
 }
 
 export const isConverged = (p: FleetProgress): boolean =>
-  p.nodesReady === p.nodes && p.expected > 0 && p.mirrors === p.expected && p.running === p.expected;
+  p.nodesReady === p.nodes &&
+  p.expected > 0 &&
+  p.mirrors === p.expected &&
+  p.running === p.expected &&
+  (p.deployment === undefined || isDeploymentRunning(p.deployment));
 
 /** One line: what a log or CI output shows while the fleet converges. */
 export function progressLine(p: FleetProgress): string {
@@ -28,6 +36,7 @@ export function progressLine(p: FleetProgress): string {
     `nodes Ready ${p.nodesReady}/${p.nodes}`,
     `mirrors created ${p.mirrors}/${p.expected}`,
     `Running ${p.running}/${p.expected}`,
+    ...(p.deployment ? [`deployment placed ${p.deployment.placed}/${p.deployment.desired}`, `Running ${p.deployment.running}/${p.deployment.desired}`] : []),
     `API ${p.requestsPerSecond.toFixed(1)} req/s`,
     ...(isConverged(p) ? ['converged'] : []),
   ].join(' · ');
@@ -44,12 +53,19 @@ export function renderFleetView(p: FleetProgress): string[] {
     ['nodes Ready', p.nodesReady, p.nodes],
     ['mirrors created', p.mirrors, p.expected],
     ['mirrors Running', p.running, p.expected],
+    ...(p.deployment
+      ? ([
+          ['deployment placed', p.deployment.placed, p.deployment.desired],
+          ['deployment Running', p.deployment.running, p.deployment.desired],
+        ] as Array<[string, number, number]>)
+      : []),
   ];
   const width = Math.max(...rows.map(([, , total]) => String(total).length));
+  const label = Math.max(16, ...rows.map(([l]) => l.length));
   return [
-    ...rows.map(([label, done, total]) => `${label.padEnd(16)} ${bar(done, total)} ${String(done).padStart(width)}/${total}`),
-    `${'API requests'.padEnd(16)} ${p.requestsPerSecond.toFixed(1)}/s (the fleet's, watches not included)`,
-    `${'elapsed'.padEnd(16)} ${(p.elapsedMs / 1000).toFixed(1)} s${isConverged(p) ? ' · converged' : ''}`,
+    ...rows.map(([name, done, total]) => `${name.padEnd(label)} ${bar(done, total)} ${String(done).padStart(width)}/${total}`),
+    `${'API requests'.padEnd(label)} ${p.requestsPerSecond.toFixed(1)}/s (the fleet's, watches not included)`,
+    `${'elapsed'.padEnd(label)} ${(p.elapsedMs / 1000).toFixed(1)} s${isConverged(p) ? ' · converged' : ''}`,
   ];
 }
 
@@ -73,13 +89,17 @@ export const PROGRESS_LINE_EVERY_MS = 10_000;
 
 /**
  * Draws the progress every `refreshMs`. A terminal gets the header and the view redrawn in
- * place; anything else (a log, CI) gets the header once and a progress line when a count
- * changes, and at least every 10 s so the request rate stays visible. `converged` resolves
- * (after its line was written) the first time every node is Ready and every mirror Running.
+ * place, `details` below it; anything else (a log, CI) gets the header once and a progress
+ * line when a count changes, and at least every 10 s so the request rate stays visible, and
+ * `details` (what the scheduler sees) after the line that says converged and, if they changed
+ * since, after the last line. `converged` resolves (after its lines were written) the first
+ * time every node is Ready, every mirror Running and every pod of the Deployment Running.
  */
 export function startFleetLiveView(o: {
   header: readonly string[];
   progress: () => FleetProgress;
+  /** Lines drawn below the progress (scheduling-view.ts). */
+  details?: () => readonly string[];
   out: Pick<NodeJS.WriteStream, 'write' | 'isTTY'>;
   refreshMs: number;
   clock?: Clock;
@@ -92,15 +112,20 @@ export function startFleetLiveView(o: {
   let lastCounts = '';
   let lastLineAt = -Infinity;
   let lastLine = '';
+  let lastDetails = '';
+  let wasConverged = false;
   let onConverged: () => void = () => undefined;
   const converged = new Promise<void>((resolve) => (onConverged = resolve));
   if (!out.isTTY) out.write(`${o.header.join('\n')}\n`);
   const draw = (final: boolean): void => {
     const p = o.progress();
+    const converged = isConverged(p);
     if (out.isTTY) {
-      out.write(`\x1b[H\x1b[2J${[...o.header, '', ...renderFleetView(p)].join('\n')}\n`);
+      const details = o.details?.() ?? [];
+      out.write(`\x1b[H\x1b[2J${[...o.header, '', ...renderFleetView(p), ...(details.length > 0 ? ['', ...details] : [])].join('\n')}\n`);
     } else {
-      const counts = `${p.nodesReady} ${p.mirrors} ${p.running} ${p.expected}`;
+      const d = p.deployment;
+      const counts = `${p.nodesReady} ${p.mirrors} ${p.running} ${p.expected}${d ? ` ${d.placed} ${d.running} ${d.desired}` : ''}`;
       const now = clock.monotonic();
       const line = progressLine(p);
       if ((final && line !== lastLine) || counts !== lastCounts || now - lastLineAt >= PROGRESS_LINE_EVERY_MS) {
@@ -109,8 +134,14 @@ export function startFleetLiveView(o: {
         lastLineAt = now;
         lastLine = line;
       }
+      if (o.details !== undefined && ((converged && !wasConverged) || final)) {
+        const details = o.details().join('\n');
+        if (details !== lastDetails && details !== '') out.write(`${details}\n`);
+        lastDetails = details;
+      }
     }
-    if (isConverged(p)) onConverged();
+    wasConverged = converged;
+    if (converged) onConverged();
   };
   draw(false);
   const timer = clock.setInterval(() => draw(false), o.refreshMs);

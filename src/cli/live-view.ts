@@ -11,6 +11,11 @@ export interface LiveViewOptions {
   out?: NodeJS.WriteStream;
   /** Lines printed above the table (where to find the kubeconfig, how to stop). */
   header: readonly string[];
+  /**
+   * Lines drawn between the header and the table, after a blank line (the scheduler's view of
+   * the node: scheduling-view.ts). The table stays the frame's last paragraph.
+   */
+  section?: () => readonly string[];
   refreshMs?: number;
 }
 
@@ -52,7 +57,8 @@ export function startLiveView(options: LiveViewOptions): { stop(): void } {
   const out = options.out ?? process.stdout;
   let last = '';
   const draw = (): void => {
-    const text = [...options.header, '', ...renderTable(options.podManager, options.statusFor)].join('\n');
+    const section = options.section?.() ?? [];
+    const text = [...options.header, '', ...(section.length > 0 ? [...section, ''] : []), ...renderTable(options.podManager, options.statusFor)].join('\n');
     if (text === last) return;
     last = text;
     // On a terminal: clear the screen and draw at the top; elsewhere: append.

@@ -11,9 +11,10 @@ import { untilSignal } from './signals.js';
 export const help = `usage: kubelet-pods local-cluster --dir <dir> [options]
 
 Starts a real etcd and kube-apiserver (Kubernetes v1.34) on 127.0.0.1, secured like a
-production cluster (Node,RBAC authorization, NodeRestriction admission). Writes
-<dir>/admin.kubeconfig and <dir>/<node>.kubeconfig, prints one JSON line when the API server
-is ready ({"server", "adminKubeconfig", "nodeKubeconfigs"}), and runs until SIGINT or SIGTERM.
+production cluster (Node,RBAC authorization, NodeRestriction admission), with kube-scheduler
+and kube-controller-manager. Writes <dir>/admin.kubeconfig and <dir>/<node>.kubeconfig, prints
+one JSON line when all are ready ({"server", "adminKubeconfig", "nodeKubeconfigs",
+"components"}), and runs until SIGINT or SIGTERM.
 
 The program is built with Go (>= 1.24) on first use and cached under
 $XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes about 11
@@ -32,6 +33,10 @@ options:
   --etcd-port <port>     etcd client port (default: a free one)
   --extra-address <ips>  comma-separated addresses where the API server is also reachable
                          (relayed to loopback; named in its certificate), e.g. a veth host end
+  --no-scheduler         do not run kube-scheduler (pods without spec.nodeName stay Pending)
+  --no-controller-manager
+                         do not run kube-controller-manager (no default ServiceAccounts,
+                         namespaces never finish deleting, no garbage collection)
   -h, --help             show this text
 `;
 
@@ -54,6 +59,8 @@ const OPTIONS = {
   'secure-port': { type: 'string' },
   'etcd-port': { type: 'string' },
   'extra-address': { type: 'string' },
+  'no-scheduler': { type: 'boolean', default: false },
+  'no-controller-manager': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -84,6 +91,8 @@ export async function run(args: string[]): Promise<number> {
     keepData: values['keep-data'],
     securePort: parsePort('--secure-port', values['secure-port']),
     etcdPort: parsePort('--etcd-port', values['etcd-port']),
+    scheduler: !values['no-scheduler'],
+    controllerManager: !values['no-controller-manager'],
     ...(values['extra-address'] !== undefined
       ? { extraAddresses: values['extra-address'].split(',').map((a) => a.trim()).filter((a) => a !== '') }
       : {}),
@@ -95,6 +104,7 @@ export async function run(args: string[]): Promise<number> {
       server: cluster.server,
       adminKubeconfig: cluster.adminKubeconfig,
       nodeKubeconfigs: cluster.nodeKubeconfigs,
+      components: cluster.components,
       ...(fleetKubeconfig !== undefined ? { fleetKubeconfig } : {}),
     })}\n`,
   );

@@ -43,6 +43,18 @@ export interface LocalClusterOptions {
    * blocking mode, so the log is complete once the request is answered. Off by default.
    */
   auditPolicyFile?: string;
+  /**
+   * Run kube-scheduler (default true): pods without `spec.nodeName` get bound to a Node that
+   * fits. Started once the API server is ready; the start resolves once it is ready too.
+   */
+  scheduler?: boolean;
+  /**
+   * Run kube-controller-manager (default true): namespaces get their `default` ServiceAccount
+   * and finish deleting, Deployments get pods, the pod GC deletes pods of Nodes that do not
+   * exist, a Node that stops renewing its Lease is marked Unknown. The start resolves once its
+   * /healthz answers (its controllers start right after).
+   */
+  controllerManager?: boolean;
   /** A kube-control-plane program to run instead of the cached build. */
   binary?: string;
   /** Options for the cached build (ignored with `binary`). */
@@ -53,7 +65,10 @@ export interface LocalClusterOptions {
   stopTimeoutMs?: number;
 }
 
-/** A running local control plane: a real etcd and kube-apiserver on loopback. */
+/**
+ * A running local control plane: a real etcd and kube-apiserver on loopback, and (unless
+ * turned off) kube-scheduler and kube-controller-manager.
+ */
 export interface LocalCluster {
   readonly dir: string;
   /** `https://127.0.0.1:<port>`; the same across restart(). */
@@ -64,13 +79,19 @@ export interface LocalCluster {
   readonly nodeKubeconfigs: Readonly<Record<string, string>>;
   readonly securePort: number;
   readonly etcdPort: number;
+  /** What runs besides etcd and kube-apiserver: `kube-scheduler`, `kube-controller-manager`. */
+  readonly components: readonly string[];
   /**
    * The cluster CA (`<dir>/pki/ca.crt`): it signed the API server's serving certificate and
    * the client certificate the API server presents to kubelets (CN
    * kube-apiserver-kubelet-client, O system:masters), so an agent's `clientCAFile`.
    */
   readonly caFile: string;
-  /** kube-apiserver's and etcd's log (the program's stderr), appended across restarts. */
+  /**
+   * The program's stderr, appended across restarts: kube-apiserver's and etcd's log, and the
+   * scheduler's and controller manager's lines prefixed `[kube-scheduler] ` and
+   * `[kube-controller-manager] `.
+   */
   readonly logFile: string;
   /** The API server's audit log (JSON lines) when `auditPolicyFile` was given. */
   readonly auditLogFile?: string;
@@ -106,6 +127,8 @@ interface ReadyLine {
   nodeKubeconfigs: Record<string, string>;
   securePort: number;
   etcdPort: number;
+  /** Absent from programs older than the components. */
+  components?: string[];
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 180_000;
@@ -129,8 +152,8 @@ function launch(binary: string, args: string[], logFile: string, timeoutMs: numb
 }
 
 /**
- * Starts a real etcd and kube-apiserver (Kubernetes v1.34) on loopback and resolves once the
- * API server is ready. Authentication is by static tokens (an admin and one identity per
+ * Starts a real etcd and kube-apiserver (Kubernetes v1.34) on loopback, then kube-scheduler and
+ * kube-controller-manager unless turned off, and resolves once all of them are ready. Authentication is by static tokens (an admin and one identity per
  * node); authorization is Node,RBAC with the NodeRestriction admission plugin, as on a real
  * cluster. The program is built on first use (see ensureControlPlaneBinary).
  */
@@ -164,6 +187,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     if (options.auditPolicyFile !== undefined) {
       args.push(`--audit-policy-file=${resolve(options.auditPolicyFile)}`, `--audit-log-path=${auditLogFile}`);
     }
+    if (options.scheduler === false) args.push('--scheduler=false');
+    if (options.controllerManager === false) args.push('--controller-manager=false');
     return args;
   };
 
@@ -197,6 +222,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     nodeKubeconfigs: { ...first.nodeKubeconfigs },
     securePort: first.securePort,
     etcdPort: first.etcdPort,
+    components: [...(first.components ?? [])],
     caFile: join(dir, 'pki', 'ca.crt'),
     logFile,
     ...(auditLogFile !== undefined ? { auditLogFile } : {}),

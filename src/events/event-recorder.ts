@@ -60,6 +60,11 @@ export interface EventRecorderOptions {
   correlation?: Omit<EventCorrelatorOptions, 'clock'>;
   /** Called once per event with what became of it (metrics, tests). */
   onResult?: (result: EventWriteResult, reason: string) => void;
+  /**
+   * True while this node's Node is known to be deleted: events about it are dropped, also those
+   * queued before (an Event on a Node that no longer exists helps nobody). Never by default.
+   */
+  nodeGone?: () => boolean;
 }
 
 /** The kubelet's event source component. */
@@ -152,6 +157,10 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
 
   async function drain(): Promise<void> {
     for (let draft = queue.shift(); draft !== undefined && !stopped; draft = queue.shift()) {
+      if (draft.involvedObject.kind === 'Node' && draft.involvedObject.name === nodeName && options.nodeGone?.() === true) {
+        onResult?.('dropped', draft.reason ?? '');
+        continue;
+      }
       const result = correlator.correlate(draft);
       if (result.action === 'skip') {
         onResult?.('spam-filtered', draft.reason ?? '');

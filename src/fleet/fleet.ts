@@ -143,7 +143,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       // The lean JSON client (src/kube/lease-client.ts): renewals are most of an idle fleet's requests.
       leaseApi: unfenced.leases,
       // Node read-backs answered from one watch of the fleet's Nodes (src/fleet/node-cache.ts).
-      ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core) } : {}),
+      ...(nodeCache !== undefined ? { nodeApi: nodeCache.nodeApi(apis.core), nodeWatch: () => nodeCache.nodeWatch(node.name) } : {}),
       // This node's pods from the one watch of the process (src/fleet/pod-fan-out.ts).
       ...(fanOut !== undefined ? { podListWatch: { listWatch: fanOut.listWatchFor(node.name) } } : {}),
       // Several directories, one fs.watch per directory for the process (src/fleet/file-watch-hub.ts).

@@ -4,8 +4,8 @@
 // and allocates slowly, and with V8's own settings its GC was most of the idle CPU that was not
 // Lease renewals (docs/performance.md, steps 8 and 9):
 // - headroom: V8 sizes it from the ratio of GC speed to allocation rate, so a slow mutator gets
-//   its minimum, about a tenth of the live heap, and at 1,000 nodes a mark-compact of ~140 MB
-//   ran every 10–25 s. A fixed headroom of the live heap's size spaces them out;
+//   its minimum, a small fraction of the live heap, and a large fleet marked its whole heap over
+//   and over. A fixed headroom of the live heap's size spaces the mark-compacts out;
 // - scavenges: at idle each one keeps little, and handing it to V8's helper threads cost more in
 //   waking and joining them than it saved.
 // Node 20 refuses both flags in NODE_OPTIONS, but V8 reads them each time it sizes the heap or

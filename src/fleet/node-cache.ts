@@ -10,6 +10,7 @@ import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
+import type { NodeWatch, NodeWatchListener } from '../node/node-watch.js';
 import type { Clock } from '../time/clock.js';
 
 /**
@@ -21,10 +22,13 @@ import type { Clock } from '../time/clock.js';
  * API server.
  *
  * The watch is a reflector (src/kube/reflector.ts: retries, 410 relists, watchdog) over a list
- * and watch of Nodes.
+ * and watch of Nodes. The same watch is each node's watch of its own Node (`nodeWatch`), so a
+ * Node deleted is seen by its agent at once without a watch per node.
  */
 export interface NodeCache {
   nodeApi(core: NodeApi): NodeApi;
+  /** The node `name`'s view of its own Node, from the one watch (node registration's `watch`). */
+  nodeWatch(name: string): NodeWatch;
   start(): void;
   stop(): Promise<void>;
 }
@@ -50,8 +54,20 @@ export const nodeReflectorWording: ReflectorWording = {
   watchError: (reason) => kpError('KP_ERR_FLEET_NODE_WATCH', ['watch', reason]),
 };
 
-export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock; logger?: Logger; isFleetNode: (name: string) => boolean }): NodeCache {
+export function createNodeCache(options: {
+  kubeConfig: KubeConfig;
+  clock: Clock;
+  logger?: Logger;
+  isFleetNode: (name: string) => boolean;
+  /** The list and watch of every Node; `kubeNodesListWatch(kubeConfig)` by default (tests script one). */
+  listWatch?: ListWatch<V1Node>;
+}): NodeCache {
   const nodes = new Map<string, V1Node>();
+  // Each node's own-Node listener; told only once a list has said what exists.
+  const watchers = new Map<string, NodeWatchListener>();
+  let listed = false;
+  // How far the watch has seen: what a node hearing "no Node" may compare its own with.
+  let seenVersion = '';
   /** The resourceVersion of the last write of each node made here. */
   const written = new Map<string, number>();
   const keep = (node: V1Node): void => {
@@ -59,14 +75,20 @@ export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock;
     if (options.isFleetNode(name)) nodes.set(name, node);
   };
   const reflector: Reflector = createReflector<V1Node>({
-    listWatch: kubeNodesListWatch(options.kubeConfig),
-    onList: (items) => {
+    listWatch: options.listWatch ?? kubeNodesListWatch(options.kubeConfig),
+    onList: (items, resourceVersion) => {
       nodes.clear();
       items.forEach(keep);
+      listed = true;
+      seenVersion = resourceVersion;
+      for (const [name, tell] of watchers) tell(nodes.get(name), seenVersion);
     },
     onEvent: (type, node) => {
+      const name = node.metadata?.name ?? '';
       if (type !== 'DELETED') keep(node);
-      else if (nodes.get(node.metadata?.name ?? '')?.metadata?.uid === node.metadata?.uid) nodes.delete(node.metadata?.name ?? '');
+      else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
+      seenVersion = node.metadata?.resourceVersion ?? seenVersion;
+      watchers.get(name)?.(nodes.get(name), seenVersion);
     },
     wording: nodeReflectorWording,
     clock: options.clock,
@@ -87,6 +109,15 @@ export function createNodeCache(options: { kubeConfig: KubeConfig; clock: Clock;
         return remember(await core.readNode(param));
       },
     }) as NodeApi,
+    nodeWatch: (name) => ({
+      start(listener) {
+        watchers.set(name, listener);
+        if (listed) listener(nodes.get(name), seenVersion);
+      },
+      async stop() {
+        watchers.delete(name);
+      },
+    }),
     start: () => reflector.start(),
     stop: () => reflector.stop(),
   };

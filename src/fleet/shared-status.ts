@@ -20,6 +20,8 @@ export interface SharedStatusProvider {
 const SHARING: Readonly<Record<keyof StatusProvider, 'node' | 'pass' | 'fleet'>> = {
   statusFor: 'node',
   terminate: 'node',
+  // Taking a pod over after a restart makes it the taking node's, as a first status does.
+  adopt: 'node',
   forget: 'node',
   onChange: 'node',
   containerLogs: 'pass',
@@ -66,6 +68,13 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
           provider.forget?.(uid);
         },
       };
+      if (provider.adopt !== undefined) {
+        const adopt = provider.adopt.bind(provider);
+        view.adopt = (pod, published) => {
+          own(pod);
+          adopt(pod, published);
+        };
+      }
       if (provider.onChange !== undefined) view.onChange = (listener) => subscribe(nodeName, listener);
       if (provider.terminate !== undefined) {
         const terminate = provider.terminate.bind(provider);

@@ -11,6 +11,7 @@ import { validateNodeName } from '../values/node-name.js';
 import { quantityValue } from '../values/quantity.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineInfo } from './machine-info.js';
+import type { NodeWatch } from './node-watch.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
@@ -61,6 +62,13 @@ export interface NodeRegistrationOptions {
    * start. `Math.random` by default; tests pin it (0.5 means no spread).
    */
   random?: () => number;
+  /**
+   * This node's Node as a watch shows it (src/node/node-watch.ts; the kubelet's node
+   * informer). With it, a deletion is seen at once: `getNode` answers undefined, `nodeGone`
+   * true, and no status is written, until a Node of this name exists again (taken at once
+   * too). Without it, both are seen at the next read, every `nodeStatusUpdateFrequencyMs`.
+   */
+  watch?: NodeWatch;
   /** First retry delay after a failure; doubles up to `nodeStatusUpdateFrequencyMs`. 500 ms by default. */
   retryInitialMs?: number;
   clock?: Clock;
@@ -75,8 +83,9 @@ export interface NodeRegistrationOptions {
  * something other than the heartbeat times changed or `nodeStatusReportFrequency` has passed
  * since the last write. If the Node is deleted it is not registered again (the kubelet does
  * not either, until it restarts): `getNode` answers undefined, which holds mirror creation,
- * until a Node of that name appears again. Failures are logged and retried with backoff; the
- * loop never throws.
+ * and nothing is written for it until a Node of that name appears again (seen at once with a
+ * `watch`, else at the next read). Failures are logged and retried with backoff; the loop
+ * never throws.
  */
 export interface NodeRegistration {
   /** Starts the loop; the first registration attempt runs at once. */
@@ -101,6 +110,11 @@ export interface NodeRegistration {
   syncNow(): Promise<boolean>;
   /** Status writes (PATCH) sent since start, successful or not; for tests and metrics. */
   statusWrites(): number;
+  /**
+   * True once the Node registered in this run was found deleted, until a Node of this name
+   * exists again: nothing is to be written for it (no mirror pod, no status, no Event).
+   */
+  nodeGone(): boolean;
 }
 
 export function createNodeRegistration(options: NodeRegistrationOptions): NodeRegistration {
@@ -128,6 +142,11 @@ class NodeRegistrationLoop implements NodeRegistration {
   #registered = false;
   /** Logged once per disappearance, not every period. */
   #goneLogged = false;
+  /**
+   * The UID of the Node found deleted: a read or a write answered after the deletion may still
+   * carry it, and must not bring it back.
+   */
+  #goneUID: string | undefined;
   /** Monotonic ms of the last successful status write; undefined before the first. */
   #lastReport: number | undefined;
   /** The spread added to the report period after a change or the first write. */
@@ -162,10 +181,15 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   start(): void {
     this.#loop.start();
+    this.#options.watch?.start((node, resourceVersion) => this.#watched(node, resourceVersion));
   }
 
-  stop(): Promise<void> {
-    return this.#loop.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.#loop.stop(), this.#options.watch?.stop()]);
+  }
+
+  nodeGone(): boolean {
+    return this.#registered && this.#node === undefined;
   }
 
   getNode(): Promise<V1Node | undefined> {
@@ -206,6 +230,37 @@ class NodeRegistrationLoop implements NodeRegistration {
     }
   }
 
+  // What the watch shows. Before the registration (create or adoption, once per start) there
+  // is nothing to follow; after it, a deletion and a Node created again are taken at once.
+  #watched(node: V1Node | undefined, resourceVersion: string): void {
+    if (!this.#registered) return;
+    if (node === undefined) {
+      // A list taken before the create answered only after it: not a deletion.
+      const have = this.#node;
+      if (have !== undefined && versionBefore(resourceVersion, have.metadata?.resourceVersion)) return;
+      this.#lost();
+      return;
+    }
+    if (node.metadata?.uid === this.#goneUID) return;
+    // An older version than the one a write of ours returned says nothing new.
+    const have = this.#node;
+    if (have !== undefined && have.metadata?.uid === node.metadata?.uid && versionBefore(node.metadata?.resourceVersion, have.metadata?.resourceVersion)) return;
+    this.#goneUID = undefined;
+    this.#goneLogged = false;
+    this.#setNode(node);
+  }
+
+  /** The Node is gone: forget it, and log that once per disappearance. */
+  #lost(): void {
+    this.#goneUID = this.#node?.metadata?.uid ?? this.#goneUID;
+    this.#node = undefined;
+    if (this.#goneLogged) return;
+    // Registration happens once per start, as in the kubelet: mirror creation waits until
+    // the agent is restarted or a Node of this name is created again.
+    this.#log.warn({}, 'node object is gone; it is not registered again until the agent restarts');
+    this.#goneLogged = true;
+  }
+
   async #register(): Promise<V1Node> {
     let node: V1Node;
     try {
@@ -224,22 +279,20 @@ class NodeRegistrationLoop implements NodeRegistration {
   // The Node as the API server has it now: the status is compared with it, so a change made by
   // someone else (the node lifecycle controller marking it Unknown) is put right at once.
   async #read(): Promise<V1Node | undefined> {
+    let node: V1Node;
     try {
-      const node = await this.#api.readNode({ name: this.#name });
-      this.#goneLogged = false;
-      this.#setNode(node);
-      return node;
+      node = await this.#api.readNode({ name: this.#name });
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      if (!this.#goneLogged) {
-        // Registration happens once per start, as in the kubelet: mirror creation waits until
-        // the agent is restarted or a Node of this name is created again.
-        this.#log.warn({}, 'node object is gone; it is not registered again until the agent restarts');
-        this.#goneLogged = true;
-      }
-      this.#node = undefined;
+      this.#lost();
       return undefined;
     }
+    // Read before the deletion the watch has already reported: still gone.
+    if (node.metadata?.uid !== undefined && node.metadata.uid === this.#goneUID) return undefined;
+    this.#goneUID = undefined;
+    this.#goneLogged = false;
+    this.#setNode(node);
+    return node;
   }
 
   async #updateStatus(current: V1Node): Promise<void> {
@@ -253,6 +306,8 @@ class NodeRegistrationLoop implements NodeRegistration {
     const due = this.#lastReport === undefined || nowMs - this.#lastReport >= this.#reportMs + this.#reportDelayMs;
     if (!changed && !due) return;
     desired ??= this.#status(this.#clock.now(), have, port);
+    // Deleted since it was read (the watch said so): nothing to write to.
+    if (this.#node === undefined && current.metadata?.uid === this.#goneUID) return;
     // As the kubelet: a write caused by a change (or the first one) starts a spread-out
     // period; a write that was merely due keeps the plain period from then on.
     this.#reportDelayMs = changed || this.#lastReport === undefined ? Math.round(this.#reportMs * (this.#random() - 0.5)) : 0;
@@ -263,15 +318,16 @@ class NodeRegistrationLoop implements NodeRegistration {
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
       this.#lastReport = nowMs;
-      this.#setNode(node);
+      if (node.metadata?.uid === undefined || node.metadata.uid !== this.#goneUID) this.#setNode(node);
     } catch (err) {
-      if (isNotFound(err)) this.#node = undefined;
+      if (isNotFound(err)) this.#lost();
       throw err;
     }
   }
 
   #setNode(received: V1Node): void {
-    const wasAbsent = this.#node === undefined;
+    // A Node of this name created again while the old one was still held counts as new too.
+    const wasAbsent = this.#node === undefined || this.#node.metadata?.uid !== received.metadata?.uid;
     const node = withoutManagedFields(received);
     this.#node = node;
     if (!wasAbsent) return;
@@ -428,6 +484,17 @@ function condition(type: (typeof CONDITION_TYPES)[number], previous: V1NodeCondi
       ? toRFC3339(new Date(previous.lastTransitionTime))
       : nowText;
   return { type, ...text, lastHeartbeatTime: nowText, lastTransitionTime: transition };
+}
+
+/**
+ * Whether resourceVersion `a` comes before `b`, read as etcd's revision numbers (as client-go
+ * does not promise, but every API server backed by etcd gives); false when either is not one.
+ */
+function versionBefore(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || a === '' || b === '') return false;
+  const ra = Number(a);
+  const rb = Number(b);
+  return Number.isFinite(ra) && Number.isFinite(rb) && ra < rb;
 }
 
 /**

@@ -138,7 +138,9 @@ function stopSidecars(ctx: RuntimeContext, uid: string, tracked: TrackedPod, now
 
 function restart(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: string, run: ContainerRun): void {
   const now = ctx.clock.now().getTime();
-  Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last: run.terminated, terminated: undefined });
+  // A taken-over instance's ID stays with it in lastState; the new instance has one of ours.
+  const last = run.terminated !== undefined && run.containerID !== undefined ? { containerID: run.containerID, ...run.terminated } : run.terminated;
+  Object.assign(run, { state: 'running', restartCount: run.restartCount + 1, startedAt: now, last, terminated: undefined, containerID: undefined });
   tracked.changedAt = now;
   const spec = [...(tracked.pod.spec?.containers ?? []), ...(tracked.pod.spec?.initContainers ?? [])].find((c) => c.name === name);
   if (spec !== undefined) ctx.containerStarts(tracked.pod, spec);
@@ -148,4 +150,45 @@ function restart(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: st
   if (plan === undefined && containerKind(tracked.pod, name) === 'init') containerExited(ctx, uid, tracked, name, run, 0);
   else scheduleExit(ctx, uid, tracked, name, run, plan);
   ctx.notify(uid);
+}
+
+/**
+ * A pod taken over from before an agent restart (adopted-pods.ts) goes on from where its
+ * status left it: a planned exit keeps its time from the container's start; a container that
+ * had exited and that its policy restarts, or that was backing off, is restarted now (the
+ * back-off, like the kubelet's, lived in the old process); an initialization under way goes
+ * on. A pod that had completed (`completed`) stays as it is.
+ */
+export function resumeAdopted(ctx: RuntimeContext, uid: string, tracked: TrackedPod, now: number, completed: boolean): void {
+  if (completed) return;
+  const exits = exitPlan(tracked.pod);
+  // A snapshot: restarting an init container may start the ones after it.
+  const adopted = [...(tracked.inits ?? []), ...(tracked.runs ?? [])];
+  for (const [name, run] of adopted) {
+    if (run.state === 'running') {
+      const plan = exits.get(name);
+      if (plan !== undefined && !ctx.isStopped()) {
+        run.timer = ctx.clock.setTimeout(() => containerExited(ctx, uid, tracked, name, run, plan.exitCode), Math.max(0, run.startedAt + plan.afterMs - now));
+      }
+      continue;
+    }
+    const kind = containerKind(tracked.pod, name);
+    const exitCode = run.terminated?.exitCode ?? 0;
+    if (run.state === 'exited' && kind === 'init' && exitCode === 0) continue;
+    const policy = kind === 'sidecar' ? 'Always' : tracked.pod.spec?.restartPolicy;
+    if (run.state === 'waiting' || shouldRestart(policy, exitCode)) restart(ctx, uid, tracked, name, run);
+  }
+  if (tracked.runs !== undefined) return;
+  // Not initialized yet: the next init container starts once those before it are done.
+  const inits = tracked.pod.spec?.initContainers ?? [];
+  let next = 0;
+  for (; next < inits.length; next++) {
+    const c = inits[next]!;
+    const run = tracked.inits?.get(c.name);
+    if (run === undefined) break;
+    const done = isSidecar(c) ? run.state === 'running' : run.state === 'exited' && run.terminated?.exitCode === 0;
+    if (!done) return;
+  }
+  tracked.inits ??= new Map();
+  runInits(ctx, uid, tracked, next, now);
 }

@@ -25,6 +25,8 @@ export interface ExitedContainers {
   keep(uid: string, containers: ExitedPod): void;
   /** The containers kept for `uid`, which the caller now runs again: no longer kept here. */
   take(uid: string): ExitedPod | undefined;
+  /** Whether containers of `uid` are kept. */
+  has(uid: string): boolean;
   /** Pod UIDs with containers kept (tests, metrics). */
   readonly size: number;
   /** Cancels the GC timer; kept containers stay until the next `keep`. */
@@ -79,6 +81,7 @@ export function createExitedContainers(options: ExitedContainersOptions): Exited
       kept.delete(uid);
       return containers;
     },
+    has: (uid) => kept.has(uid),
     get size() {
       return kept.size;
     },

@@ -15,6 +15,12 @@ export interface PodAddressAllocator {
    * range has no free address.
    */
   allocate(uid: string): string | undefined;
+  /**
+   * Gives the pod `address` when it lies in the range, may be handed out and is free (a pod
+   * taken over after an agent restart keeps the address it had); undefined otherwise. A pod
+   * that already holds an address keeps that one.
+   */
+  claim(uid: string, address: string): string | undefined;
   /** The address the pod has, without allocating. */
   addressOf(uid: string): string | undefined;
   /** Frees the pod's address. */
@@ -79,6 +85,18 @@ class Allocator implements PodAddressAllocator {
     let offset = FIRST_USABLE + (hashOf(uid) % this.capacity);
     // Linear probing: at least one offset is free, so this ends.
     while (this.#held.has(offset)) offset = offset + 1n < FIRST_USABLE + this.capacity ? offset + 1n : FIRST_USABLE;
+    this.#held.set(offset, uid);
+    this.#byUID.set(uid, offset);
+    return this.#format(offset);
+  }
+
+  claim(uid: string, address: string): string | undefined {
+    const existing = this.#byUID.get(uid);
+    if (existing !== undefined) return this.#format(existing);
+    const ip = parseIP(address);
+    if (ip === undefined || ip.family !== this.cidr.family) return undefined;
+    const offset = ip.value - this.cidr.network;
+    if (offset < FIRST_USABLE || offset >= this.cidr.size - 1n || this.#held.has(offset)) return undefined;
     this.#held.set(offset, uid);
     this.#byUID.set(uid, offset);
     return this.#format(offset);

@@ -19,8 +19,9 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
   const inits = pod.spec?.initContainers ?? [];
   const containers = pod.spec?.containers ?? [];
   const changedAt = tracked.changedAt === undefined ? runningAt : wholeSeconds(new Date(tracked.changedAt));
-  const terminatedState = (c: V1Container, t: Terminated): V1ContainerStatus['state'] => ({
-    terminated: { exitCode: t.exitCode, reason: t.reason, startedAt: wholeSeconds(new Date(t.startedAt)), finishedAt: wholeSeconds(new Date(t.finishedAt)), containerID: containerID(pod, c) },
+  // An instance taken over from before an agent restart keeps the ID it was reported with.
+  const terminatedState = (c: V1Container, t: Terminated, current?: string): V1ContainerStatus['state'] => ({
+    terminated: { exitCode: t.exitCode, reason: t.reason, startedAt: wholeSeconds(new Date(t.startedAt)), finishedAt: wholeSeconds(new Date(t.finishedAt)), containerID: t.containerID ?? current ?? containerID(pod, c) },
   });
   // A container the runtime has started, in whatever state it is now.
   const known = (c: V1Container, run: ContainerRun): V1ContainerStatus => {
@@ -28,7 +29,7 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
       name: c.name,
       image: c.image ?? '',
       imageID: c.image ?? '',
-      containerID: containerID(pod, c),
+      containerID: run.containerID ?? containerID(pod, c),
       ready: true,
       restartCount: run.restartCount,
       started: true,
@@ -44,9 +45,9 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
       // The kubelet's doBackOff message: the wait armed for this restart, in Go's duration form.
       const waitMs = (run.crashLoop?.armedAt ?? run.terminated.finishedAt) - run.terminated.finishedAt;
       status.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${formatDuration(waitMs)} restarting failed container=${c.name} pod=${formatPod(pod)}` } };
-      status.lastState = terminatedState(c, run.terminated);
+      status.lastState = terminatedState(c, run.terminated, run.containerID);
     } else {
-      status.state = terminatedState(c, run.terminated);
+      status.state = terminatedState(c, run.terminated, run.containerID);
     }
     return status;
   };

@@ -26,6 +26,8 @@ export interface Terminated {
   reason: string;
   startedAt: number;
   finishedAt: number;
+  /** The ID another run of the runtime gave the container (adopted-pods.ts); ours otherwise. */
+  containerID?: string;
 }
 
 /** One regular container's life once its pod has started. Times are wall milliseconds. */
@@ -42,6 +44,11 @@ export interface ContainerRun {
   crashLoop: CrashLoopEntry | undefined;
   /** A scheduled exit or restart. */
   timer: ClockTimer | undefined;
+  /**
+   * The current instance's ID when the runtime took it over from before an agent restart
+   * (adopted-pods.ts); `kubelet-pods://<pod uid>/<name>` otherwise.
+   */
+  containerID?: string;
 }
 
 /** A pod being stopped: when, how its containers end, and who waits for it. */
@@ -104,8 +111,10 @@ export function containerKind(pod: Pod, name: string): 'container' | 'sidecar' |
   return isSidecar(init) ? 'sidecar' : 'init';
 }
 
-/** A kept termination as the runtime's own record (wall milliseconds). */
-function fromAPI(t: V1ContainerStateTerminated | undefined): Terminated | undefined {
-  if (t === undefined) return undefined;
-  return { exitCode: t.exitCode, reason: t.reason ?? exitReason(t.exitCode), startedAt: new Date(t.startedAt ?? 0).getTime(), finishedAt: new Date(t.finishedAt ?? 0).getTime() };
+/** A termination as the API shows it, as the runtime's own record (wall milliseconds). */
+export function fromAPI(t: V1ContainerStateTerminated | undefined): Terminated | undefined {
+  if (t === undefined || t === null) return undefined;
+  const out: Terminated = { exitCode: t.exitCode, reason: t.reason ?? exitReason(t.exitCode), startedAt: new Date(t.startedAt ?? 0).getTime(), finishedAt: new Date(t.finishedAt ?? 0).getTime() };
+  if (t.containerID) out.containerID = t.containerID;
+  return out;
 }

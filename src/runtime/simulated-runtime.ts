@@ -3,6 +3,7 @@
 // (the pods it runs), container-runs.ts (containers' lives), pod-termination.ts (stopping a
 // pod), pending-status.ts and running-status.ts (the statuses), simulation-annotations.ts.
 
+import type { V1PodStatus } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { realClock, type Clock } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
@@ -61,6 +62,7 @@ export interface SimulatedStatusProviderOptions {
 
 /** The simulated runtime's own calls, beyond the StatusProvider contract. */
 export interface SimulatedRuntime extends StatusProvider {
+  adopt(pod: Pod, published: V1PodStatus): void;
   forget(uid: string): void;
   stop(): void;
   onChange(listener: (uid: string) => void): () => void;
@@ -113,6 +115,15 @@ export interface SimulatedRuntime extends StatusProvider {
  *   (init containers too) starts at the newest attempt + 1 and shows the exited one as
  *   `lastState`; while its new sandbox starts its containers wait with those counts, and the
  *   phase is Running when the restart policy restarts them (the kubelet's getPhase).
+ * - A pod handed over with `adopt` (an agent restarted: the status the pod last had in the
+ *   API) is taken over rather than started, as a real runtime's containers outlive the kubelet:
+ *   what that status shows running keeps running (container IDs, start times, restart counts,
+ *   last states, readiness), what it shows exited stays exited unless the restart policy
+ *   restarts it (now: the crash-loop back-off went with the old process, as the kubelet's), an
+ *   initialization under way goes on, a completed pod stays completed; the pod keeps its start
+ *   time, its address (when still free in the range) and its condition times. Read back, the
+ *   status is the one adopted. A status that shows no container started is not adopted (the
+ *   pod starts afresh), except that exited instances it shows are continued as kept ones.
  * - Not reported: qosClass (the API server sets it on the mirror from the same spec, and it
  *   cannot change), container `user` (the image's user is unknown) and `stopSignal`.
  *

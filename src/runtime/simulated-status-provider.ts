@@ -5,7 +5,8 @@ import type { ContainerEvent, ContainerEventListener, ContainerLogLine } from '.
 import { containerFieldPath, startEvents } from './container-events.js';
 import { podJitterFraction } from './container-lifecycle.js';
 import type { ContainerLogBuffer } from './container-log-buffer.js';
-import { containerExited, startContainers } from './container-runs.js';
+import { containerExited, resumeAdopted, startContainers } from './container-runs.js';
+import { adoptedPod, exitedOf } from './adopted-pods.js';
 import type { ExitedContainer, ExitedContainers, ExitedPod } from './exited-containers.js';
 import { pendingStatus } from './pending-status.js';
 import type { PodAddressAllocator } from './pod-addresses.js';
@@ -70,6 +71,35 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
     }
     const podIP = pod.spec?.hostNetwork === true ? this.node.hostIP : this.addresses.addressOf(uid);
     return runningStatus(pod, tracked, wholeSeconds(new Date(tracked.runningAt)), podIP, this.node);
+  }
+
+  adopt(pod: Pod, published: V1PodStatus): void {
+    const uid = pod.metadata?.uid ?? '';
+    // A pod it runs, or one whose exited containers it keeps, is its own to go on with.
+    if (uid === '' || this.#tracked.has(uid) || this.exited.has(uid)) return;
+    const now = this.clock.now().getTime();
+    const tracked = adoptedPod(pod, published, now);
+    if (tracked === undefined) {
+      // Not started then, but run before (its containers waiting for a new sandbox): the counts go on.
+      const exited = exitedOf(published);
+      if (exited !== undefined) this.exited.keep(uid, exited);
+      return;
+    }
+    // The sandbox keeps its address; one taken since (or outside the range) gives way to a new one.
+    if (pod.spec?.hostNetwork !== true) {
+      const kept = published.podIP ? this.addresses.claim(uid, published.podIP) : undefined;
+      if (kept === undefined && this.addresses.allocate(uid) === undefined) return;
+    }
+    this.#tracked.set(uid, tracked);
+    const phase = published.phase;
+    resumeAdopted(this.#context, uid, tracked, now, phase === 'Succeeded' || phase === 'Failed');
+    // Listeners look once more (a completed pod is then terminated by its pod worker).
+    if (!this.#stopped) {
+      tracked.timer = this.clock.setTimeout(() => {
+        tracked.timer = undefined;
+        if (this.#tracked.get(uid) === tracked) this.#notify(uid);
+      }, 0);
+    }
   }
 
   onChange(listener: (uid: string) => void): () => void {

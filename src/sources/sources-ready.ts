@@ -7,6 +7,8 @@ export interface SourcesReady {
   /** Called after an update from `source` was dispatched. */
   addSource(source: string): void;
   allReady(): boolean;
+  /** Whether an update from `source` was dispatched. */
+  seen(source: string): boolean;
 }
 
 export function createSourcesReady(sourcesReadyFn: (seen: ReadonlySet<string>) => boolean): SourcesReady {
@@ -16,5 +18,6 @@ export function createSourcesReady(sourcesReadyFn: (seen: ReadonlySet<string>) =
       seen.add(source);
     },
     allReady: () => sourcesReadyFn(seen),
+    seen: (source) => seen.has(source),
   };
 }

@@ -6,7 +6,7 @@ import { kpError } from '../errors.js';
 import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
-import { getPodFullName, isMirrorPod, isStaticPod } from '../pod/classify.js';
+import { getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
@@ -42,14 +42,23 @@ export interface MirrorStatusWriterOptions {
     list(): Iterable<Pod>;
     byUID(uid: string): Pod | undefined;
   };
+  /**
+   * Whether the pod manager holds what the API server had when the agent started (the API
+   * source's first list is applied). Until then a static pod is not asked about for the first
+   * time: its mirror may not be known yet, and the runtime takes over a pod from the mirror's
+   * status when it first sees it (StatusProvider.adopt). True by default.
+   */
+  previousStatusKnown?: () => boolean;
 }
 
 /**
  * Publishes static pods' statuses on their mirror pods, like the kubelet's status manager:
  *
- * - statuses are cached by STATIC pod UID, each with a version bumped when it changes;
- * - a static pod without a mirror is skipped (its status is kept and written once a mirror
- *   shows up in the pod manager);
+ * - statuses are cached by STATIC pod UID, each with a version bumped when it changes (from
+ *   one counter: a status forgotten and made again, as for a UID that runs again, must not
+ *   start below the version its mirror was written with);
+ * - a static pod without a mirror, or whose mirror has another hash (about to be replaced), is
+ *   skipped (its status is kept and written once its mirror shows up in the pod manager);
  * - the mirror as the pod manager last saw it through the API watch stands in for the
  *   kubelet's GET of the API object: if the pod manager translates its UID to another static
  *   pod, the cached status belongs to an older incarnation and is dropped; if its status
@@ -124,6 +133,7 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #resyncMs: number;
   readonly #onWrite: ((result: StatusWriteResult) => void) | undefined;
   readonly #published: { list(): Iterable<Pod>; byUID(uid: string): Pod | undefined };
+  readonly #previousStatusKnown: () => boolean;
 
   readonly #statuses = new Map<string, CachedStatus>();
   // Version last written (or found already present), by mirror UID.
@@ -139,6 +149,8 @@ class StatusWriter implements MirrorStatusWriter {
   #touchedNames = new Set<string>();
   #scanAll = false;
 
+  // The last version given to any status.
+  #lastVersion = 0;
   #running = false;
   #resyncTimer: ClockTimer | undefined;
   #incrementalTimer: ClockTimer | undefined;
@@ -153,6 +165,7 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log = childLogger(options.logger, { component: 'mirror-status-writer' });
     this.#resyncMs = resyncMs;
     this.#onWrite = options.onWrite;
+    this.#previousStatusKnown = options.previousStatusKnown ?? (() => true);
     const pm = options.podManager;
     this.#published = options.publishedPods ?? {
       list: () => pm.getPods().filter(isStaticPod),
@@ -253,16 +266,21 @@ class StatusWriter implements MirrorStatusWriter {
     if (this.#statuses.size > staticPods) this.#forgetRemovedPods();
   }
 
-  /** Keeps `pod` as the one the status belongs to; asks the provider if `ask` or it is new. */
-  #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus {
+  /**
+   * Keeps `pod` as the one the status belongs to; asks the provider if `ask` or it is new.
+   * Undefined for a new static pod while previous statuses are not known yet.
+   */
+  #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus | undefined {
     const cached = this.#statuses.get(uid);
     if (cached !== undefined) {
       cached.pod = pod;
       if (!ask) return cached;
+    } else if (isStaticPod(pod) && !this.#previousStatusKnown()) {
+      return undefined;
     }
     const status = this.#provider.statusFor(pod, this.#clock.now());
     if (cached !== undefined && sameStoredValue(status, cached.status)) return cached;
-    const fresh = { version: (cached?.version ?? 0) + 1, pod, status, inSyncWith: undefined };
+    const fresh = { version: ++this.#lastVersion, pod, status, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
     return fresh;
   }
@@ -282,14 +300,19 @@ class StatusWriter implements MirrorStatusWriter {
     for (const uid of uids) {
       if (uid === '') continue;
       const pod = this.#published.byUID(uid);
-      if (pod !== undefined) targets.set(uid, this.#refresh(uid, pod, changed.has(uid)));
-      else if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+      if (pod === undefined) {
+        if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+        continue;
+      }
+      const cached = this.#refresh(uid, pod, changed.has(uid));
+      if (cached !== undefined) targets.set(uid, cached);
     }
     for (const name of names) {
       const found = this.#pm.getPodByFullName(name);
       const uid = found?.metadata?.uid ?? '';
       const pod = uid === '' ? undefined : this.#published.byUID(uid);
-      if (pod !== undefined && !targets.has(uid)) targets.set(uid, this.#refresh(uid, pod, false));
+      const cached = pod !== undefined && !targets.has(uid) ? this.#refresh(uid, pod, false) : undefined;
+      if (cached !== undefined) targets.set(uid, cached);
     }
     return targets;
   }
@@ -374,6 +397,10 @@ class StatusWriter implements MirrorStatusWriter {
       this.#statuses.delete(staticUID);
       return;
     }
+    // A mirror of another hash (an edited manifest's, which the pod manager pairs with the new
+    // pod by its name) is about to be replaced by mirror sync: the status waits for the new one,
+    // and the old one keeps its last status.
+    if (isStaticPod(cached.pod) && !isMirrorPodOf(mirror, cached.pod)) return;
     if (!this.#predatesWrite.has(mirror) && sameStatus(cached.status, mirror.status ?? {})) {
       this.#apiStatusVersions.set(mirrorUID, cached.version);
       cached.inSyncWith = mirror;

@@ -13,6 +13,17 @@ import type { Pod } from '../pod/types.js';
 export interface StatusProvider {
   statusFor(pod: Pod, now: Date): V1PodStatus;
   /**
+   * Called once, before the pod is first asked about or stopped in this process, with the
+   * status the pod last had in the API (an ordinary pod's own, a static pod's mirror's when
+   * the mirror has the pod's hash). A real runtime keeps containers running while the kubelet
+   * restarts; a provider that simulates one takes over what this status says ran (container
+   * IDs, start times, restart counts, the pod's address and start time) instead of starting
+   * the pod afresh, so a restarted agent reports the pod as it was. Ignored for a pod the
+   * provider already runs or still holds exited containers of. Without it, every pod starts
+   * afresh after a restart (docs/lifecycle.md, "Agent restart").
+   */
+  adopt?(pod: Pod, published: V1PodStatus): void;
+  /**
    * Subscribes to "this pod's status changed" (by the pod's own UID); returns an unsubscribe.
    * While subscribed, the writer asks again only about new pods and pods reported here, in its
    * full resync (10 s) too, so every change must be reported. A provider without it is asked

@@ -1,6 +1,7 @@
-// One real control plane (kube-apiserver + etcd) per test file, and a fresh namespace per
-// test. Call useControlPlane() at the top level of a test file: it registers the node:test
-// hooks that start the cluster before the first test and stop it after the last.
+// One real control plane (kube-apiserver + etcd, scheduler, controller manager) per test
+// file, and a fresh namespace per test. Call useControlPlane() at the top level of a test
+// file: it registers the node:test hooks that start the cluster before the first test and
+// stop it after the last.
 
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach } from 'node:test';
@@ -8,6 +9,7 @@ import { after, before, beforeEach } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 
 import { startLocalCluster, type LocalCluster } from '../../src/cluster/local-cluster.js';
+import { waitFor } from './wait.js';
 
 /** A KubeConfig read from a kubeconfig file (e.g. one the control plane wrote). */
 export function kubeConfigFromFile(path: string): KubeConfig {
@@ -28,6 +30,24 @@ export async function registerNode(nodeApi: CoreV1Api, name: string): Promise<V1
   return nodeApi.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name } } });
 }
 
+/**
+ * Waits for the `default` ServiceAccount of `namespace`, which kube-controller-manager creates
+ * shortly after the namespace; ServiceAccount admission refuses ordinary pods until then.
+ */
+export async function waitForDefaultServiceAccount(api: CoreV1Api, namespace: string, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    () => api.readNamespacedServiceAccount({ namespace, name: 'default' }).then(
+      () => true,
+      (err: unknown) => {
+        if ((err as { code?: number }).code === 404) return false;
+        throw err;
+      },
+    ),
+    `the default ServiceAccount of namespace ${namespace}`,
+    { timeoutMs, intervalMs: 50 },
+  );
+}
+
 export interface ControlPlaneFixture {
   /** The running cluster (from the `before` hook on). */
   readonly cluster: LocalCluster;
@@ -38,7 +58,10 @@ export interface ControlPlaneFixture {
   kubeConfig(node: string): KubeConfig;
   /** CoreV1Api authenticated as `system:node:<node>`. */
   nodeApi(node: string): CoreV1Api;
-  /** Creates a namespace (with its `default` ServiceAccount) and returns its name. */
+  /**
+   * Creates a namespace and returns its name once it has its `default` ServiceAccount (when
+   * the controller manager runs; without it the namespace has none).
+   */
   createNamespace(prefix?: string): Promise<string>;
 }
 
@@ -50,6 +73,10 @@ export interface UseControlPlaneOptions {
   etcdCompactionInterval?: string;
   /** Passed to startLocalCluster: the API server writes an audit log (see test/helpers/audit-log.ts). */
   auditPolicyFile?: string;
+  /** Passed to startLocalCluster: false leaves kube-scheduler out. */
+  scheduler?: boolean;
+  /** Passed to startLocalCluster: false leaves kube-controller-manager out. */
+  controllerManager?: boolean;
 }
 
 export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFixture {
@@ -90,9 +117,7 @@ export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFi
       const api = need(adminApi, 'adminApi');
       const name = `${prefix}-${randomBytes(4).toString('hex')}`;
       await api.createNamespace({ body: { metadata: { name } } });
-      // No controller manager runs, so nothing creates the `default` ServiceAccount that
-      // ServiceAccount admission requires for ordinary (non-mirror) pods.
-      await api.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
+      if (need(cluster, 'cluster').components.includes('kube-controller-manager')) await waitForDefaultServiceAccount(api, name);
       return name;
     },
   };
@@ -102,6 +127,8 @@ export function useControlPlane(options: UseControlPlaneOptions): ControlPlaneFi
       nodes: options.nodes,
       ...(options.etcdCompactionInterval !== undefined ? { etcdCompactionInterval: options.etcdCompactionInterval } : {}),
       ...(options.auditPolicyFile !== undefined ? { auditPolicyFile: options.auditPolicyFile } : {}),
+      ...(options.scheduler !== undefined ? { scheduler: options.scheduler } : {}),
+      ...(options.controllerManager !== undefined ? { controllerManager: options.controllerManager } : {}),
     });
     adminApi = coreApiFromFile(cluster.adminKubeconfig);
     if (options.registerNodes === true) {

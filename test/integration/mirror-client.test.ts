@@ -155,7 +155,9 @@ describe('createMirrorPod against the API server', () => {
       create: (namespace) =>
         cp.adminApi.createNamespacedPod({
           namespace,
-          body: { metadata: { name: 'taken' }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+          // A scheduler name nobody answers to: the cluster's scheduler would otherwise
+          // write its PodScheduled condition (no Node fits) and change the resourceVersion.
+          body: { metadata: { name: 'taken' }, spec: { schedulerName: 'nobody', containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
         }),
       expect: (err) => {
         assert.ok(hasErrorCode(err, 'KP_ERR_MIRROR_CREATE'));

@@ -10,13 +10,21 @@ import (
 )
 
 // tokenSet holds the static bearer tokens the API server accepts: one for an admin in
-// system:masters and one per node as system:node:<name> in system:nodes, which is the identity
-// the Node authorizer and NodeRestriction recognise.
+// system:masters, one per node as system:node:<name> in system:nodes, which is the identity
+// the Node authorizer and NodeRestriction recognise, and one each for the scheduler and the
+// controller manager as the users Kubernetes' bootstrap ClusterRoleBindings name.
 type tokenSet struct {
-	file  string
-	admin string
-	nodes map[string]string
+	file              string
+	admin             string
+	scheduler         string
+	controllerManager string
+	nodes             map[string]string
 }
+
+const (
+	schedulerUser         = "system:kube-scheduler"
+	controllerManagerUser = "system:kube-controller-manager"
+)
 
 func randomToken() (string, error) {
 	b := make([]byte, 24)
@@ -52,6 +60,18 @@ func ensureTokens(dir string, nodes []string) (*tokenSet, error) {
 		}
 	}
 	records := [][]string{{t.admin, "admin", "admin", "system:masters"}}
+	// No groups: the bootstrap bindings of these two name the users themselves.
+	for _, u := range []struct {
+		name  string
+		token *string
+	}{{schedulerUser, &t.scheduler}, {controllerManagerUser, &t.controllerManager}} {
+		if *u.token = users[u.name]; *u.token == "" {
+			if *u.token, err = randomToken(); err != nil {
+				return nil, err
+			}
+		}
+		records = append(records, []string{*u.token, u.name, u.name})
+	}
 	for _, n := range nodes {
 		user := "system:node:" + n
 		tok := users[user]

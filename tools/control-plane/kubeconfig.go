@@ -7,11 +7,18 @@ import (
 	"path/filepath"
 )
 
-// writeKubeconfigs writes admin.kubeconfig and one <node>.kubeconfig per node, each with the
-// cluster CA embedded and a bearer token, readable only by the owner.
+// writeKubeconfigs writes admin.kubeconfig, scheduler.kubeconfig,
+// controller-manager.kubeconfig and one <node>.kubeconfig per node, each with the cluster CA
+// embedded and a bearer token, readable only by the owner.
 func writeKubeconfigs(dir, server string, caPEM []byte, tokens *tokenSet) error {
-	if err := writeKubeconfig(filepath.Join(dir, "admin.kubeconfig"), server, caPEM, "admin", tokens.admin); err != nil {
-		return err
+	for _, k := range []struct{ file, user, token string }{
+		{"admin.kubeconfig", "admin", tokens.admin},
+		{"scheduler.kubeconfig", schedulerUser, tokens.scheduler},
+		{"controller-manager.kubeconfig", controllerManagerUser, tokens.controllerManager},
+	} {
+		if err := writeKubeconfig(filepath.Join(dir, k.file), server, caPEM, k.user, k.token); err != nil {
+			return err
+		}
 	}
 	for node, tok := range tokens.nodes {
 		if err := writeKubeconfig(filepath.Join(dir, node+".kubeconfig"), server, caPEM, "system:node:"+node, tok); err != nil {

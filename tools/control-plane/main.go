@@ -1,7 +1,9 @@
 // Command kube-control-plane runs a real etcd and a real kube-apiserver (Kubernetes v1.34) on
 // loopback, secured the way a production cluster secures its kubelets: static tokens for an
 // admin and one identity per node, Node,RBAC authorization and the NodeRestriction admission
-// plugin. kubelet-pods' integration tests, benchmarks and demo start it through
+// plugin. Once the API server is ready it also runs kube-scheduler and kube-controller-manager
+// as child processes of this binary (components.go), unless --scheduler=false or
+// --controller-manager=false. kubelet-pods' integration tests, benchmarks and demo start it through
 // `kubelet-pods local-cluster`; nothing here is shipped in the npm package.
 //
 // It writes admin.kubeconfig and <node>.kubeconfig into --dir, prints one JSON line on stdout
@@ -52,6 +54,9 @@ type options struct {
 	// tests that must know who wrote what, and when, read it (JSON lines, one per request).
 	auditPolicyFile string
 	auditLogPath    string
+	// scheduler and controllerManager: run kube-scheduler and kube-controller-manager.
+	scheduler         bool
+	controllerManager bool
 }
 
 func parseOptions() (options, error) {
@@ -69,6 +74,8 @@ func parseOptions() (options, error) {
 	flag.StringVar(&extra, "extra-address", "", "comma-separated IP addresses where the API server is also reachable on its port (forwarded to 127.0.0.1; named in its serving certificate)")
 	flag.StringVar(&o.auditPolicyFile, "audit-policy-file", "", "kube-apiserver's audit policy (its --audit-policy-file); needs --audit-log-path")
 	flag.StringVar(&o.auditLogPath, "audit-log-path", "", "where kube-apiserver writes its audit log as JSON lines (its --audit-log-path); needs --audit-policy-file")
+	flag.BoolVar(&o.scheduler, "scheduler", true, "run kube-scheduler (a child process) once the API server is ready")
+	flag.BoolVar(&o.controllerManager, "controller-manager", true, "run kube-controller-manager (a child process) once the API server is ready")
 	flag.Parse()
 	if (o.auditPolicyFile == "") != (o.auditLogPath == "") {
 		return o, fmt.Errorf("--audit-policy-file and --audit-log-path go together")
@@ -112,6 +119,10 @@ func addressInUse(err error) bool {
 }
 
 func main() {
+	// A child started by componentSet: the same binary, another program.
+	if len(os.Args) >= 3 && os.Args[1] == componentCommand {
+		os.Exit(runComponent(os.Args[2], os.Args[3:]))
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "kube-control-plane: %v\n", err)
 		os.Exit(1)
@@ -190,16 +201,34 @@ func run() error {
 	if o.exitWithStdin {
 		go stopWhenStdinCloses()
 	}
-	go exitAfterStopGrace(o.stopGrace, func() { etcd.Close() })
+	components := &componentSet{}
+	// The components are stopped first (they would only log that the API server is gone),
+	// and bounded like the rest of the stop.
+	go func() {
+		<-stopping
+		components.stop(o.stopGrace)
+	}()
+	go exitAfterStopGrace(o.stopGrace, func() {
+		components.stop(o.stopGrace)
+		etcd.Close()
+	})
 
+	var specs []componentSpec
+	if o.scheduler {
+		specs = append(specs, schedulerSpec(o.dir))
+	}
+	if o.controllerManager {
+		specs = append(specs, controllerManagerSpec(o.dir, pki))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go reportReady(ctx, server, tokens.admin, pki.caPEM, o)
+	go reportReady(ctx, server, tokens.admin, pki.caPEM, o, components, specs)
 
 	cmd := app.NewAPIServerCommand()
 	cmd.SetArgs(apiserverArgs(o, pki, tokens))
 	code := cli.Run(cmd)
 	cancel()
+	components.stop(o.stopGrace)
 	select {
 	case <-stopping:
 		return nil // asked to stop: a clean exit
@@ -293,19 +322,25 @@ type readyLine struct {
 	NodeKubeconfigs map[string]string `json:"nodeKubeconfigs"`
 	SecurePort      int               `json:"securePort"`
 	EtcdPort        int               `json:"etcdPort"`
+	// Components: the ones running besides etcd and kube-apiserver (kube-scheduler,
+	// kube-controller-manager), each already answering its health endpoint.
+	Components []string `json:"components"`
 }
 
-func reportReady(ctx context.Context, server, adminToken string, caPEM []byte, o options) {
+// reportReady waits for the API server's /readyz, then starts the components (they need the
+// API server) and waits until each answers its health endpoint, then prints the ready line.
+func reportReady(ctx context.Context, server, adminToken string, caPEM []byte, o options, components *componentSet, specs []componentSpec) {
 	client := newHTTPClient(caPEM)
-	for {
-		select {
-		case <-ctx.Done():
+	if !poll(ctx, func() bool { return readyz(ctx, client, server, adminToken) }) {
+		return
+	}
+	names := []string{}
+	componentClient := componentHealthClient()
+	for _, c := range components.start(specs) {
+		if !poll(ctx, func() bool { return c.healthy(ctx, componentClient) }) {
 			return
-		case <-time.After(200 * time.Millisecond):
 		}
-		if readyz(ctx, client, server, adminToken) {
-			break
-		}
+		names = append(names, c.spec.name)
 	}
 	line := readyLine{
 		Ready:           true,
@@ -314,12 +349,27 @@ func reportReady(ctx context.Context, server, adminToken string, caPEM []byte, o
 		NodeKubeconfigs: map[string]string{},
 		SecurePort:      o.securePort,
 		EtcdPort:        o.etcdPort,
+		Components:      names,
 	}
 	for _, n := range o.nodes {
 		line.NodeKubeconfigs[n] = filepath.Join(o.dir, n+".kubeconfig")
 	}
 	b, _ := json.Marshal(line)
 	fmt.Println(string(b))
+}
+
+// poll calls ok every 200 ms until it is true (then true) or ctx ends (then false).
+func poll(ctx context.Context, ok func() bool) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+		if ok() {
+			return true
+		}
+	}
 }
 
 // stopWhenStdinCloses waits for end of file on stdin, then asks this process to stop the way

@@ -131,7 +131,7 @@ describe('pod additions', () => {
     t.apply(PodOperation.ADD, pod);
     assert.deepEqual(t.admitted, ['s1']);
     assert.equal(t.workers().state('s1'), 'syncing');
-    assert.deepEqual(t.enqueued, [getPodFullName(pod), getPodFullName(pod)], 'once for the update, once when it started');
+    assert.deepEqual(t.enqueued, [getPodFullName(pod)], 'once, when it started: its first sync');
     assert.deepEqual(t.syncRequests, [[pod]]);
     assert.deepEqual(t.invalidated, ['s1'], 'its status is sent again once it started');
   });

@@ -8,6 +8,7 @@ import { createPodWorkers, effectiveGracePeriod, type PodWorkerState } from '../
 import type { Pod } from '../../../src/pod/types.js';
 import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { createRelist } from '../../../src/agent/relist.js';
 
 function staticPod(uid: string, o: { grace?: number; name?: string; stopSeconds?: number; deletionGrace?: number } = {}): Pod {
   const annotations: Record<string, string> = { 'kubernetes.io/config.source': 'file' };
@@ -229,5 +230,95 @@ describe('pod workers', () => {
     workers.updatePod(a, 'kill');
     const { working } = workers.counts(new Map([['b', staticPod('b', { name: 'b' })]]));
     assert.deepEqual(Object.fromEntries(working), { 'terminating|orphan|true': 1, 'sync|desired|true': 1 });
+  });
+});
+
+describe('pod workers with a relist (the kubelet lifecycle)', () => {
+  function withRelist() {
+    const clock = new FakeClock();
+    const relist = createRelist({ clock, periodMs: 1000 });
+    const log: string[] = [];
+    const at = (what: string): void => void log.push(`${clock.monotonic()} ${what}`);
+    const workers = createPodWorkers({
+      clock,
+      random: () => 0,
+      relist,
+      terminate: (pod, grace) => (at(`terminate ${pod.metadata!.uid} ${grace}`), Promise.resolve()),
+      onSync: (pod, reasons) => at(`sync ${pod.metadata!.uid} ${[...reasons].join('+')}`),
+      onStateChange: (pod, state) => at(`${pod.metadata!.uid} ${state}`),
+    });
+    return { clock, relist, workers, log };
+  }
+
+  it('a sync waits for a relist newer than the worker\'s last step: the first sync is held until the first relist', async () => {
+    const { clock, workers, log } = withRelist();
+    await clock.advance(200);
+    workers.updatePod(staticPod('u1'), 'create');
+    // The new mirror comes back through the watch while the first sync runs.
+    await clock.advance(100);
+    workers.sync('u1', 'update');
+    await clock.advance(1699);
+    assert.deepEqual(log, ['200 u1 syncing'], 'not at the first relist (1000), which ends the first sync');
+    await clock.advance(1);
+    assert.deepEqual(log.slice(1), ['2000 sync u1 update']);
+    // Idle for a whole relist period: the next sync runs at once.
+    await clock.advance(1500);
+    workers.sync('u1', 'runtime');
+    assert.deepEqual(log.slice(2), ['3500 sync u1 runtime']);
+    // One right after it waits for the relist after it (4000); what comes while one waits, for
+    // the relist after that one ran, together.
+    workers.sync('u1', 'update');
+    await clock.advance(400);
+    assert.equal(log.length, 3);
+    await clock.advance(100);
+    workers.sync('u1', 'runtime');
+    workers.sync('u1', 'update');
+    workers.sync('u1', 'runtime');
+    await clock.advance(2000);
+    assert.deepEqual(log.slice(3), ['4000 sync u1 update', '5000 sync u1 runtime', '6000 sync u1 update+runtime']);
+  });
+
+  it('a kill: the termination at the relist after the last sync, then the clean-up at the relist after it ends', async () => {
+    const { clock, workers, log } = withRelist();
+    const pod = staticPod('u1', { grace: 5 });
+    workers.updatePod(pod, 'create');
+    await clock.advance(2500);
+    workers.sync('u1', 'runtime');
+    // Killed just after that sync (a kubectl delete as the pod turns Running).
+    await clock.advance(100);
+    workers.updatePod(pod, 'kill');
+    assert.equal(workers.state('u1'), 'terminating');
+    await clock.advance(399);
+    assert.deepEqual(log, ['0 u1 syncing', '2500 sync u1 runtime', '2600 u1 terminating']);
+    await clock.advance(1);
+    assert.deepEqual(log.slice(3), ['3000 terminate u1 5', '3000 u1 terminated']);
+    assert.equal(workers.isPodTerminatingByFullName('web-node_default'), false, 'terminated: its orphaned mirror may go');
+    await clock.advance(999);
+    assert.equal(workers.state('u1'), 'terminated');
+    await clock.advance(1);
+    assert.deepEqual(log.slice(5), ['4000 u1 finished']);
+  });
+
+  it('a kill while a sync waits cancels that sync, and the termination waits for the relist after it', async () => {
+    const { clock, workers, log } = withRelist();
+    const pod = staticPod('u1', { grace: 5 });
+    workers.updatePod(pod, 'create');
+    await clock.advance(1200);
+    workers.sync('u1', 'runtime');
+    workers.sync('u1', 'update'); // waits for 2000
+    workers.updatePod(pod, 'kill');
+    await clock.advance(800);
+    assert.deepEqual(log, ['0 u1 syncing', '1200 u1 terminating'], 'the waiting sync did not run');
+    await clock.advance(1000);
+    assert.deepEqual(log.slice(2), ['3000 terminate u1 5', '3000 u1 terminated']);
+  });
+
+  it('a shorter grace period before the termination began is the one it uses', async () => {
+    const { clock, workers, log } = withRelist();
+    workers.updatePod(staticPod('u1', { grace: 30 }), 'create');
+    workers.updatePod(staticPod('u1', { grace: 30 }), 'kill');
+    workers.updatePod(staticPod('u1', { grace: 30, deletionGrace: 3 }), 'kill');
+    await clock.advance(3000);
+    assert.ok(log.includes('2000 terminate u1 3'), log.join(', '));
   });
 });

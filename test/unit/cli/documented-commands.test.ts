@@ -42,8 +42,18 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--kubelet-certificate-authority',
     '--kubelet-preferred-address-types',
   ],
+  // What the control plane gives its scheduler and controller manager (docs/control-plane.md).
+  'kube-scheduler': ['--leader-elect', '--bind-address', '--authentication-kubeconfig', '--authorization-kubeconfig', '--authentication-skip-lookup'],
+  'kube-controller-manager': [
+    '--use-service-account-credentials',
+    '--service-account-private-key-file',
+    '--root-ca-file',
+    '--cluster-signing-cert-file',
+    '--cluster-signing-key-file',
+    '--node-monitor-grace-period',
+  ],
   kubelet: ['--cluster-dns', '--cert-dir'],
-  kubectl: ['--raw', '--kubeconfig', '--field-selector', '--force'],
+  kubectl: ['--raw', '--kubeconfig', '--field-selector', '--force', '--ignore-daemonsets', '--delete-emptydir-data'],
   buildah: ['--storage-driver', '--isolation', '--name'],
   systemctl: ['--now'],
 };

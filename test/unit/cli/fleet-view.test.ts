@@ -23,6 +23,52 @@ describe('fleet view', () => {
     assert.equal(isConverged(progress({ nodesReady: 3, expected: 0 })), false, 'no static pods read yet');
   });
 
+  it("with the demo's Deployment: converged only once every pod of it is placed and Running", () => {
+    assert.equal(isConverged({ ...done, deployment: { desired: 2, placed: 2, running: 2 } }), true);
+    assert.equal(isConverged({ ...done, deployment: { desired: 2, placed: 2, running: 1 } }), false);
+    assert.equal(isConverged({ ...done, deployment: { desired: 2, placed: 1, running: 1 } }), false);
+  });
+
+  it('a progress line with the Deployment: its pods placed and Running after the mirrors', () => {
+    assert.equal(
+      progressLine({ ...done, deployment: { desired: 2, placed: 2, running: 2 } }),
+      '4.2 s · nodes Ready 3/3 · mirrors created 9/9 · Running 9/9 · deployment placed 2/2 · Running 2/2 · API 12.3 req/s · converged',
+    );
+    assert.equal(
+      progressLine({ ...done, deployment: { desired: 2, placed: 1, running: 0 } }),
+      '4.2 s · nodes Ready 3/3 · mirrors created 9/9 · Running 9/9 · deployment placed 1/2 · Running 0/2 · API 12.3 req/s',
+    );
+  });
+
+  it('the terminal view: bars for the Deployment too, aligned, and the details below', () => {
+    const lines = renderFleetView({ ...done, deployment: { desired: 2, placed: 2, running: 1 } });
+    assert.match(lines[3]!, /^deployment placed  \[#{30}\] 2\/2$/);
+    assert.match(lines[4]!, /^deployment Running \[#{15}\.{15}\] 1\/2$/);
+    assert.equal(lines[0]!.indexOf('['), lines[4]!.indexOf('['), 'the bars line up');
+    const out = { isTTY: true, text: '', write: (s: string) => ((out.text += s), true) };
+    const view = startFleetLiveView({ header: ['HEADER'], progress: () => done, details: () => ['scheduler sees: X'], out, refreshMs: 500, clock: new FakeClock() });
+    view.stop();
+    assert.match(out.text, /· converged\n\nscheduler sees: X\n$/);
+  });
+
+  it('off a terminal, the details (what the scheduler sees) once converged, and again at the end only if they changed', async () => {
+    const clock = new FakeClock();
+    const out = logStream();
+    let current = progress();
+    let details = ['scheduler sees: A'];
+    const view = startFleetLiveView({ header: ['HEADER'], progress: () => current, details: () => details, out, refreshMs: 500, clock });
+    await clock.advance(1_000);
+    assert.ok(!out.lines.includes('scheduler sees: A'), 'not while converging');
+    current = done;
+    await clock.advance(500);
+    assert.deepEqual(out.lines.slice(-2), [progressLine(done), 'scheduler sees: A']);
+    await clock.advance(2_000);
+    assert.equal(out.lines.filter((l) => l.startsWith('scheduler sees')).length, 1, 'once');
+    details = ['scheduler sees: B'];
+    view.stop();
+    assert.equal(out.lines.at(-1), 'scheduler sees: B', 'changed since: printed at the end');
+  });
+
   it('a progress line names every count against its total, and the rate', () => {
     assert.equal(progressLine(done), '4.2 s · nodes Ready 3/3 · mirrors created 9/9 · Running 9/9 · API 12.3 req/s · converged');
     assert.equal(progressLine(progress({ nodesReady: 1, mirrors: 4, running: 2 })), '0.0 s · nodes Ready 1/3 · mirrors created 4/9 · Running 2/9 · API 0.0 req/s');

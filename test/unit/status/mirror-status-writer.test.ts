@@ -606,4 +606,64 @@ describe('published pods (the kubelet lifecycle)', () => {
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 0);
   });
+
+  it('a pod published again after its status was forgotten (a UID restarted) has its next status written at once', async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const mirror = mirrorPod('mirror-1');
+    podManager.setPods([staticPod(), mirror]);
+    const api = new FakePodApi();
+    api.put(mirror);
+    let phase = 'Running';
+    const provider: StatusProvider = { statusFor: () => ({ phase }), onChange: () => () => {} };
+    let published = true;
+    const writer = createMirrorStatusWriter({
+      podManager,
+      statusProvider: provider,
+      api,
+      clock,
+      publishedPods: { list: () => (published ? [staticPod()] : []), byUID: (uid) => (published && uid === 'static-1' ? staticPod() : undefined) },
+    });
+    writer.start();
+    await clock.advance(0);
+    for (const next of ['Failed', 'Succeeded']) {
+      phase = next;
+      writer.invalidate('static-1');
+      await clock.advance(0);
+    }
+    assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Running', 'Failed', 'Succeeded']);
+    // Finished: no longer published, its status forgotten; then the same UID runs again.
+    published = false;
+    writer.invalidate('static-1');
+    await clock.advance(0);
+    published = true;
+    phase = 'Running';
+    writer.invalidate('static-1');
+    await clock.advance(0);
+    assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Running', 'Failed', 'Succeeded', 'Running'], 'not left to the next full batch');
+    await writer.stop();
+  });
+
+  it("a static pod's status waits for its own mirror: one of another hash (an edited manifest's) is left as it is", async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    const edited = staticPod('static-2');
+    const outdated = mirrorPod('mirror-1', 'static-1', 'web', { phase: 'Running' });
+    podManager.setPods([edited, outdated]);
+    const api = new FakePodApi();
+    api.put(outdated);
+    const provider: StatusProvider = { statusFor: () => ({ phase: 'Pending' }), onChange: () => () => {} };
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock });
+    await writer.syncBatch(false);
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 0, 'nothing written to the outdated mirror');
+    // Mirror sync replaces it.
+    podManager.removePod(outdated);
+    const replacement = mirrorPod('mirror-2', 'static-2', 'web', {});
+    api.pods.delete('default/web');
+    api.put(replacement);
+    podManager.addPod(replacement);
+    await writer.syncBatch(false);
+    assert.deepEqual(api.patches.map((p) => [p.body.metadata.uid, p.body.status.phase]), [['mirror-2', 'Pending']]);
+  });
 });
