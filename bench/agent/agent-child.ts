@@ -21,7 +21,8 @@ const countRequest = (method: string, code: string): void => {
 /** With recordRequestLog: every request with its start and end (ms since the time origin), for analysis. */
 const requestLog: RequestLogEntry[] = [];
 if (options.recordRequests) {
-  // client-node sends through node-fetch, which calls https.request for every request; watches
+  // The agent's client (src/kube/api-transport.ts, watch-stream.ts) calls https.request through
+  // the module object for every request, so this wrapper sees them all; watches
   // (the API source) are long-lived and not what kubeAPIQPS limits, so they are left out of
   // the request times (the counts keep them, as the kubelet's client metrics do).
   const original = https.request.bind(https) as (...args: unknown[]) => ClientRequest;

@@ -1,4 +1,6 @@
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event, type V1ObjectReference } from '@kubernetes/client-node';
+import type { CoreV1Event, V1ObjectReference } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '../kube/request-options.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { noopLogger, type Logger } from '../logger.js';

@@ -34,7 +34,7 @@ export interface LeaseFenceOptions {
   logger?: Logger;
 }
 
-/** Methods of a client-node API class that change something on the server. */
+/** Methods of an API client (src/kube/typed-apis.ts) that change something on the server. */
 const WRITE = /^(create|replace|patch|delete)/;
 
 export function createLeaseFence(options: LeaseFenceOptions): LeaseFence {

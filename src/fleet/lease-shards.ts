@@ -1,4 +1,5 @@
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
+import { V1MicroTime } from '../kube/micro-time.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { childLogger, type Logger } from '../logger.js';
 import type { LeaseApi } from '../kube/api-clients.js';

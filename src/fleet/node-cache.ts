@@ -1,4 +1,7 @@
-import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
+import { createApiClients } from '../kube/api-clients.js';
+import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
+import { unlimited } from '../kube/rate-limiter.js';
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
 import type { ListWatch } from '../kube/list-watch.js';
@@ -38,7 +41,7 @@ const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.re
  * its own.
  */
 export function kubeNodesListWatch(kubeConfig: KubeConfig): ListWatch<V1Node> {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+  const api = createApiClients(kubeConfig, unlimited).core;
   return trimmedListWatch(kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: () => api.listNode(), timeoutSeconds: () => randomWatchTimeoutSeconds() }), () => true);
 }
 

@@ -1,4 +1,7 @@
-import { ApiException, type CoreV1Api, type KubeConfig, type V1PodList } from '@kubernetes/client-node';
+import type { V1PodList } from '@kubernetes/client-node';
+import { ApiException } from '../kube/api-exception.js';
+import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 import type { Logger } from '../logger.js';
 import type { WatchEventType } from '../kube/list-watch.js';
 import { sameVersion } from '../kube/object-version.js';

@@ -1,11 +1,12 @@
-import { ApiException } from '@kubernetes/client-node';
+import { isApiException } from './api-exception.js';
 import { isAbortError } from './request-timeout.js';
 
 /**
  * What the agent's loops need to know about a failed API call: the HTTP status and the
- * `reason` of the returned Status. client-node 1.x puts the Status in `body` as a raw JSON
- * string, and uses 409 both for AlreadyExists and for a failed precondition (Conflict), so
- * the reason is the only way to tell those apart.
+ * `reason` of the returned Status. Our client (src/kube/api-transport.ts), like client-node
+ * 1.x, puts the Status in `body` as a raw JSON string, and the API server uses 409 both for
+ * AlreadyExists and for a failed precondition (Conflict), so the reason is the only way to
+ * tell those apart. Ours and client-node's `ApiException` read alike (`isApiException`).
  */
 export interface ApiErrorInfo {
   /** HTTP status, or 0 when the request never got a response. */
@@ -14,7 +15,7 @@ export interface ApiErrorInfo {
 }
 
 export function apiErrorInfo(err: unknown): ApiErrorInfo {
-  if (err instanceof ApiException) {
+  if (isApiException(err)) {
     return { code: err.code, reason: statusReason(err.body) };
   }
   const code = (err as { code?: unknown } | null)?.code;
@@ -46,7 +47,7 @@ function statusReason(body: unknown): string {
 export function isUIDMismatch(err: unknown): boolean {
   const info = apiErrorInfo(err);
   if (info.code === 409 && info.reason === 'Conflict') return true;
-  if (info.code !== 422 || !(err instanceof ApiException)) return false;
+  if (info.code !== 422 || !isApiException(err)) return false;
   const causes = parseStatus(err.body)?.details?.causes ?? [];
   return causes.some((c) => c.field === 'metadata.uid');
 }
@@ -69,11 +70,11 @@ export interface ApiStatusSummary {
 }
 
 /**
- * The Status fields of a client-node error, for error messages: its `message` embeds the
- * response body and headers, so only the Status's own message (or the HTTP code) is shown.
+ * The Status fields of a failed call, for error messages: an `ApiException`'s `message` embeds
+ * the response body and headers, so only the Status's own message (or the HTTP code) is shown.
  */
 export function apiStatusOf(err: unknown): ApiStatusSummary {
-  if (err instanceof ApiException) {
+  if (isApiException(err)) {
     const status = parseStatus(err.body);
     const reason = typeof status?.reason === 'string' ? status.reason : undefined;
     const message = typeof status?.message === 'string' ? status.message : `HTTP ${err.code}`;
@@ -96,13 +97,13 @@ export class ApiStatusError extends Error {
 
 /**
  * What may stand as the `cause` of a logged or raised error for a failed call: pino prints a
- * cause's message and stack, and a client-node ApiException's message embeds the response body
+ * cause's message and stack, and an ApiException's message embeds the response body
  * and headers, so it is replaced by its Status summary. Transport errors (refused connection,
  * timeout) are kept as they are: their message is what tells an operator what went wrong.
  */
 export function apiFailureCause(err: unknown): unknown {
-  if (err instanceof ApiException) return new ApiStatusError(apiStatusOf(err));
-  // node-fetch words an abandoned call as if a user had aborted it.
+  if (isApiException(err)) return new ApiStatusError(apiStatusOf(err));
+  // A call abandoned at its deadline is named AbortError (src/kube/api-transport.ts).
   if (isAbortError(err)) return new Error('no answer from the API server within the request timeout (src/kube/request-timeout.ts)');
   return err;
 }

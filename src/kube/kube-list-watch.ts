@@ -1,8 +1,10 @@
-import { ApiException, Watch, type KubeConfig } from '@kubernetes/client-node';
-import type { ListWatch, ObjectList, WatchEventType } from './list-watch.js';
+import { createClusterAccess, type ClusterAccess } from './cluster-access.js';
+import type { KubeConfigLike } from './kubeconfig.js';
+import type { ListWatch, ObjectList } from './list-watch.js';
+import { startWatch } from './watch-stream.js';
 
 export interface KubeListWatchOptions<T> {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConfigLike;
   /** The collection to watch, e.g. `/api/v1/pods`. */
   path: string;
   /** The list call, through whichever API client the caller wants it to use (pool, rate limiter). */
@@ -14,33 +16,23 @@ export interface KubeListWatchOptions<T> {
 
 /**
  * A list and watch of one kind against the API server: the list through the caller's client,
- * the watch on one long-lived connection of client-node's `Watch`, with bookmarks and a
- * server-side timeout.
+ * the watch on one long-lived connection read as JSON lines (src/kube/watch-stream.ts), with
+ * bookmarks and a server-side timeout. A refused watch request (a 410 among others) ends in an
+ * `ApiException` with its status, which src/kube/api-error.ts reads as it reads a failed call.
  */
 export function kubeListWatch<T>(options: KubeListWatchOptions<T>): ListWatch<T> {
-  const watcher = new Watch(options.kubeConfig);
+  let access: ClusterAccess | undefined;
   const { path, fieldSelector, timeoutSeconds } = options;
-  const selector = fieldSelector !== undefined ? { fieldSelector } : {};
   return {
     list: options.list,
-    watch: (resourceVersion, onEvent, done) =>
-      watcher.watch(
+    watch: (resourceVersion, onEvent, done) => {
+      access ??= createClusterAccess(options.kubeConfig);
+      return startWatch(access, {
         path,
-        { ...selector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: typeof timeoutSeconds === 'number' ? timeoutSeconds : timeoutSeconds() },
-        // client-node passes the event type as a plain string.
-        (type: string, object: unknown) => onEvent(type as WatchEventType, object),
-        (err: unknown) => done(asApiException(err)),
-      ),
+        query: { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: typeof timeoutSeconds === 'number' ? timeoutSeconds : timeoutSeconds() },
+        onEvent,
+        done,
+      });
+    },
   };
-}
-
-/**
- * client-node's Watch reports a refused watch request (a 410 among others) as a plain Error
- * with `statusCode`, where its API calls throw an ApiException: turned into the latter here, so
- * that src/kube/api-error.ts reads both alike.
- */
-function asApiException(err: unknown): unknown {
-  const statusCode = (err as { statusCode?: unknown } | null | undefined)?.statusCode;
-  if (typeof statusCode !== 'number') return err;
-  return new ApiException(statusCode, err instanceof Error ? err.message : String(err), undefined, {});
 }

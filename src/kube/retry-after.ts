@@ -1,24 +1,12 @@
-import { IsomorphicFetchHttpLibrary, ResponseContext, wrapHttpLibrary, type HttpLibrary, type RequestContext } from '@kubernetes/client-node';
-
 /**
  * client-go sends a request again when the API server answers 429 (priority and fairness
  * shedding load) or a 5xx, and says in `Retry-After` how many seconds to wait; up to 10 times.
- * client-node 1.x hands such an answer straight to the caller, so a throttled mirror create
- * surfaced as a failure (a warning, an Event, a backoff) where the kubelet only waits. This
- * HTTP library does what client-go does. The request's deadline (request-timeout.ts) still
- * bounds the whole exchange: once it has passed, the last answer is returned as it is.
+ * client-node 1.x handed such an answer straight to the caller, so a throttled mirror create
+ * surfaced as a failure (a warning, an Event, a backoff) where the kubelet only waits. Our
+ * transport (src/kube/api-transport.ts) does what client-go does. The request's deadline
+ * (request-timeout.ts) still bounds the whole exchange: once it has passed, the last answer is
+ * returned as it is.
  */
-export interface RetryAfterOptions {
-  /** 10, as client-go. */
-  maxRetries?: number;
-  /** The HTTP library that sends; client-node's default. */
-  inner?: HttpLibrary;
-  /** Waits; a test passes a fake. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Called before each wait, for a debug line. */
-  onRetry?: (info: { url: string; status: number; seconds: number; attempt: number }) => void;
-}
-
 export const DEFAULT_MAX_RETRIES = 10;
 
 /** The whole seconds of a `Retry-After` header, or undefined when it asks for no retry. */
@@ -42,8 +30,7 @@ export interface RetryLoopOptions<R> {
 /**
  * The retry rule above on any transport: sends, and while the answer asks to be retried, the
  * retries allow and the deadline has not passed, waits the seconds asked and sends again.
- * Returns the last answer. The typed clients' HTTP library and the lean Lease client
- * (src/kube/lease-client.ts) both send through it.
+ * Returns the last answer. The API transport (src/kube/api-transport.ts) sends through it.
  */
 export async function sendRetryingAfter<R>(send: () => Promise<R>, options: RetryLoopOptions<R>): Promise<R> {
   let response = await send();
@@ -57,30 +44,4 @@ export async function sendRetryingAfter<R>(send: () => Promise<R>, options: Retr
     response = await send();
   }
   return response;
-}
-
-const realSleep = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-export function createRetryAfterHttpLibrary(options: RetryAfterOptions = {}): HttpLibrary {
-  const inner = options.inner ?? new IsomorphicFetchHttpLibrary();
-  return wrapHttpLibrary({
-    async send(request: RequestContext): Promise<ResponseContext> {
-      // A refused answer is read to the end before the wait, so that its keep-alive socket is
-      // free again; its text is kept, as it is the answer if the deadline passes while waiting.
-      let drained: { response: ResponseContext; text: string } | undefined;
-      const response = await sendRetryingAfter(() => inner.send(request).toPromise(), {
-        maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
-        sleep: options.sleep ?? realSleep,
-        expired: () => request.getSignal()?.aborted === true,
-        answer: (r) => ({ status: r.httpStatusCode, retryAfter: r.headers['retry-after'] }),
-        beforeWait: async (r, seconds, attempt) => {
-          drained = { response: r, text: await r.body.text().catch(() => '') };
-          options.onRetry?.({ url: request.getUrl(), status: r.httpStatusCode, seconds, attempt });
-        },
-      });
-      if (drained?.response !== response) return response;
-      const { text } = drained;
-      return new ResponseContext(response.httpStatusCode, response.headers, { text: async () => text, binary: async () => Buffer.from(text) });
-    },
-  });
 }

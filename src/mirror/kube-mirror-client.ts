@@ -1,4 +1,5 @@
-import { type CoreV1Api, type V1OwnerReference } from '@kubernetes/client-node';
+import type { V1OwnerReference } from '@kubernetes/client-node';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 
 import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY } from '../constants.js';
 import { kpError } from '../errors.js';
@@ -42,7 +43,7 @@ export function createKubeMirrorClient(options: KubeMirrorClientOptions): Mirror
 }
 
 /**
- * The MirrorClient that talks to a real API server through client-node's CoreV1Api.
+ * The MirrorClient that talks to a real API server through a CoreV1Api (src/kube/typed-apis.ts).
  *
  * Creating: the mirror is a copy of the static pod (the static pod is not changed) with
  * `kubernetes.io/config.mirror` set to the static pod's `config.hash` ("" if it has none)
@@ -160,7 +161,7 @@ export class KubeMirrorClient implements MirrorClient {
     try {
       node = await this.#getNode(this.#nodeName);
     } catch (err) {
-      // A getter built on client-node may throw ApiException, whose message embeds the
+      // A getter built on an API client may throw ApiException, whose message embeds the
       // response body and headers: keep only the Status message.
       const status = apiStatusOf(err);
       throw kpError('KP_ERR_MIRROR_NODE_UID', [this.#nodeName, status.message], {

@@ -1,5 +1,5 @@
 import type { V1Lease, V1Node, V1OwnerReference } from '@kubernetes/client-node';
-import { V1MicroTime } from '@kubernetes/client-node';
+import { V1MicroTime } from '../kube/micro-time.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import type { LeaseApi } from '../kube/api-clients.js';

@@ -1,5 +1,6 @@
-import type { CoreV1Api, V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '../kube/request-options.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';

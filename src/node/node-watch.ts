@@ -1,8 +1,10 @@
-import type { CoreV1Api, KubeConfig, V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
+import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 import type { ListWatch } from '../kube/list-watch.js';
 import { createReflector, type ReflectorWording } from '../kube/reflector.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';

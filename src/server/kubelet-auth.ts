@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthenticationV1Api, AuthorizationV1Api, V1UserInfo } from '@kubernetes/client-node';
+import type { V1UserInfo } from '@kubernetes/client-node';
+import type { AuthenticationV1Api, AuthorizationV1Api } from '../kube/typed-apis.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { childLogger, type Logger } from '../logger.js';
 import { realClock, type Clock } from '../time/clock.js';

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 
 import { API_SERVER_SOURCE, PodOperation } from '../constants.js';
 import { kpError } from '../errors.js';

@@ -1,4 +1,7 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { createApiClients } from '../kube/api-clients.js';
+import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
+import { unlimited } from '../kube/rate-limiter.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
@@ -30,7 +33,7 @@ export function kubePodsListWatch(
   kubeConfig: KubeConfig,
   fieldSelector: string,
   timeoutSeconds: number,
-  core: CoreV1Api = kubeConfig.makeApiClient(CoreV1Api),
+  core: Pick<CoreV1Api, 'listPodForAllNamespaces'> = createApiClients(kubeConfig, unlimited).core,
 ): PodListWatch {
   // Mirror pods are kept without their managedFields; other pods stay whole (/pods serves them).
   return trimmedListWatch(

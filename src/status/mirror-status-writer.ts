@@ -1,5 +1,6 @@
-import type { CoreV1Api, V1PodStatus } from '@kubernetes/client-node';
-import { setHeaderOptions } from '@kubernetes/client-node';
+import type { V1PodStatus } from '@kubernetes/client-node';
+import { setHeaderOptions } from '../kube/request-options.js';
+import type { CoreV1Api } from '../kube/typed-apis.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';

@@ -1,4 +1,5 @@
-import { PatchStrategy, type V1PodStatus } from '@kubernetes/client-node';
+import type { V1PodStatus } from '@kubernetes/client-node';
+import { PatchStrategy } from '../kube/request-options.js';
 import { KUBELET_OWNED_POD_CONDITIONS } from './kubelet-owned-conditions.js';
 
 /**

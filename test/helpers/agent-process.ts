@@ -15,6 +15,10 @@ export interface AgentProcessOptions {
   extraArgs?: readonly string[];
   /** Run this `kubelet-pods` program (such as the single executable) instead of dist/ under node. */
   executable?: string;
+  /** Options for node itself, before the program (`--import` a module loader hook). */
+  nodeArgs?: readonly string[];
+  /** More environment variables. */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface AgentProcess {
@@ -33,10 +37,11 @@ export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
   if (options.manifestDir !== undefined) args.push('--pod-manifest-path', options.manifestDir);
   if (options.manifestURL !== undefined) args.push('--manifest-url', options.manifestURL);
   args.push(...(options.extraArgs ?? []));
+  const env = options.env !== undefined ? { ...process.env, ...options.env } : process.env;
   const child =
     options.executable !== undefined
-      ? spawn(options.executable, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ? spawn(options.executable, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+      : spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));

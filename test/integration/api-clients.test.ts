@@ -3,7 +3,11 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { createApiClients } from '../../src/kube/api-clients.js';
+import { apiErrorInfo, apiStatusOf, isAlreadyExists, isConflict, isNotFound, isUIDMismatch } from '../../src/kube/api-error.js';
+import { loadKubeConfigFile } from '../../src/kube/kubeconfig-file.js';
+import { PatchStrategy, setHeaderOptions } from '../../src/kube/request-options.js';
 import { createTokenBucket, unlimited } from '../../src/kube/rate-limiter.js';
 import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 
@@ -49,7 +53,7 @@ it('requests wait for the rate limiter: 30 calls at 20 QPS with burst 10 take at
   assert.ok(performance.now() - started >= 950, 'the bucket was bypassed');
 });
 
-it('static credentials are worked out once, not per request; an exec plugin user is asked every time', async () => {
+it('static credentials are read by our client, never applied through client-node per request; an exec plugin user is asked every time', async () => {
   const kubeConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
   let applied = 0;
   const original = kubeConfig.applySecurityAuthentication.bind(kubeConfig);
@@ -60,7 +64,7 @@ it('static credentials are worked out once, not per request; an exec plugin user
   const { core } = createApiClients(kubeConfig, unlimited);
   const nodes = await Promise.all(Array.from({ length: 20 }, () => core.readNode({ name: 'pool-node' })));
   assert.equal(nodes.length, 20);
-  assert.equal(applied, 1, 'the kubeconfig was applied once for 20 authenticated requests');
+  assert.equal(applied, 0, 'the token and CA were read from the kubeconfig by our client (src/kube/cluster-access.ts), not applied by client-node, for 20 authenticated requests');
 
   // A user whose token comes from an exec plugin may change it: client-node applies it per request.
   const execConfig = kubeConfigFromFile(cp.cluster.nodeKubeconfigs['pool-node']!);
@@ -104,4 +108,30 @@ it('events go through their own bucket (eventRecordQPS) on the same connection p
   assert.ok(sockets >= 1 && sockets <= 2, `one pool for both: ${sockets} connections`);
   const { events: unlimitedEvents, core: sameCore } = createApiClients(kubeConfig, unlimited);
   assert.equal(unlimitedEvents, sameCore, 'without an event limiter, events share the main client');
+});
+
+it('a refused call reads as it did through client-node: NotFound, AlreadyExists, a failed UID precondition, a UID mismatch', async () => {
+  const admin = cp.cluster.adminKubeconfig;
+  const ours = createApiClients(loadKubeConfigFile(admin).kubeConfig, unlimited).core;
+  const theirs = kubeConfigFromFile(admin).makeApiClient(CoreV1Api);
+  const namespace = cp.namespace;
+  const pod = (name: string) => ({ metadata: { name, namespace }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+  const failed = (call: Promise<unknown>): Promise<unknown> => call.then(() => assert.fail('the call succeeded'), (err: unknown) => err);
+  await ours.createNamespacedPod({ namespace, body: pod('taken') });
+  const cases: [string, (api: Pick<CoreV1Api, 'readNamespacedPod' | 'createNamespacedPod' | 'deleteNamespacedPod' | 'patchNamespacedPodStatus'>) => Promise<unknown>, (e: unknown) => boolean][] = [
+    ['read a pod that does not exist', (api) => api.readNamespacedPod({ name: 'absent', namespace }), isNotFound],
+    ['create a pod whose name is taken', (api) => api.createNamespacedPod({ namespace, body: pod('taken') }), isAlreadyExists],
+    ['delete with another UID as precondition', (api) => api.deleteNamespacedPod({ name: 'taken', namespace, body: { preconditions: { uid: 'not-its-uid' } } }), isConflict],
+    // Our setHeaderOptions works with client-node's clients too (a library user may pass one).
+    ['patch the status with another UID', (api) => api.patchNamespacedPodStatus({ name: 'taken', namespace, body: { metadata: { uid: 'not-its-uid' }, status: {} } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch) as never), isUIDMismatch],
+  ];
+  for (const [what, call, predicate] of cases) {
+    const mine = await failed(call(ours));
+    const before = await failed(call(theirs as never));
+    assert.deepEqual(apiErrorInfo(mine), apiErrorInfo(before), what);
+    assert.deepEqual(apiStatusOf(mine), apiStatusOf(before), what);
+    assert.ok(predicate(mine) && predicate(before), what);
+    assert.equal((mine as { body?: unknown }).body, (before as { body?: unknown }).body, `${what}: the same Status text`);
+  }
+  assert.ok(!isConflict(await failed(ours.createNamespacedPod({ namespace, body: pod('taken') }))), 'AlreadyExists is not a Conflict');
 });

@@ -32,6 +32,8 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--heap-growing-percent',
     '--no-parallel-scavenge',
     '--v8-pool-size',
+    // V8's: the young generation's growth, measured for `run` at 100 static pods (docs/performance.md).
+    '--semi-space-growth-factor',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',

@@ -2,12 +2,15 @@
 // that says so, instead of stalling the loop that awaits it.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
-import { HttpMethod, KubeConfig, RequestContext, ResponseContext, wrapHttpLibrary } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createApiClients } from '../../../src/kube/api-clients.js';
 import { apiFailureCause } from '../../../src/kube/api-error.js';
-import { createTokenBucket } from '../../../src/kube/rate-limiter.js';
-import { isAbortError, timeoutFor, withRequestDeadlines } from '../../../src/kube/request-timeout.js';
+import { createApiTransport } from '../../../src/kube/api-transport.js';
+import { createClusterAccess } from '../../../src/kube/cluster-access.js';
+import { createTokenBucket, unlimited } from '../../../src/kube/rate-limiter.js';
+import { isAbortError, timeoutFor } from '../../../src/kube/request-timeout.js';
 
 const server = 'https://127.0.0.1:6443';
 
@@ -23,31 +26,46 @@ it('heartbeats (the node Lease, Node and Node status) get the short deadline, th
   assert.equal(timeoutFor(`${server}/apis/coordination.k8s.io/v1/namespaces/other/leases/n1`, t), 2);
 });
 
-it('a caller that brought its own signal keeps it; otherwise the deadline is cleared once the answer is read', async () => {
-  const seen: (AbortSignal | undefined)[] = [];
-  const inner = wrapHttpLibrary({
-    async send(request: RequestContext) {
-      seen.push(request.getSignal());
-      return new ResponseContext(200, {}, { text: async () => '{}', binary: async () => Buffer.from('{}') });
-    },
-  });
-  const http = withRequestDeadlines(inner, { heartbeatMs: 50, otherMs: 50 });
-  const own = new AbortController().signal;
-  const mine = new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET);
-  mine.setSignal(own);
-  await http.send(mine).toPromise();
-  assert.equal(seen[0], own);
+/** A plain-HTTP test server and our transport to it, with the given deadlines. */
+async function serve(handler: Parameters<typeof createHttpServer>[1], timeouts: { heartbeatMs: number; otherMs: number }) {
+  const connections: Socket[] = [];
+  const server = createHttpServer(handler);
+  server.on('connection', (socket) => connections.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const access = createClusterAccess({ getCurrentCluster: () => ({ name: 'c', server: url, skipTLSVerify: true }), getCurrentUser: () => null });
+  const transport = createApiTransport(access, { limiter: unlimited, timeouts });
+  return { transport, connections, close: () => (connections.forEach((c) => c.destroy()), server.close()) };
+}
 
-  const response = await http.send(new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET)).toPromise();
-  assert.ok(seen[1] instanceof AbortSignal && seen[1] !== own);
-  assert.equal(await response.body.text(), '{}');
-  await new Promise((resolve) => setTimeout(resolve, 120));
-  assert.equal(seen[1].aborted, false, 'the deadline of a finished call no longer fires');
+it('the deadline is cleared once the answer is read: a finished call leaves its connection alone', async () => {
+  const s = await serve((req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Node"}'), { heartbeatMs: 50, otherMs: 50 });
+  try {
+    assert.deepEqual(await s.transport.call({ method: 'GET', path: '/api/v1/nodes/n1' }), { kind: 'Node' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.deepEqual(await s.transport.call({ method: 'GET', path: '/api/v1/nodes/n1' }), { kind: 'Node' });
+    assert.equal(s.connections.length, 1, 'the keep-alive connection of the first call served the second: no deadline destroyed it');
+  } finally {
+    s.close();
+  }
+});
 
-  // An answer whose body is never read: the deadline still ends the exchange.
-  await http.send(new RequestContext(`${server}/api/v1/nodes/n1`, HttpMethod.GET)).toPromise();
-  await new Promise((resolve) => setTimeout(resolve, 120));
-  assert.equal(seen[2]?.aborted, true);
+it('the deadline covers reading the body: an answer that stalls half-way fails as an abort', { timeout: 10_000 }, async () => {
+  const s = await serve((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"kind":');
+  }, { heartbeatMs: 100, otherMs: 100 });
+  try {
+    const started = Date.now();
+    const err = await s.transport.call({ method: 'GET', path: '/api/v1/nodes/n1' }).then(
+      () => assert.fail('the stalled answer was read'),
+      (e: unknown) => e,
+    );
+    assert.ok(isAbortError(err), `not an abort: ${String(err)}`);
+    assert.ok(Date.now() - started < 5_000);
+  } finally {
+    s.close();
+  }
 });
 
 it('a call to a server that accepts the connection and never answers fails at its deadline', { timeout: 20_000 }, async () => {
@@ -75,7 +93,7 @@ it('a call to a server that accepts the connection and never answers fails at it
     assert.match(String((apiFailureCause(lease) as Error).message), /within the request timeout/);
 
     const pods = Date.now();
-    const list = await apis.core.listNamespacedPod({ namespace: 'default' }).then(
+    const list = await apis.core.listPodForAllNamespaces({}).then(
       () => assert.fail('the silent server answered'),
       (err: unknown) => err,
     );

@@ -3,10 +3,14 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createApiClients } from '../../../src/kube/api-clients.js';
-import { createTokenBucket } from '../../../src/kube/rate-limiter.js';
-import { createRetryAfterHttpLibrary, retryAfterSeconds } from '../../../src/kube/retry-after.js';
+import { apiErrorInfo } from '../../../src/kube/api-error.js';
+import { isApiException } from '../../../src/kube/api-exception.js';
+import { createApiTransport, type ApiTransportOptions } from '../../../src/kube/api-transport.js';
+import { createClusterAccess } from '../../../src/kube/cluster-access.js';
+import { createTokenBucket, unlimited } from '../../../src/kube/rate-limiter.js';
+import { retryAfterSeconds } from '../../../src/kube/retry-after.js';
 
 const LEASE = '{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"n1"}}';
 
@@ -25,6 +29,15 @@ async function scripted(answers: { status: number; retryAfter?: string }[]): Pro
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, hits: () => hits, close: () => server.close() };
 }
 
+/** Our transport to that server, with a token (plain HTTP: TLS verification off, as a kubeconfig must say). */
+function transportTo(url: string, options: Partial<ApiTransportOptions> = {}) {
+  const access = createClusterAccess({ getCurrentCluster: () => ({ name: 'c', server: url, skipTLSVerify: true }), getCurrentUser: () => ({ name: 'u', token: 't' }) });
+  return createApiTransport(access, { limiter: unlimited, ...options });
+}
+
+/** The call's failure: the refused answer, as an ApiException. */
+const failure = (call: Promise<unknown>): Promise<unknown> => call.then(() => assert.fail('the call succeeded'), (err: unknown) => err);
+
 it('only 429 and 5xx answers with whole seconds in Retry-After are retried', () => {
   assert.equal(retryAfterSeconds(429, '1'), 1);
   assert.equal(retryAfterSeconds(503, ' 2 '), 2);
@@ -38,9 +51,8 @@ it('waits the seconds asked between attempts and returns the first answer not to
   const server = await scripted([{ status: 429, retryAfter: '1' }, { status: 503, retryAfter: '3' }]);
   try {
     const waits: number[] = [];
-    const http = createRetryAfterHttpLibrary({ sleep: async (ms) => void waits.push(ms) });
-    const response = await http.send(new RequestContext(`${server.url}/x`, HttpMethod.GET)).toPromise();
-    assert.equal(response.httpStatusCode, 200);
+    const lease = await transportTo(server.url, { sleep: async (ms: number) => void waits.push(ms) }).call<{ metadata?: { name?: string } }>({ method: 'GET', path: '/x' });
+    assert.equal(lease.metadata?.name, 'n1');
     assert.deepEqual(waits, [1000, 3000]);
     assert.equal(server.hits(), 3);
   } finally {
@@ -51,18 +63,18 @@ it('waits the seconds asked between attempts and returns the first answer not to
 it('gives up after the retries allowed, and never retries a 500 without Retry-After', async () => {
   const server = await scripted(Array.from({ length: 5 }, () => ({ status: 429, retryAfter: '0' })));
   try {
-    const http = createRetryAfterHttpLibrary({ maxRetries: 2, sleep: async () => undefined });
-    const response = await http.send(new RequestContext(`${server.url}/x`, HttpMethod.POST)).toPromise();
-    assert.equal(response.httpStatusCode, 429);
+    const err = await failure(transportTo(server.url, { maxRetries: 2, sleep: async () => undefined }).call({ method: 'POST', path: '/x', body: {} }));
+    assert.ok(isApiException(err));
+    assert.deepEqual(apiErrorInfo(err), { code: 429, reason: 'TooManyRequests' });
     assert.equal(server.hits(), 3, 'the first attempt and two retries');
-    assert.match(await response.body.text(), /TooManyRequests/);
+    assert.match(String(err.body), /TooManyRequests/);
   } finally {
     server.close();
   }
   const plain = await scripted([{ status: 500 }]);
   try {
-    const response = await createRetryAfterHttpLibrary({ sleep: async () => assert.fail('no wait') }).send(new RequestContext(`${plain.url}/x`, HttpMethod.GET)).toPromise();
-    assert.equal(response.httpStatusCode, 500);
+    const err = await failure(transportTo(plain.url, { sleep: async () => assert.fail('no wait') }).call({ method: 'GET', path: '/x' }));
+    assert.equal(apiErrorInfo(err).code, 500);
     assert.equal(plain.hits(), 1);
   } finally {
     plain.close();
@@ -72,13 +84,11 @@ it('gives up after the retries allowed, and never retries a 500 without Retry-Af
 it('a passed deadline ends the waiting with the refused answer', async () => {
   const server = await scripted([{ status: 429, retryAfter: '1' }]);
   try {
-    const controller = new AbortController();
-    const request = new RequestContext(`${server.url}/x`, HttpMethod.GET);
-    request.setSignal(controller.signal);
-    const http = createRetryAfterHttpLibrary({ sleep: async () => controller.abort() });
-    const response = await http.send(request).toPromise();
-    assert.equal(response.httpStatusCode, 429);
-    assert.match(await response.body.text(), /TooManyRequests/);
+    const transport = transportTo(server.url, { timeouts: { heartbeatMs: 50, otherMs: 50 }, sleep: (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 150))) });
+    const err = await failure(transport.call({ method: 'GET', path: '/x' }));
+    assert.ok(isApiException(err));
+    assert.equal(err.code, 429);
+    assert.match(String(err.body), /TooManyRequests/);
     assert.equal(server.hits(), 1);
   } finally {
     server.close();

@@ -3,7 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiException, type ConfigurationOptions, type V1Node } from '@kubernetes/client-node';
+import { ApiException, type V1Node } from '@kubernetes/client-node';
+import type { RequestOptions as ConfigurationOptions } from '../../../src/kube/request-options.js';
 import { hasErrorCode } from '../../../src/errors.js';
 import type { MachineInfo } from '../../../src/node/machine-info.js';
 import { createNodeRegistration, statusChanged, type NodeApi } from '../../../src/node/node-registration.js';

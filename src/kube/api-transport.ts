@@ -1,0 +1,210 @@
+import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { ApiException } from './api-exception.js';
+import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
+import { createH2Session, type H2Session } from './h2-session.js';
+import type { RateLimiter, RequestPriority } from './rate-limiter.js';
+import { DEFAULT_REQUEST_TIMEOUTS, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
+import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
+
+/**
+ * The User-Agent of the agent's requests when none is given: what client-node 1.x sent
+ * (node-fetch's default). The API server names the field manager of every write after it
+ * (`managedFields[].manager`), so it stays what it was when our client replaced client-node.
+ */
+export const DEFAULT_USER_AGENT = 'node-fetch';
+
+export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One API call. */
+export interface ApiRequest {
+  method: HttpVerb;
+  /** The API path, without the server's own prefix: `/api/v1/namespaces/default/pods`. */
+  path: string;
+  /** Query parameters; undefined ones are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** The body's Content-Type: `application/json` by default. */
+  contentType?: string;
+  /** Headers of the call's options (a patch's Content-Type): they win over the ones above. */
+  headers?: Record<string, string>;
+}
+
+export interface ApiTransportOptions {
+  /** Every call waits for a token first (kubeAPIQPS / kubeAPIBurst); pod status writes yield (`priorityOf`). */
+  limiter: RateLimiter;
+  /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
+  timeouts?: RequestTimeouts;
+  /** `DEFAULT_USER_AGENT` when undefined; '' sends none. */
+  userAgent?: string;
+  /** Waits out a Retry-After; a test passes a fake. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Retries after a Retry-After answer: 10, as client-go. */
+  maxRetries?: number;
+  /**
+   * Sends over one HTTP/2 connection (src/kube/h2-session.ts) instead of the keep-alive pool
+   * (the fleet's Lease renewals: those falling in one turn of the event loop leave in one write).
+   * Static credentials over https only.
+   */
+  http2?: boolean;
+}
+
+/** Sends API calls as JSON over node:https (or node:http, or HTTP/2) and reads the answers. */
+export interface ApiTransport {
+  readonly access: ClusterAccess;
+  /** The parsed JSON answer of a 2xx; an `ApiException` for any other status. */
+  call<T>(request: ApiRequest): Promise<T>;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** One call's deadline: a timer cleared when the call ends, which destroys the request in flight. */
+interface Deadline {
+  expired: boolean;
+  inFlight: { destroy(err: Error): void } | undefined;
+}
+
+const POD_STATUS_PATH = /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
+
+/** Pod status writes yield to everything else (see RequestPriority). */
+export function priorityOf(method: string, path: string): RequestPriority {
+  if (method !== 'PATCH' && method !== 'PUT') return 'high';
+  return POD_STATUS_PATH.test(path) ? 'low' : 'high';
+}
+
+/** The query string of a call, `?a=b` or ''. */
+export function queryString(query: ApiRequest['query']): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** An answer's headers as client-node reports them: one string per name (HTTP/2 pseudo-headers left out). */
+export function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || name.startsWith(':')) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return out;
+}
+
+/** The error of a call abandoned at its deadline, named as api-error.ts's `isAbortError` expects. */
+export function deadlineError(method: string, target: string, timeoutMs: number): Error {
+  return Object.assign(new Error(`${method} ${target}: no answer within ${timeoutMs} ms`), { name: 'AbortError' });
+}
+
+/** The host of a URL as node:http wants it (an IPv6 literal without its brackets). */
+export function requestHost(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Sends one request over HTTP/1.1 with the prepared agent and reads the whole answer as text.
+ * Through the module objects (`https.request`), so that what wraps them (the benchmarks'
+ * request counters) sees these requests too.
+ */
+export function sendHttp1(access: ClusterAccess, prepared: PreparedRequest, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline?: Deadline): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const { server } = access;
+    const send = server.protocol === 'https:' ? https.request : http.request;
+    let req: ClientRequest;
+    try {
+      req = send({ agent: prepared.agent, protocol: server.protocol, hostname: requestHost(server), port: server.port || undefined, method, path: target, headers }, (res: IncomingMessage) => {
+        let data = '';
+        let ended = false;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (data += chunk));
+        res.on('end', () => {
+          ended = true;
+          resolve({ status: res.statusCode ?? 0, text: data, headers: res.headers });
+        });
+        res.on('error', reject);
+        res.on('close', () => {
+          if (!ended) reject(new Error(`${method} ${target}: the connection closed before the answer ended`));
+        });
+      });
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    req.on('error', reject);
+    if (deadline !== undefined) deadline.inFlight = req;
+    // A string body given to end() goes out in the same write as the headers.
+    req.end(text);
+  });
+}
+
+export function createApiTransport(access: ClusterAccess, options: ApiTransportOptions): ApiTransport {
+  const timeouts = options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS;
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  if (options.http2 === true && (access.kind !== 'static' || access.server.protocol !== 'https:')) {
+    throw new Error('HTTP/2 needs static credentials and an https server');
+  }
+  let h2: Promise<H2Session> | undefined;
+  const session = (): Promise<H2Session> =>
+    (h2 ??= access.tlsOptions().then(
+      ({ ca, cert, key, rejectUnauthorized, servername }) =>
+        createH2Session(access.server.origin, { ca, cert, key, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}), ...(servername ? { servername } : {}) }),
+      (err: unknown) => {
+        h2 = undefined;
+        throw err;
+      },
+    ));
+
+  const send = async (prepared: PreparedRequest, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<Answer> => {
+    if (options.http2 !== true) return sendHttp1(access, prepared, method, target, headers, text, deadline);
+    return (await session()).request(method, target, headers, text, (stream) => (deadline.inFlight = stream));
+  };
+
+  return {
+    access,
+    async call<T>(request: ApiRequest): Promise<T> {
+      const { method, path } = request;
+      await options.limiter.acquire(priorityOf(method, path));
+      // The deadline starts once the limiter let the call through: waiting for a token is not counted.
+      // A timer of our own rather than AbortSignal.timeout: that one cannot be cancelled, and each
+      // call would end in an abort event and a DOMException with its stack long after it is done.
+      const timeoutMs = timeoutForPath(path, timeouts);
+      const target = `${access.basePath}${path}${queryString(request.query)}`;
+      const deadline: Deadline = { expired: false, inFlight: undefined };
+      const timer = setTimeout(() => {
+        deadline.expired = true;
+        deadline.inFlight?.destroy(deadlineError(method, target, timeoutMs));
+      }, timeoutMs);
+      try {
+        const prepared = await access.prepare();
+        const text = request.body === undefined ? undefined : JSON.stringify(request.body);
+        const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
+        for (const [name, value] of Object.entries(prepared.headers)) headers[name.toLowerCase()] = value;
+        if (userAgent !== '') headers['user-agent'] = userAgent;
+        if (text !== undefined) {
+          headers['content-type'] = request.contentType ?? 'application/json';
+          headers['content-length'] = String(Buffer.byteLength(text));
+        }
+        for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+        const attempt = (): Promise<Answer> => (deadline.expired ? Promise.reject(deadlineError(method, target, timeoutMs)) : send(prepared, method, target, headers, text, deadline));
+        const answer = await sendRetryingAfter(attempt, {
+          maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+          sleep,
+          expired: () => deadline.expired,
+          answer: (a) => ({ status: a.status, retryAfter: a.headers['retry-after'] as string | undefined }),
+        });
+        if (answer.status >= 200 && answer.status < 300) return (answer.text === '' ? undefined : JSON.parse(answer.text)) as T;
+        // As client-node: a 401 carries no body, any other failure its Status as raw text.
+        if (answer.status === 401) throw new ApiException(401, 'Unauthorized', undefined, flatHeaders(answer.headers));
+        throw new ApiException(answer.status, 'Unknown API Status Code!', answer.text, flatHeaders(answer.headers));
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
