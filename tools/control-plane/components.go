@@ -63,27 +63,30 @@ type componentSpec struct {
 	healthPath string
 }
 
+// commonArgs are the flags both components take: their kubeconfig for the API server and for
+// checking bearer tokens on their own HTTPS endpoint (TokenReview, SubjectAccessReview, so the
+// admin token reads /metrics; /healthz, /readyz and /livez are open to anyone), no lookup of
+// the front-proxy CA (the API server has none, and the lookup would log an error every minute),
+// no leader election, and loopback on the port given.
+func commonArgs(kubeconfig string, port int) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authentication-skip-lookup=true",
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--v=0",
+	}
+}
+
 func schedulerSpec(dir string) componentSpec {
 	kubeconfig := filepath.Join(dir, "scheduler.kubeconfig")
 	return componentSpec{
 		name:       kubeScheduler,
 		healthPath: "/readyz",
-		args: func(port int) []string {
-			return []string{
-				"--kubeconfig=" + kubeconfig,
-				// Bearer tokens on its own HTTPS endpoint are checked with the API server
-				// (TokenReview, SubjectAccessReview), so the admin token reads /metrics;
-				// /healthz, /readyz and /livez are open to anyone. No lookup of the front-proxy
-				// CA: the API server has none, and the lookup would log an error every minute.
-				"--authentication-kubeconfig=" + kubeconfig,
-				"--authentication-skip-lookup=true",
-				"--authorization-kubeconfig=" + kubeconfig,
-				"--leader-elect=false",
-				"--bind-address=127.0.0.1",
-				fmt.Sprintf("--secure-port=%d", port),
-				"--v=0",
-			}
-		},
+		args:       func(port int) []string { return commonArgs(kubeconfig, port) },
 	}
 }
 
@@ -93,23 +96,15 @@ func controllerManagerSpec(dir string, pki *pkiFiles) componentSpec {
 		name:       kubeControllerManager,
 		healthPath: "/healthz",
 		args: func(port int) []string {
-			return []string{
-				"--kubeconfig=" + kubeconfig,
-				"--authentication-kubeconfig=" + kubeconfig,
-				"--authentication-skip-lookup=true",
-				"--authorization-kubeconfig=" + kubeconfig,
+			return append(commonArgs(kubeconfig, port),
 				// Each controller acts as its own ServiceAccount in kube-system, as on a
 				// kubeadm cluster, so RBAC denials show which controller lacked what.
 				"--use-service-account-credentials=true",
-				"--service-account-private-key-file=" + pki.saPrivate,
-				"--root-ca-file=" + pki.caCert,
-				"--cluster-signing-cert-file=" + pki.caCert,
-				"--cluster-signing-key-file=" + pki.caKey,
-				"--leader-elect=false",
-				"--bind-address=127.0.0.1",
-				fmt.Sprintf("--secure-port=%d", port),
-				"--v=0",
-			}
+				"--service-account-private-key-file="+pki.saPrivate,
+				"--root-ca-file="+pki.caCert,
+				"--cluster-signing-cert-file="+pki.caCert,
+				"--cluster-signing-key-file="+pki.caKey,
+			)
 		},
 	}
 }
