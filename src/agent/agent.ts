@@ -433,6 +433,7 @@ function leaseExtras(node: AgentNodeOptions | undefined): Partial<NodeLeaseOptio
 /** The node registration options that come from the fleet's templates. */
 function nodeExtras(node: AgentNodeOptions | undefined): Partial<NodeRegistrationOptions> {
   return {
+    ...(node?.adopted ? { adopted: true } : {}),
     ...(node?.labels ? { labels: { ...node.labels } } : {}),
     ...(node?.taints ? { taints: node.taints } : {}),
     ...(node?.capacity ? { capacity: node.capacity } : {}),

@@ -8,6 +8,11 @@ import type { LoopSpread } from '../node/periodic-loop.js';
 export interface AgentNodeOptions {
   readonly labels?: Readonly<Record<string, string>>;
   readonly taints?: readonly V1Taint[];
+  /**
+   * The Node was created by someone else and this node takes it over (a fleet's adopted node):
+   * never created, its labels, taints and resources kept (node registration's `adopted`).
+   */
+  readonly adopted?: boolean;
   /** Replaces the machine's resources in the Node's capacity. */
   readonly capacity?: Readonly<Record<string, string>>;
   readonly allocatable?: Readonly<Record<string, string>>;

@@ -11,6 +11,7 @@ import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods fleet --config fleet.yaml [flags]
        kubelet-pods fleet --nodes N [--node-name-prefix sim-] --kubeconfig <file> [flags]
+       kubelet-pods fleet --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --kubeconfig <file> [flags]
 
 Runs many nodes in one process, each exactly as \`kubelet-pods run\` runs one (Node, Lease,
 static pods, mirror pods, status), over one connection pool, one rate limiter, one watch of
@@ -22,9 +23,14 @@ flags (each overrides the file):
   --node-name-prefix <prefix>    with --nodes: names <prefix>0 … <prefix>N-1 (default sim-)
   --kubeconfig <file>            one credential for the fleet (deploy/fleet/cluster-role.yaml)
   --node-kubeconfig-dir <dir>    per-node credentials: <dir>/<node>.kubeconfig
-  --pod-manifest-path <dir>      with --nodes: manifests every node runs
-  --per-node-manifest-dir <dir>  with --nodes: <dir>/<node>/ holds one node's manifests
-  --manifest-url <url>           with --nodes: a manifest URL, {node} replaced by the name
+  --manage-nodes-with-label-selector <selector>
+                                 adopt the Nodes others create whose labels match (kwok's
+                                 flag; e.g. type=kwok), besides the templates' own nodes
+  --manage-nodes-with-annotation-selector <selector>
+                                 the same over annotations (e.g. kwok.x-k8s.io/node=fake)
+  --pod-manifest-path <dir>      with --nodes or a selector: manifests every node runs
+  --per-node-manifest-dir <dir>  with --nodes or a selector: <dir>/<node>/ holds one node's manifests
+  --manifest-url <url>           with --nodes or a selector: a manifest URL, {node} replaced by the name
   --kube-api-qps <n>             fleet-wide API requests per second (default 500)
   --kube-api-burst <n>           fleet-wide burst (default 1000)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
@@ -48,6 +54,8 @@ const OPTIONS = {
   'pod-manifest-path': { type: 'string' },
   'per-node-manifest-dir': { type: 'string' },
   'manifest-url': { type: 'string' },
+  'manage-nodes-with-label-selector': { type: 'string' },
+  'manage-nodes-with-annotation-selector': { type: 'string' },
   'kube-api-qps': { type: 'string' },
   'kube-api-burst': { type: 'string' },
   'read-only-port': { type: 'string' },
@@ -71,7 +79,8 @@ export function parse(args: readonly string[]) {
 
 export function fleetFlags(args: readonly string[]): FleetFlags {
   const { values: v } = parse(args);
-  if (v.config === undefined && v.nodes === undefined) throw kpError('KP_ERR_CLI_USAGE', ['fleet needs --config or --nodes']);
+  const selects = v['manage-nodes-with-label-selector'] !== undefined || v['manage-nodes-with-annotation-selector'] !== undefined;
+  if (v.config === undefined && v.nodes === undefined && !selects) throw kpError('KP_ERR_CLI_USAGE', ['fleet needs --config, --nodes or a --manage-nodes-with-*-selector']);
   const pick = <K extends keyof FleetFlags>(key: K, value: string | undefined): Partial<FleetFlags> => (value === undefined ? {} : { [key]: value });
   return {
     ...pick('config', v.config),
@@ -82,6 +91,8 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('podManifestPath', v['pod-manifest-path']),
     ...pick('perNodeManifestDir', v['per-node-manifest-dir']),
     ...pick('manifestURL', v['manifest-url']),
+    ...pick('labelSelector', v['manage-nodes-with-label-selector']),
+    ...pick('annotationSelector', v['manage-nodes-with-annotation-selector']),
     ...pick('kubeAPIQPS', v['kube-api-qps']),
     ...pick('kubeAPIBurst', v['kube-api-burst']),
     ...pick('readOnlyPort', v['read-only-port']),

@@ -5,6 +5,7 @@ import type { V1Taint } from '@kubernetes/client-node';
 import { kubeletSettings, type AgentConfig } from '../config/agent-config.js';
 import type { ConfigField } from '../config/fields.js';
 import { kpError } from '../errors.js';
+import { parseLabelSelector, type LabelSelector } from '../values/label-selector.js';
 import { isValidNodeName, NODE_NAME_RULE } from '../values/node-name.js';
 import { FLEET_GC_DEFAULTS } from './gc-settings.js';
 
@@ -15,8 +16,9 @@ import { FLEET_GC_DEFAULTS } from './gc-settings.js';
  */
 
 export interface NodeTemplate {
-  /** The node name pattern; `{i}` is replaced by the node's index in the template. */
+  /** The node name pattern; `{i}` is replaced by the node's index in the template. '' for a selector template. */
   readonly name: string;
+  /** How many nodes it names; 0 for a selector template. */
   readonly count: number;
   /** The first index; 0 by default. */
   readonly start: number;
@@ -35,7 +37,17 @@ export interface NodeTemplate {
    * (src/config/fields.ts), over the kubelet's defaults.
    */
   readonly kubelet: Readonly<Partial<AgentConfig>>;
+  /**
+   * A selector template names no node: it adopts the Nodes others create whose labels (and
+   * annotations) match (kwok's `manageNodesWithLabelSelector` / `…AnnotationSelector`;
+   * src/fleet/node-adoption.ts). Its capacity and allocatable are used only where the Node has none.
+   */
+  readonly labelSelector?: LabelSelector;
+  readonly annotationSelector?: LabelSelector;
 }
+
+/** Whether the template adopts Nodes by selector instead of naming them. */
+export const isSelectorTemplate = (t: NodeTemplate): boolean => t.labelSelector !== undefined || t.annotationSelector !== undefined;
 
 export interface FleetNode {
   readonly name: string;
@@ -102,12 +114,20 @@ export interface FleetFlags {
   readonly parallelScavenge?: boolean;
   readonly shard?: string;
   readonly shardByLease?: string;
+  /**
+   * `--manage-nodes-with-label-selector` / `--manage-nodes-with-annotation-selector`: one
+   * selector template more, with the flags' manifest sources.
+   */
+  readonly labelSelector?: string;
+  readonly annotationSelector?: string;
 }
 
 type Problem = [field: string, reason: string];
 
 const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
-const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet']);
+const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
+/** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
+const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
 /** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
 export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
   'fileCheckFrequency',
@@ -196,20 +216,24 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
-  // Templates: from the file, or one from the flags (`--nodes N --node-name-prefix sim-`).
-  let rawTemplates: unknown[] = [];
+  // Templates: from the file, or one from the flags (`--nodes N --node-name-prefix sim-`), and
+  // one selector template more from `--manage-nodes-with-*-selector`.
+  let rawTemplates: { raw: unknown; at: string; fromFlags: boolean }[] = [];
   if (flags.nodes !== undefined) {
-    rawTemplates = [{ name: `${flags.nodeNamePrefix ?? 'sim-'}{i}`, count: flags.nodes }];
+    rawTemplates = [{ raw: { name: `${flags.nodeNamePrefix ?? 'sim-'}{i}`, count: flags.nodes }, at: '--nodes', fromFlags: true }];
   } else if (doc['templates'] !== undefined) {
-    if (Array.isArray(doc['templates'])) rawTemplates = doc['templates'];
+    if (Array.isArray(doc['templates'])) rawTemplates = doc['templates'].map((raw, i) => ({ raw, at: `templates[${i}]`, fromFlags: false }));
     else problems.push(['templates', 'must be a list']);
   }
-  if (rawTemplates.length === 0) problems.push(['templates', 'at least one node template is needed (or --nodes)']);
+  if (flags.labelSelector !== undefined || flags.annotationSelector !== undefined) {
+    const raw = { ...(flags.labelSelector !== undefined ? { labelSelector: flags.labelSelector } : {}), ...(flags.annotationSelector !== undefined ? { annotationSelector: flags.annotationSelector } : {}) };
+    rawTemplates.push({ raw, at: flags.labelSelector !== undefined ? '--manage-nodes-with-label-selector' : '--manage-nodes-with-annotation-selector', fromFlags: true });
+  }
+  if (rawTemplates.length === 0) problems.push(['templates', 'at least one node template is needed (or --nodes, or a --manage-nodes-with-*-selector)']);
   const templates: NodeTemplate[] = [];
-  rawTemplates.forEach((t, i) => {
-    const at = flags.nodes !== undefined ? '--nodes' : `templates[${i}]`;
+  rawTemplates.forEach(({ raw: t, at, fromFlags }) => {
     const tpl = parseTemplate(t, at, problems, path, num, base);
-    if (flags.nodes !== undefined) {
+    if (fromFlags) {
       const override = {
         ...(flagPath(flags.podManifestPath) ? { staticPodPath: flagPath(flags.podManifestPath)! } : {}),
         ...(flagPath(flags.perNodeManifestDir) ? { perNodeManifestDir: flagPath(flags.perNodeManifestDir)! } : {}),
@@ -225,6 +249,10 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   const nodes: FleetNode[] = [];
   const owner = new Map<string, string>();
   templates.forEach((tpl, i) => {
+    if (isSelectorTemplate(tpl)) {
+      if (kubeconfig === undefined) problems.push([`${rawTemplates[i]!.at}`, 'a selector template needs kubeconfig (the one credential watches the Nodes and writes the adopted ones)']);
+      return;
+    }
     const at = flags.nodes !== undefined ? (flags.nodeNamePrefix !== undefined ? '--node-name-prefix' : '--nodes') : `templates[${i}].name`;
     if (tpl.count > 1 && !tpl.name.includes('{i}')) {
       problems.push([at, `${JSON.stringify(tpl.name)} names ${tpl.count} nodes without {i}, so they would all have the same name`]);
@@ -242,13 +270,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
         return;
       }
       owner.set(name, at);
-      const dirs = [tpl.staticPodPath, tpl.perNodeManifestDir !== undefined ? resolvePath(tpl.perNodeManifestDir, name) : undefined].filter((d): d is string => d !== undefined);
-      nodes.push({
-        name,
-        template: i,
-        manifestDirs: dirs,
-        ...(tpl.manifestURL !== undefined ? { manifestURL: tpl.manifestURL.replaceAll('{node}', encodeURIComponent(name)) } : {}),
-      });
+      nodes.push(fleetNode(tpl, i, name));
     }
   });
   const shardText = flags.shard ?? doc['shard'];
@@ -284,6 +306,24 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   });
 }
 
+/** Every node name the templates give (with no shard applied): the nodes the fleet has by name. */
+export function templateNodeNames(templates: readonly NodeTemplate[]): Set<string> {
+  const names = new Set<string>();
+  for (const t of templates) for (let k = 0; k < t.count; k++) names.add(t.name.replaceAll('{i}', String(t.start + k)));
+  return names;
+}
+
+/** One node of template `tpl` (number `index` in the file): its manifest sources filled in for `name`. */
+export function fleetNode(tpl: NodeTemplate, index: number, name: string): FleetNode {
+  const dirs = [tpl.staticPodPath, tpl.perNodeManifestDir !== undefined ? resolvePath(tpl.perNodeManifestDir, name) : undefined].filter((d): d is string => d !== undefined);
+  return {
+    name,
+    template: index,
+    manifestDirs: dirs,
+    ...(tpl.manifestURL !== undefined ? { manifestURL: tpl.manifestURL.replaceAll('{node}', encodeURIComponent(name)) } : {}),
+  };
+}
+
 function parseTemplate(
   t: unknown,
   at: string,
@@ -297,9 +337,23 @@ function parseTemplate(
     return { name: '', count: 0, start: 0, labels: {}, taints: [], kubelet: {} };
   }
   for (const key of Object.keys(t)) if (!TEMPLATE_FIELDS.has(key)) problems.push([`${at}.${key}`, 'unknown field']);
-  const name = t['name'];
-  if (typeof name !== 'string' || name === '') problems.push([`${at}.name`, 'must be a non-empty string']);
-  const count = num(t['count'], `${at}.count`, 1, MAX_NODES, true);
+  const selector = (field: 'labelSelector' | 'annotationSelector'): LabelSelector | undefined => {
+    const v = t[field];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') return (problems.push([`${at}.${field}`, 'must be a selector string such as "kwok.x-k8s.io/node=fake"']), undefined);
+    const parsed = parseLabelSelector(v);
+    return parsed.ok ? parsed.selector : (problems.push([`${at}.${field}`, `${JSON.stringify(v)}: ${parsed.reason}`]), undefined);
+  };
+  const labelSelector = selector('labelSelector');
+  const annotationSelector = selector('annotationSelector');
+  const selects = t['labelSelector'] !== undefined || t['annotationSelector'] !== undefined;
+  if (selects) {
+    // The Nodes' creator names, labels and taints them; the template only says which to take.
+    for (const field of NAMING_FIELDS) if (t[field] !== undefined) problems.push([`${at}.${field}`, 'a template with a selector adopts the Nodes others create: it cannot name, label or taint them']);
+  }
+  const name = selects ? '' : t['name'];
+  if (!selects && (typeof name !== 'string' || name === '')) problems.push([`${at}.name`, 'must be a non-empty string (or give labelSelector or annotationSelector)']);
+  const count = selects ? 0 : num(t['count'], `${at}.count`, 1, MAX_NODES, true);
   const start = num(t['start'], `${at}.start`, 0, 1e9, true);
   const stringMap = (v: unknown, field: string): Record<string, string> | undefined => {
     if (v === undefined || v === null) return undefined;
@@ -357,6 +411,8 @@ function parseTemplate(
     ...(perNodeManifestDir ? { perNodeManifestDir } : {}),
     ...(typeof url === 'string' ? { manifestURL: url } : {}),
     kubelet,
+    ...(labelSelector !== undefined ? { labelSelector } : {}),
+    ...(annotationSelector !== undefined ? { annotationSelector } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { V1PodList } from '@kubernetes/client-node';
+import type { V1Node, V1PodList } from '@kubernetes/client-node';
 import { createAgent, type Agent } from '../agent/agent.js';
 import type { AgentPartOverrides } from '../agent/parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
@@ -16,11 +16,12 @@ import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createFileWatchHub } from './file-watch-hub.js';
-import type { FleetConfig, FleetNode } from './fleet-config.js';
+import { fleetNode, isSelectorTemplate, shardOf, templateNodeNames, type FleetConfig, type FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
 import { createLeaseFence, type LeaseFence } from './lease-fence.js';
 import { createLeaseShards, type LeaseShards } from './lease-shards.js';
+import { adoptedMaxPods, createNodeAdoption, type NodeAdoption } from './node-adoption.js';
 import { createNodeCache, type NodeCache } from './node-cache.js';
 import { createPodFanOut, kubePodsOnNodes, type PodFanOut } from './pod-fan-out.js';
 import { shareStatusProvider } from './shared-status.js';
@@ -46,6 +47,8 @@ export interface Fleet {
   agent(nodeName: string): Agent | undefined;
   /** The nodes this process runs now (with --shard-by-lease, those whose Lease it holds). */
   running(): string[];
+  /** The Nodes created by others that a selector template took over (docs/fleet.md), run here or not. */
+  adopted(): string[];
   /** Where the fleet's read-only endpoint listens, once started. */
   address(): BoundAddress | undefined;
   readonly metrics: FleetMetrics;
@@ -87,18 +90,41 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
   // only watch their own (the Node authorizer), so per-node mode without one watches per node.
+  // Selector templates adopt Nodes others create (src/fleet/node-adoption.ts); they need the one credential.
+  const adopting = fleetApis !== undefined && config.templates.some(isSelectorTemplate);
   let fanOut: PodFanOut | undefined;
   if (fleetApis !== undefined) {
     fanOut = createPodFanOut({
       listWatch: kubePodsOnNodes(fleetApis.kubeConfig, fleetApis.core),
       clock,
       logger: childLogger(logger, { component: 'pod-fan-out' }),
+      // A Node adopted later starts with the pods already bound to it.
+      keepOtherNodes: adopting,
+    });
+  }
+  let adoption: NodeAdoption | undefined;
+  if (adopting) {
+    const named = templateNodeNames(config.templates);
+    const shard = config.shard;
+    adoption = createNodeAdoption({
+      templates: config.templates,
+      isNamed: (name) => named.has(name),
+      ...(shard !== undefined ? { inShard: (name: string) => shardOf(name, shard.count) === shard.index } : {}),
+      onAdopt: (name, template, node) => adopt(fleetNode(config.templates[template]!, template, name), node),
+      onRelease: (name) => release(name),
+      logger,
     });
   }
   let nodeCache: NodeCache | undefined;
   if (fleetApis !== undefined) {
     const names = new Set(config.nodes.map((n) => n.name));
-    nodeCache = createNodeCache({ kubeConfig: fleetApis.kubeConfig, clock, logger: childLogger(logger, { component: 'node-cache' }), isFleetNode: (name) => names.has(name) });
+    nodeCache = createNodeCache({
+      kubeConfig: fleetApis.kubeConfig,
+      clock,
+      logger: childLogger(logger, { component: 'node-cache' }),
+      isFleetNode: (name) => names.has(name) || (adoption?.isAdopted(name) ?? false),
+      ...(adoption !== undefined ? { observer: adoption } : {}),
+    });
   }
   const watchHub = createFileWatchHub(undefined, { clock });
   const machine = readMachineInfo();
@@ -108,6 +134,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
 
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
+  /** Adopted nodes, with the Node as it was when adopted (its resources decide the node's maxPods). */
+  const adoptedNodes = new Map<string, { node: FleetNode; found: V1Node }>();
   let shards: LeaseShards | undefined;
   /**
    * One node's agent: the agent of `run`, handed the shared parts. Under --shard-by-lease its
@@ -115,7 +143,9 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
    */
   const makeAgent = (node: FleetNode, leaseTakenAt?: Date): Agent => {
     const template = config.templates[node.template]!;
-    const kubeconfig = config.nodeKubeconfigDir !== undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
+    // An adopted node writes with the one credential: no per-node credential was made for it.
+    const found = adoptedNodes.get(node.name)?.found;
+    const kubeconfig = config.nodeKubeconfigDir !== undefined && found === undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
       ...base,
       ...template.kubelet,
@@ -123,7 +153,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       kubeconfig,
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
-      maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
+      maxPods: (found !== undefined ? adoptedMaxPods(found) : undefined) ?? Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -131,7 +161,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       fence = createLeaseFence({ nodeName: node.name, clock, logger });
       if (leaseTakenAt !== undefined) fence.renewed(leaseTakenAt);
     }
-    const unfenced = config.nodeKubeconfigDir !== undefined ? clientsFor(kubeconfig) : fleetApis!;
+    const unfenced = kubeconfig !== config.kubeconfig ? clientsFor(kubeconfig) : fleetApis!;
     const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
     const registry = metrics.registryFor(node.name);
     // What this node shares with the others; the agent makes the rest as `run` does (src/agent/parts.ts).
@@ -158,8 +188,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         listenPorts: {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         node: {
-          labels: template.labels,
-          taints: template.taints,
+          // An adopted Node keeps its creator's labels, taints and resources (the template's fill in missing resources).
+          ...(found !== undefined ? { adopted: true } : { labels: template.labels, taints: template.taints }),
           ...(template.capacity ? { capacity: template.capacity } : {}),
           ...(template.allocatable ? { allocatable: template.allocatable } : {}),
           spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS, undefined, LOOP_ALIGN_MS),
@@ -181,6 +211,27 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       });
     return agent;
   };
+  let started = false;
+  /** A Node a selector template took over: its agent now, or once its Lease is held. */
+  const adopt = (node: FleetNode, found: V1Node): void => {
+    adoptedNodes.set(node.name, { node, found });
+    fanOut?.addNode(node.name);
+    if (shards !== undefined) return shards.addNode(node.name);
+    const agent = makeAgent(node);
+    agents.set(node.name, agent);
+    if (started) void agent.start();
+  };
+  /** An adopted node deleted or no longer selected: stop its agent and forget everything of it. */
+  const release = (name: string): void => {
+    adoptedNodes.delete(name);
+    const agent = agents.get(name);
+    agents.delete(name);
+    const stopped = agent === undefined ? Promise.resolve() : (metrics.drop(agent.registry), agent.stop());
+    void Promise.all([stopped, shards?.removeNode(name)]).then(() => {
+      // Unless adopted again meanwhile: then its stream is the new agent's.
+      if (!adoptedNodes.has(name)) fanOut?.removeNode(name);
+    });
+  };
   for (const node of config.nodes) fanOut?.addNode(node.name);
   if (config.shardByLease === undefined) for (const node of config.nodes) agents.set(node.name, makeAgent(node));
   else
@@ -191,7 +242,9 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       clock,
       logger,
       onAcquired: (name, renewTime) => {
-        const agent = makeAgent(byName.get(name)!, renewTime);
+        const node = byName.get(name) ?? adoptedNodes.get(name)?.node;
+        if (node === undefined) return; // released meanwhile: its Lease expires unrenewed
+        const agent = makeAgent(node, renewTime);
         agents.set(name, agent);
         void agent.start();
       },
@@ -214,12 +267,15 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     metrics,
     agent: (name) => agents.get(name),
     running: () => [...agents.keys()],
+    adopted: () => [...adoptedNodes.keys()],
     address: () => bound,
     async start() {
       if (server !== undefined) bound = await server.listen();
+      const named = [...agents.values()];
+      started = true;
       fanOut?.start();
       nodeCache?.start();
-      for (const agent of agents.values()) await agent.start();
+      for (const agent of named) await agent.start();
       shards?.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },

@@ -23,6 +23,10 @@ export interface LeaseShards {
   stop(): Promise<void>;
   /** The node's agent lost or gave up its Lease: try to take it again from now on. */
   release(nodeName: string): void;
+  /** A node that came after the start (an adopted one): try to take its Lease from now on. */
+  addNode(nodeName: string): void;
+  /** A node that is no longer the fleet's (an adopted node released): stop trying, forget it. */
+  removeNode(nodeName: string): Promise<void>;
   held(): string[];
 }
 
@@ -78,16 +82,18 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
     return now;
   }
 
-  const timers = new Set<ReturnType<Clock['setTimeout']>>();
+  const timers = new Map<string, ReturnType<Clock['setTimeout']>>();
+  const removed = new Set<string>();
 
   function watchNode(name: string, delayMs = 0): void {
-    if (!running || held.has(name) || loops.has(name)) return;
+    if (!running || held.has(name) || loops.has(name) || removed.has(name)) return;
     if (delayMs > 0) {
+      if (timers.has(name)) return;
       const timer = clock.setTimeout(() => {
-        timers.delete(timer);
+        timers.delete(name);
         watchNode(name);
       }, delayMs);
-      timers.add(timer);
+      timers.set(name, timer);
       return;
     }
     const loop = createPeriodicLoop({
@@ -96,8 +102,11 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
       clock,
       spread: nodeLoopSpread(name, interval, 0.1),
       attempt: async () => {
+        if (removed.has(name)) return true;
         const renewTime = await claim(name);
         if (renewTime === undefined) return true; // checked: not ours; look again next period
+        // Released while the claim was in flight: the Lease taken expires unrenewed.
+        if (removed.has(name)) return true;
         held.add(name);
         loops.delete(name);
         void loop.stop();
@@ -119,7 +128,7 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
     },
     async stop() {
       running = false;
-      for (const t of timers) clock.clearTimeout(t);
+      for (const t of timers.values()) clock.clearTimeout(t);
       timers.clear();
       await Promise.all([...loops.values()].map((l) => l.stop()));
       loops.clear();
@@ -128,6 +137,24 @@ export function createLeaseShards(options: LeaseShardsOptions): LeaseShards {
       if (!held.delete(name)) return;
       log.info({ node: name }, 'node lease held by another replica; node stopped here');
       watchNode(name);
+    },
+    addNode(name) {
+      removed.delete(name);
+      // Within a second, at a phase drawn from the node and this replica, so that replicas
+      // take about even shares of the nodes created together.
+      watchNode(name, nodeFraction(name, identity) * Math.min(interval, 1000));
+    },
+    async removeNode(name) {
+      removed.add(name);
+      held.delete(name);
+      const timer = timers.get(name);
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timers.delete(name);
+      const loop = loops.get(name);
+      loops.delete(name);
+      await loop?.stop();
+      // An attempt in flight has ended (it saw the removal); nothing of the node is left.
+      removed.delete(name);
     },
     held: () => [...held],
   };

@@ -54,11 +54,23 @@ export const nodeReflectorWording: ReflectorWording = {
   watchError: (reason) => kpError('KP_ERR_FLEET_NODE_WATCH', ['watch', reason]),
 };
 
+/**
+ * Told of every Node the watch shows, the fleet's or not (node adoption,
+ * src/fleet/node-adoption.ts): `seen` before the cache keeps it, so that a Node adopted there
+ * is kept at once; `gone` for a fleet node deleted (or missing from a relist), after its own
+ * node heard of it, so that the node stops writing before it is released.
+ */
+export interface NodeObserver {
+  seen(node: V1Node): void;
+  gone(name: string, uid: string | undefined): void;
+}
+
 export function createNodeCache(options: {
   kubeConfig: KubeConfig;
   clock: Clock;
   logger?: Logger;
   isFleetNode: (name: string) => boolean;
+  observer?: NodeObserver;
   /** The list and watch of every Node; `kubeNodesListWatch(kubeConfig)` by default (tests script one). */
   listWatch?: ListWatch<V1Node>;
 }): NodeCache {
@@ -73,22 +85,30 @@ export function createNodeCache(options: {
   const keep = (node: V1Node): void => {
     const name = node.metadata?.name ?? '';
     if (options.isFleetNode(name)) nodes.set(name, node);
+    else nodes.delete(name); // no longer the fleet's (an adopted node released)
   };
+  const observer = options.observer;
   const reflector: Reflector = createReflector<V1Node>({
     listWatch: options.listWatch ?? kubeNodesListWatch(options.kubeConfig),
     onList: (items, resourceVersion) => {
+      const before = observer !== undefined ? new Map(nodes) : undefined;
+      if (observer !== undefined) items.forEach((n) => observer.seen(n));
       nodes.clear();
       items.forEach(keep);
       listed = true;
       seenVersion = resourceVersion;
       for (const [name, tell] of watchers) tell(nodes.get(name), seenVersion);
+      for (const [name, old] of before ?? []) if (!nodes.has(name)) observer?.gone(name, old.metadata?.uid);
     },
     onEvent: (type, node) => {
       const name = node.metadata?.name ?? '';
-      if (type !== 'DELETED') keep(node);
-      else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
+      if (type !== 'DELETED') {
+        observer?.seen(node);
+        keep(node);
+      } else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
       seenVersion = node.metadata?.resourceVersion ?? seenVersion;
       watchers.get(name)?.(nodes.get(name), seenVersion);
+      if (type === 'DELETED') observer?.gone(name, node.metadata?.uid);
     },
     wording: nodeReflectorWording,
     clock: options.clock,

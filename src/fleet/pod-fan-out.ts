@@ -17,6 +17,12 @@ export interface PodFanOutOptions {
   listWatch: PodListWatch;
   clock: Clock;
   logger?: Logger;
+  /**
+   * Keep the pods of nodes not added too, so that a node added later (a Node the fleet adopts,
+   * src/fleet/node-adoption.ts) starts with the pods bound to it before. Off by default: the
+   * pods of nodes the fleet never runs are then dropped.
+   */
+  keepOtherNodes?: boolean;
 }
 
 /**
@@ -32,8 +38,13 @@ export interface PodFanOutOptions {
  * source's next watch with 410 Gone, so the source relists, from memory, and misses nothing.
  */
 export interface PodFanOut {
-  /** Nodes must be added before their sources start; pods of other nodes are dropped. */
+  /**
+   * Nodes must be added before their sources start; pods of other nodes are dropped (unless
+   * `keepOtherNodes`: then a node added late starts with the pods already bound to it).
+   */
   addNode(nodeName: string): void;
+  /** The node's source is stopped for good: its stream goes (its pods back to the others' with `keepOtherNodes`). */
+  removeNode(nodeName: string): void;
   listWatchFor(nodeName: string): PodListWatch;
   start(): void;
   stop(): Promise<void>;
@@ -52,8 +63,24 @@ interface NodeStream {
 
 export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   const nodes = new Map<string, NodeStream>();
+  /** With keepOtherNodes: the pods of nodes not added, by node name. */
+  const others = new Map<string, Map<string, Pod>>();
   let synced = false;
   let listVersion = '0';
+  /** The newest resourceVersion delivered: where a node added late starts. */
+  let lastVersion = '0';
+  const keepOther = (type: ObjectEventType, pod: Pod): void => {
+    const nodeName = pod.spec?.nodeName ?? '';
+    if (!options.keepOtherNodes || nodeName === '') return;
+    const key = objectKey(pod);
+    const pods = others.get(nodeName);
+    if (type !== 'DELETED') others.set(nodeName, (pods ?? new Map<string, Pod>()).set(key, pod));
+    else if (pods?.get(key)?.metadata?.uid === pod.metadata?.uid && pods?.delete(key) && pods.size === 0) others.delete(nodeName);
+  };
+  const note = (pod: Pod): void => {
+    const rv = pod.metadata?.resourceVersion;
+    if (rv !== undefined && rv !== '' && Number(rv) > Number(lastVersion)) lastVersion = rv;
+  };
   const waiters: (() => void)[] = [];
 
   const deliver = (stream: NodeStream, type: WatchEventType, pod: Pod): void => {
@@ -66,7 +93,13 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   /** The first list: every node's pods, and the version each source lists at. */
   const firstList = (items: Pod[]): void => {
     for (const stream of nodes.values()) stream.pods.clear();
-    for (const pod of items) nodes.get(pod.spec?.nodeName ?? '')?.pods.set(objectKey(pod), pod);
+    others.clear();
+    for (const pod of items) {
+      const stream = nodes.get(pod.spec?.nodeName ?? '');
+      if (stream !== undefined) stream.pods.set(objectKey(pod), pod);
+      else keepOther('ADDED', pod);
+      note(pod);
+    }
     for (const pod of items) {
       const rv = pod.metadata?.resourceVersion ?? '';
       if (rv !== '' && (listVersion === '0' || Number(rv) > Number(listVersion))) listVersion = rv;
@@ -85,6 +118,11 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
    */
   const relist = (items: Pod[]): void => {
     const listed = new Map(items.map((pod) => [objectKey(pod), pod]));
+    others.clear();
+    for (const pod of items) {
+      note(pod);
+      if (!nodes.has(pod.spec?.nodeName ?? '')) keepOther('ADDED', pod);
+    }
     for (const stream of nodes.values()) {
       for (const [key, held] of stream.pods) {
         if (listed.get(key)?.metadata?.uid === held.metadata?.uid) continue;
@@ -104,8 +142,9 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   };
 
   const onEvent = (type: ObjectEventType, pod: Pod): void => {
+    note(pod);
     const stream = nodes.get(pod.spec?.nodeName ?? '');
-    if (stream === undefined) return;
+    if (stream === undefined) return keepOther(type, pod);
     const key = objectKey(pod);
     if (type === 'DELETED') {
       if (stream.pods.get(key)?.metadata?.uid !== pod.metadata?.uid) return;
@@ -131,7 +170,18 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
 
   return {
     addNode(nodeName) {
-      if (!nodes.has(nodeName)) nodes.set(nodeName, { pods: new Map(), version: listVersion, missed: true, subscriber: undefined });
+      if (nodes.has(nodeName)) return;
+      // Added after the first list: its pods so far, at the newest version seen.
+      const pods = others.get(nodeName) ?? new Map<string, Pod>();
+      others.delete(nodeName);
+      nodes.set(nodeName, { pods, version: synced ? lastVersion : listVersion, missed: true, subscriber: undefined });
+    },
+    removeNode(nodeName) {
+      const stream = nodes.get(nodeName);
+      if (stream === undefined) return;
+      nodes.delete(nodeName);
+      stream.subscriber = undefined;
+      if (options.keepOtherNodes && stream.pods.size > 0) others.set(nodeName, stream.pods);
     },
     listWatchFor(nodeName) {
       const stream = (): NodeStream => {

@@ -36,6 +36,14 @@ export interface NodeRegistrationOptions {
   allocatable?: Readonly<Record<string, string>>;
   /** Keeps the status loops of many nodes in one process apart; none by default. */
   spread?: LoopSpread;
+  /**
+   * The Node is someone else's creation that this node takes over (a fleet's adopted node,
+   * docs/fleet.md): it is never created here, only read, and the capacity and allocatable its
+   * creator set are kept (each written only when the Node has none); labels, taints and the
+   * rest of the spec are never written anyway. The conditions, addresses, daemon endpoints and
+   * nodeInfo are ours, as for a Node this node created.
+   */
+  adopted?: boolean;
   /** The node's InternalIP; none by default. */
   internalIP?: string;
   /** Hostname address; `nodeName` by default. */
@@ -218,6 +226,7 @@ class NodeRegistrationLoop implements NodeRegistration {
       let current: V1Node | undefined;
       if (!this.#registered) {
         current = await this.#register();
+        if (current === undefined) return true;
       } else {
         current = await this.#read();
         if (current === undefined) return true;
@@ -261,7 +270,8 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#goneLogged = true;
   }
 
-  async #register(): Promise<V1Node> {
+  async #register(): Promise<V1Node | undefined> {
+    if (this.#options.adopted) return this.#adopt();
     let node: V1Node;
     try {
       node = await this.#api.createNode({ body: this.#initialNode() });
@@ -272,6 +282,23 @@ class NodeRegistrationLoop implements NodeRegistration {
       node = await this.#api.readNode({ name: this.#name });
     }
     this.#registered = true;
+    this.#setNode(node);
+    return node;
+  }
+
+  // An adopted node takes the Node that exists; one already gone is not created again.
+  async #adopt(): Promise<V1Node | undefined> {
+    let node: V1Node;
+    try {
+      node = await this.#api.readNode({ name: this.#name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      this.#registered = true;
+      this.#lost();
+      return undefined;
+    }
+    this.#registered = true;
+    this.#log.info({}, 'took over the node');
     this.#setNode(node);
     return node;
   }
@@ -371,11 +398,13 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   #status(now: Date, previous: NodeStatus | undefined, port = this.#kubeletPort()) {
     const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
+    // An adopted Node keeps the resources its creator gave it; left out, a merge patch keeps them.
+    const keep = (have: Record<string, string> | undefined): boolean => this.#options.adopted === true && have !== undefined && Object.keys(have).length > 0;
     return {
       conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now)),
       addresses: this.#addresses(),
-      capacity: this.#resources(),
-      allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources(),
+      ...(keep(previous?.capacity) ? {} : { capacity: this.#resources() }),
+      ...(keep(previous?.allocatable) ? {} : { allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources() }),
       daemonEndpoints: { kubeletEndpoint: { Port: port } },
       nodeInfo: this.#nodeInfo(),
     };
