@@ -128,6 +128,8 @@ const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigD
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
+/** The flags that give a selector template's fields, for the error messages. */
+const SELECTOR_FLAGS = { labelSelector: '--manage-nodes-with-label-selector', annotationSelector: '--manage-nodes-with-annotation-selector' } as const;
 /** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
 export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
   'fileCheckFrequency',
@@ -227,12 +229,12 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   }
   if (flags.labelSelector !== undefined || flags.annotationSelector !== undefined) {
     const raw = { ...(flags.labelSelector !== undefined ? { labelSelector: flags.labelSelector } : {}), ...(flags.annotationSelector !== undefined ? { annotationSelector: flags.annotationSelector } : {}) };
-    rawTemplates.push({ raw, at: flags.labelSelector !== undefined ? '--manage-nodes-with-label-selector' : '--manage-nodes-with-annotation-selector', fromFlags: true });
+    rawTemplates.push({ raw, at: flags.labelSelector !== undefined ? SELECTOR_FLAGS.labelSelector : SELECTOR_FLAGS.annotationSelector, fromFlags: true });
   }
   if (rawTemplates.length === 0) problems.push(['templates', 'at least one node template is needed (or --nodes, or a --manage-nodes-with-*-selector)']);
   const templates: NodeTemplate[] = [];
   rawTemplates.forEach(({ raw: t, at, fromFlags }) => {
-    const tpl = parseTemplate(t, at, problems, path, num, base);
+    const tpl = parseTemplate(t, at, problems, path, num, base, fromFlags ? SELECTOR_FLAGS : undefined);
     if (fromFlags) {
       const override = {
         ...(flagPath(flags.podManifestPath) ? { staticPodPath: flagPath(flags.podManifestPath)! } : {}),
@@ -331,6 +333,8 @@ function parseTemplate(
   path: (v: unknown, field: string) => string | undefined,
   num: (v: unknown, field: string, dflt: number, max: number, integer: boolean) => number,
   base: string,
+  /** The flags that gave the selectors, named in their errors instead of the template's fields. */
+  flagNames?: typeof SELECTOR_FLAGS,
 ): NodeTemplate {
   if (!isObject(t)) {
     problems.push([at, 'must be a mapping']);
@@ -339,10 +343,11 @@ function parseTemplate(
   for (const key of Object.keys(t)) if (!TEMPLATE_FIELDS.has(key)) problems.push([`${at}.${key}`, 'unknown field']);
   const selector = (field: 'labelSelector' | 'annotationSelector'): LabelSelector | undefined => {
     const v = t[field];
+    const where = flagNames?.[field] ?? `${at}.${field}`;
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') return (problems.push([`${at}.${field}`, 'must be a selector string such as "kwok.x-k8s.io/node=fake"']), undefined);
+    if (typeof v !== 'string') return (problems.push([where, 'must be a selector string such as "kwok.x-k8s.io/node=fake"']), undefined);
     const parsed = parseLabelSelector(v);
-    return parsed.ok ? parsed.selector : (problems.push([`${at}.${field}`, `${JSON.stringify(v)}: ${parsed.reason}`]), undefined);
+    return parsed.ok ? parsed.selector : (problems.push([where, `${JSON.stringify(v)}: ${parsed.reason}`]), undefined);
   };
   const labelSelector = selector('labelSelector');
   const annotationSelector = selector('annotationSelector');
