@@ -11,13 +11,13 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { createFleet, type Fleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { PatchStrategy, setHeaderOptions } from '../../src/kube/request-options.js';
 import { micros, readAuditLog, writeAuditPolicy, type AuditEvent } from '../helpers/audit-log.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 import { podManifestYaml as manifest } from '../helpers/manifests.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -193,5 +193,40 @@ describe('the fleet adopts the Nodes autoscalers create', () => {
     const namedRenewals = log.filter((e) => e.objectRef?.resource === 'leases' && e.objectRef.name === 'fa-named-0' && micros(e.requestReceivedTimestamp) > Math.min(...releasedAt.values()));
     assert.ok(namedRenewals.length > 0, 'the named node renewed its Lease in the window (the log is being written)');
     assert.equal((await api.readNode({ name: unmatched })).metadata?.name, unmatched, 'the unmatched Node is left in place');
+  });
+
+  it('with replicas sharing by Lease, each adopted node runs in the one replica that holds its Lease', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-adopt-shards-'));
+    const kubeconfig = await issueFleetToken({ adminKubeconfig: cp.cluster.adminKubeconfig, out: join(dir, 'fleet.kubeconfig') });
+    const replicas = new Map<string, Fleet>();
+    for (const id of ['ra', 'rb']) {
+      const fleet = await createFleet({ config: resolveFleetConfig({ kubeconfig, shardByLease: id, templates: [{ labelSelector: 'fa-shards=yes' }] }, {}), readOnlyPort: 0, shutdownTimeoutMs: 2000 });
+      fleets.push(fleet);
+      replicas.set(id, fleet);
+    }
+    await Promise.all([...replicas.values()].map((f) => f.start()));
+    const names = Array.from({ length: 12 }, () => `shard-${suffix()}`);
+    // Not annotated for kwok: the first test's fleet (still running) selects those.
+    const body = (name: string): V1Node => {
+      const n = autoscalerNode(name, { 'fa-shards': 'yes' });
+      delete n.metadata!.annotations![KWOK];
+      return n;
+    };
+    await Promise.all(names.map((name) => cp.adminApi.createNode({ body: body(name) })));
+    const running = (): string[] => [...replicas.values()].flatMap((f) => f.running());
+    await waitFor(() => running().length === names.length, 'every node run by some replica', { timeoutMs: 30_000, intervalMs: 100 }).catch((err: Error) => {
+      throw new Error(`${err.message}; ${[...replicas].map(([id, f]) => `${id} runs [${f.running().join()}] of adopted [${f.adopted().join()}]`).join('; ')}`);
+    });
+    assert.equal(new Set(running()).size, names.length, 'no node run by two replicas');
+    const leases = await kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'kube-node-lease' });
+    for (const [id, fleet] of replicas) {
+      assert.ok(fleet.running().length > 0, `${id} runs none of the 12 nodes`);
+      assert.deepEqual(fleet.adopted().sort(), [...names].sort(), `${id} follows every selected Node`);
+      for (const name of fleet.running()) assert.equal(leases.items.find((l) => l.metadata?.name === name)?.spec?.holderIdentity, id, `${name}: its Lease names the replica that runs it`);
+    }
+    t.diagnostic(`split: ${[...replicas].map(([id, f]) => `${id} ${f.running().length}`).join(', ')}`);
+    await waitFor(async () => (await Promise.all(names.map((name) => cp.adminApi.readNode({ name })))).every(ready), 'all Ready', { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(names.map((name) => cp.adminApi.deleteNode({ name })));
+    await waitFor(() => running().length === 0 && [...replicas.values()].every((f) => f.adopted().length === 0), 'every replica let them go', { timeoutMs: 10_000, intervalMs: 50 });
   });
 });
