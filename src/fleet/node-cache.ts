@@ -97,7 +97,8 @@ export function createNodeCache(options: {
       items.forEach(keep);
       listed = true;
       seenVersion = resourceVersion;
-      for (const [name, tell] of watchers) tell(nodes.get(name), seenVersion);
+      const listedNames = before !== undefined ? new Set(items.map((n) => n.metadata?.name)) : undefined;
+      for (const [name, tell] of watchers) if (nodes.has(name) || !listedNames?.has(name)) tell(nodes.get(name), seenVersion);
       for (const [name, old] of before ?? []) if (!nodes.has(name)) observer?.gone(name, old.metadata?.uid);
     },
     onEvent: (type, node) => {
@@ -107,7 +108,9 @@ export function createNodeCache(options: {
         keep(node);
       } else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
       seenVersion = node.metadata?.resourceVersion ?? seenVersion;
-      watchers.get(name)?.(nodes.get(name), seenVersion);
+      // A Node that exists but is no longer the fleet's (an adopted node released): its node is
+      // being stopped, and is not told that the Node is gone.
+      if (type === 'DELETED' || options.isFleetNode(name)) watchers.get(name)?.(nodes.get(name), seenVersion);
       if (type === 'DELETED') observer?.gone(name, node.metadata?.uid);
     },
     wording: nodeReflectorWording,
