@@ -271,7 +271,11 @@ class NodeRegistrationLoop implements NodeRegistration {
   }
 
   async #register(): Promise<V1Node | undefined> {
-    if (this.#options.adopted) return this.#adopt();
+    if (this.#options.adopted) {
+      // Someone else's Node: taken as it is and never created; one already gone stays gone.
+      this.#registered = true;
+      return this.#read();
+    }
     let node: V1Node;
     try {
       node = await this.#api.createNode({ body: this.#initialNode() });
@@ -282,23 +286,6 @@ class NodeRegistrationLoop implements NodeRegistration {
       node = await this.#api.readNode({ name: this.#name });
     }
     this.#registered = true;
-    this.#setNode(node);
-    return node;
-  }
-
-  // An adopted node takes the Node that exists; one already gone is not created again.
-  async #adopt(): Promise<V1Node | undefined> {
-    let node: V1Node;
-    try {
-      node = await this.#api.readNode({ name: this.#name });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      this.#registered = true;
-      this.#lost();
-      return undefined;
-    }
-    this.#registered = true;
-    this.#log.info({}, 'took over the node');
     this.#setNode(node);
     return node;
   }

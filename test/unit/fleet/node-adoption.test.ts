@@ -9,7 +9,6 @@ import { resolveFleetConfig } from '../../../src/fleet/fleet-config.js';
 import { adoptedMaxPods, createNodeAdoption, selectingTemplate, type ReleaseReason } from '../../../src/fleet/node-adoption.js';
 import { createNodeCache } from '../../../src/fleet/node-cache.js';
 import type { ListWatch, ObjectList, WatchEventType } from '../../../src/kube/list-watch.js';
-import type { MachineInfo } from '../../../src/node/machine-info.js';
 import { createNodeRegistration, type NodeApi } from '../../../src/node/node-registration.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 
@@ -85,7 +84,12 @@ function setup(inShard?: (name: string) => boolean) {
   const api = cache.nodeApi(core);
   /** What the node `name` hears from its own-Node watch, into the same log. */
   const listen = (name: string) => cache.nodeWatch(name).start((n) => log.push(`${name} hears ${n === undefined ? 'gone' : n.metadata?.uid}`));
-  return { clock, nodes, log, adoption, cache, api, gets, listen };
+  /** Starts the cache and lets its first list arrive. */
+  const start = async (): Promise<void> => {
+    cache.start();
+    await clock.advance(0);
+  };
+  return { clock, nodes, log, adoption, cache, api, gets, listen, start };
 }
 
 describe('node adoption', () => {
@@ -98,8 +102,7 @@ describe('node adoption', () => {
       node('ca-b', 'ub', { pool: 'auto' }, KWOK), // both selectors match: the first template wins
       node('ca-c', 'uc', { pool: 'auto' }),
     ];
-    t.cache.start();
-    await t.clock.advance(0);
+    await t.start();
     assert.deepEqual(t.log, ['adopt karp-a by templates[1]', 'adopt ca-b by templates[1]', 'adopt ca-c by templates[2]']);
     assert.deepEqual([...t.adoption.adopted()], [['karp-a', 1], ['ca-b', 1], ['ca-c', 2]]);
     // The cache keeps the adopted Nodes: their read-backs are answered without a GET.
@@ -112,8 +115,7 @@ describe('node adoption', () => {
 
   it('adopts a Node created later, and releases it when its label goes or when it is deleted, after its node heard', async () => {
     const t = setup();
-    t.cache.start();
-    await t.clock.advance(0);
+    await t.start();
     t.nodes.send('ADDED', node('auto-1', 'a1', { pool: 'auto' }));
     t.listen('auto-1');
     t.nodes.send('ADDED', node('auto-2', 'a2', { pool: 'auto' }));
@@ -142,8 +144,7 @@ describe('node adoption', () => {
 
   it('keeps a Node being deleted until it is gone, ignores the deletion of an older Node of the same name', async () => {
     const t = setup();
-    t.cache.start();
-    await t.clock.advance(0);
+    await t.start();
     t.nodes.send('ADDED', node('karp-x', 'old', {}, KWOK));
     t.nodes.send('MODIFIED', node('karp-x', 'old', {}, KWOK, { metadata: { name: 'karp-x', uid: 'old', annotations: KWOK, deletionTimestamp: new Date() } }));
     assert.deepEqual([...t.adoption.adopted().keys()], ['karp-x'], 'draining: still run');
@@ -162,8 +163,7 @@ describe('node adoption', () => {
   it('releases an adopted Node a relist no longer shows', async () => {
     const t = setup();
     t.nodes.items = [node('karp-a', 'ua', {}, KWOK), node('karp-b', 'ub', {}, KWOK)];
-    t.cache.start();
-    await t.clock.advance(0);
+    await t.start();
     t.listen('karp-a');
     t.nodes.items = [node('karp-b', 'ub', {}, KWOK)];
     t.nodes.expire();
@@ -175,8 +175,7 @@ describe('node adoption', () => {
   it('with --shard i/n, adopts only the nodes of its shard', async () => {
     const t = setup((name) => name.endsWith('-even'));
     t.nodes.items = [node('a-even', '1', {}, KWOK), node('a-odd', '2', {}, KWOK)];
-    t.cache.start();
-    await t.clock.advance(0);
+    await t.start();
     assert.deepEqual(t.log, ['adopt a-even by templates[1]']);
     await t.cache.stop();
   });
@@ -191,18 +190,6 @@ describe('node adoption', () => {
   });
 });
 
-const MACHINE: MachineInfo = {
-  cpus: 2,
-  memoryBytes: 2 ** 33,
-  ephemeralStorageBytes: 2 ** 36,
-  hugePages: new Map(),
-  kernelVersion: '6.1.0',
-  osImage: 'test',
-  architecture: 'amd64',
-  machineID: 'm',
-  systemUUID: '',
-  bootID: 'b',
-};
 
 /** A Node API holding one Node as its creator made it; status patches merge as a JSON merge patch does at the top of status. */
 class CreatorsNode implements NodeApi {
@@ -236,7 +223,7 @@ describe("an adopted node's registration", () => {
   it('takes the Node as it is: no create, the creator\'s resources kept, the status ours', async () => {
     const api = new CreatorsNode(created());
     const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
-    const reg = createNodeRegistration({ nodeName: 'karp-a', api, clock, machine: MACHINE, maxPods: 58, adopted: true, capacity: { cpu: '99' }, random: () => 0.5 });
+    const reg = createNodeRegistration({ nodeName: 'karp-a', api, clock, maxPods: 58, adopted: true, capacity: { cpu: '99' }, random: () => 0.5 });
     reg.start();
     await clock.advance(0);
     await settle();
@@ -259,7 +246,7 @@ describe("an adopted node's registration", () => {
   it('fills in only the resources the creator left out, from the template over the machine', async () => {
     const api = new CreatorsNode({ metadata: { name: 'bare', uid: 'u2' } });
     const clock = new FakeClock();
-    const reg = createNodeRegistration({ nodeName: 'bare', api, clock, machine: MACHINE, maxPods: 110, adopted: true, capacity: { cpu: '8' }, random: () => 0.5 });
+    const reg = createNodeRegistration({ nodeName: 'bare', api, clock, maxPods: 110, adopted: true, capacity: { cpu: '8' }, random: () => 0.5 });
     reg.start();
     await clock.advance(0);
     await settle();
@@ -272,7 +259,7 @@ describe("an adopted node's registration", () => {
   it('a Node already gone is not created: nothing is written for it', async () => {
     const api = new CreatorsNode(undefined);
     const clock = new FakeClock();
-    const reg = createNodeRegistration({ nodeName: 'gone', api, clock, machine: MACHINE, adopted: true });
+    const reg = createNodeRegistration({ nodeName: 'gone', api, clock, adopted: true });
     reg.start();
     await clock.advance(0);
     await settle();

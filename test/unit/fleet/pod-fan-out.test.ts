@@ -77,3 +77,48 @@ describe('pod fan-out', () => {
     await fanOut.stop();
   });
 });
+
+// A node added after the start: an adopted Node (src/fleet/node-adoption.ts).
+describe('pod fan-out: nodes added after the start', () => {
+  async function sourceOf(fanOut: ReturnType<typeof createPodFanOut>, node: string) {
+    fanOut.addNode(node);
+    let names: string[] | undefined;
+    const source = createApiserverSource({ listWatch: fanOut.listWatchFor(node), nodeName: node, onUpdate: (u) => (names = u.pods.map((p) => p.metadata!.name!).sort()), clock: realClock });
+    source.start();
+    return { source, names: () => names?.join() };
+  }
+
+  it('with keepOtherNodes, a node added late starts with the pods listed and watched for it before', async () => {
+    const server = fakeServer([pod('listed', 'late'), pod('mine', 'n1')]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock: realClock, keepOtherNodes: true });
+    fanOut.addNode('n1');
+    fanOut.start();
+    await waitFor(() => server.watching(), 'the shared watch');
+    server.send('ADDED', pod('watched', 'late'));
+    server.send('ADDED', pod('brief', 'late'));
+    server.send('DELETED', pod('brief', 'late'));
+    const late = await sourceOf(fanOut, 'late');
+    await waitFor(() => late.names() === 'listed,watched', "the late node's pods so far");
+    server.send('ADDED', pod('after', 'late'));
+    await waitFor(() => late.names() === 'after,listed,watched', 'and those that come after');
+    // Released: the stream goes, the pods are kept for a node of that name adopted again.
+    await late.source.stop();
+    fanOut.removeNode('late');
+    server.send('DELETED', pod('listed', 'late'));
+    const again = await sourceOf(fanOut, 'late');
+    await waitFor(() => again.names() === 'after,watched', 'the pods of the node adopted again');
+    await again.source.stop();
+    await fanOut.stop();
+  });
+
+  it('without it, the pods of a node not added are dropped', async () => {
+    const server = fakeServer([pod('listed', 'late')]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock: realClock });
+    fanOut.start();
+    await waitFor(() => server.watching(), 'the shared watch');
+    const late = await sourceOf(fanOut, 'late');
+    await waitFor(() => late.names() === '', 'an empty first set');
+    await late.source.stop();
+    await fanOut.stop();
+  });
+});
