@@ -134,8 +134,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
 
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
-  /** Adopted nodes, with the Node as it was when adopted (its resources decide the node's maxPods). */
-  const adoptedNodes = new Map<string, { node: FleetNode; found: V1Node }>();
+  /** Adopted nodes, with the pods their Node allowed when adopted (the node's maxPods). */
+  const adoptedNodes = new Map<string, { node: FleetNode; maxPods: number | undefined }>();
   let shards: LeaseShards | undefined;
   /**
    * One node's agent: the agent of `run`, handed the shared parts. Under --shard-by-lease its
@@ -144,8 +144,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const makeAgent = (node: FleetNode, leaseTakenAt?: Date): Agent => {
     const template = config.templates[node.template]!;
     // An adopted node writes with the one credential: no per-node credential was made for it.
-    const found = adoptedNodes.get(node.name)?.found;
-    const kubeconfig = config.nodeKubeconfigDir !== undefined && found === undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
+    const adopted = adoptedNodes.get(node.name);
+    const kubeconfig = config.nodeKubeconfigDir !== undefined && adopted === undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
     const nodeConfig: AgentConfig = Object.freeze({
       ...base,
       ...template.kubelet,
@@ -153,7 +153,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       kubeconfig,
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
-      maxPods: (found !== undefined ? adoptedMaxPods(found) : undefined) ?? Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
+      maxPods: adopted?.maxPods ?? Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -189,7 +189,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         node: {
           // An adopted Node keeps its creator's labels, taints and resources (the template's fill in missing resources).
-          ...(found !== undefined ? { adopted: true } : { labels: template.labels, taints: template.taints }),
+          ...(adopted !== undefined ? { adopted: true } : { labels: template.labels, taints: template.taints }),
           ...(template.capacity ? { capacity: template.capacity } : {}),
           ...(template.allocatable ? { allocatable: template.allocatable } : {}),
           spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS, undefined, LOOP_ALIGN_MS),
@@ -214,7 +214,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   let started = false;
   /** A Node a selector template took over: its agent now, or once its Lease is held. */
   const adopt = (node: FleetNode, found: V1Node): void => {
-    adoptedNodes.set(node.name, { node, found });
+    adoptedNodes.set(node.name, { node, maxPods: adoptedMaxPods(found) });
     fanOut?.addNode(node.name);
     if (shards !== undefined) return shards.addNode(node.name);
     const agent = makeAgent(node);
