@@ -228,8 +228,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     agents.delete(name);
     const stopped = agent === undefined ? Promise.resolve() : (metrics.drop(agent.registry), agent.stop());
     void Promise.all([stopped, shards?.removeNode(name)]).then(() => {
-      // Unless adopted again meanwhile: then its stream is the new agent's.
-      if (!adoptedNodes.has(name)) fanOut?.removeNode(name);
+      // Unless adopted again meanwhile: then its stream and its pods are the new agent's.
+      if (adoptedNodes.has(name)) return;
+      fanOut?.removeNode(name);
+      statuses.dropNode(name);
     });
   };
   for (const node of config.nodes) fanOut?.addNode(node.name);

@@ -85,7 +85,7 @@ export function createNodeCache(options: {
   const keep = (node: V1Node): void => {
     const name = node.metadata?.name ?? '';
     if (options.isFleetNode(name)) nodes.set(name, node);
-    else nodes.delete(name); // no longer the fleet's (an adopted node released)
+    else if (nodes.delete(name)) written.delete(name); // no longer the fleet's (an adopted node released)
   };
   const observer = options.observer;
   const reflector: Reflector = createReflector<V1Node>({
@@ -106,7 +106,10 @@ export function createNodeCache(options: {
       if (type !== 'DELETED') {
         observer?.seen(node);
         keep(node);
-      } else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) nodes.delete(name);
+      } else if (nodes.get(name)?.metadata?.uid === node.metadata?.uid) {
+        nodes.delete(name);
+        written.delete(name); // any Node of this name created again is newer than our writes
+      }
       seenVersion = node.metadata?.resourceVersion ?? seenVersion;
       // A Node that exists but is no longer the fleet's (an adopted node released): its node is
       // being stopped, and is not told that the Node is gone.

@@ -9,6 +9,11 @@ import type { StatusProvider } from '../status/status-provider.js';
  */
 export interface SharedStatusProvider {
   forNode(nodeName: string): StatusProvider;
+  /**
+   * The node is gone for good (an adopted node released, its agent stopped): the provider
+   * forgets its pods (their state, logs and pod addresses) and the node's listeners go.
+   */
+  dropNode(nodeName: string): void;
   readonly provider: StatusProvider;
 }
 
@@ -52,6 +57,14 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
   }
   return {
     provider,
+    dropNode(nodeName) {
+      for (const [uid, node] of ownerOf) {
+        if (node !== nodeName) continue;
+        ownerOf.delete(uid);
+        provider.forget?.(uid);
+      }
+      listeners.delete(nodeName);
+    },
     forNode(nodeName) {
       const own = (pod: { metadata?: { uid?: string } }): void => {
         const uid = pod.metadata?.uid;
