@@ -44,3 +44,27 @@ it('changes reach only the node of the pod; a termination takes the pod its stop
   assert.ok(a.statusFor(pa, clock.now()).containerStatuses?.[0]?.state?.terminated, 'then shows terminated');
   assert.equal(b.statusFor(pb, clock.now()).phase, 'Running', 'the other node is untouched');
 });
+
+it('a node dropped for good (an adopted node released): its pods are forgotten, the other nodes\' kept', async () => {
+  const clock = new FakeClock();
+  const shared = shareStatusProvider(createSimulatedStatusProvider({ clock, startDelayMs: 1000 }));
+  const a = shared.forNode('a');
+  const b = shared.forNode('b');
+  const heard: string[] = [];
+  a.onChange!((uid) => heard.push(uid));
+  const pa = pod('ua', 'a');
+  const pb = pod('ub', 'b');
+  a.statusFor(pa, clock.now());
+  b.statusFor(pb, clock.now());
+  await clock.advance(1000);
+  assert.equal(a.statusFor(pa, clock.now()).phase, 'Running');
+  const ip = a.statusFor(pa, clock.now()).podIP;
+  assert.ok(ip);
+  shared.dropNode('a');
+  heard.length = 0;
+  // Forgotten: asked again, the pod starts afresh, and node a's listener is gone.
+  assert.equal(shared.provider.statusFor(pa, clock.now()).phase, 'Pending');
+  await clock.advance(1000);
+  assert.deepEqual(heard, []);
+  assert.equal(b.statusFor(pb, clock.now()).phase, 'Running', 'the other node is untouched');
+});
