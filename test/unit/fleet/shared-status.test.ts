@@ -14,7 +14,8 @@ const pod = (uid: string, node: string): Pod => ({
   spec: { nodeName: node, terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
 });
 
-it('changes reach only the node of the pod; a termination takes the pod its stop time, within its grace period', async () => {
+/** Nodes a and b over one shared provider, each with a pod Running, and what each one heard. */
+async function twoNodesRunning() {
   const clock = new FakeClock();
   const shared = shareStatusProvider(createSimulatedStatusProvider({ clock, startDelayMs: 1000 }));
   const a = shared.forNode('a');
@@ -22,13 +23,17 @@ it('changes reach only the node of the pod; a termination takes the pod its stop
   const heard: Record<string, string[]> = { a: [], b: [] };
   a.onChange!((uid) => heard['a']!.push(uid));
   b.onChange!((uid) => heard['b']!.push(uid));
-
   const pa = pod('ua', 'a');
   const pb = pod('ub', 'b');
   a.statusFor(pa, clock.now());
   b.statusFor(pb, clock.now());
   await clock.advance(1000);
   assert.equal(a.statusFor(pa, clock.now()).phase, 'Running');
+  return { clock, shared, a, b, pa, pb, heard };
+}
+
+it('changes reach only the node of the pod; a termination takes the pod its stop time, within its grace period', async () => {
+  const { clock, a, b, pa, pb, heard } = await twoNodesRunning();
   assert.ok(heard['a']!.includes('ua') && !heard['a']!.includes('ub'));
   assert.ok(heard['b']!.includes('ub') && !heard['b']!.includes('ua'));
 
@@ -46,25 +51,12 @@ it('changes reach only the node of the pod; a termination takes the pod its stop
 });
 
 it('a node dropped for good (an adopted node released): its pods are forgotten, the other nodes\' kept', async () => {
-  const clock = new FakeClock();
-  const shared = shareStatusProvider(createSimulatedStatusProvider({ clock, startDelayMs: 1000 }));
-  const a = shared.forNode('a');
-  const b = shared.forNode('b');
-  const heard: string[] = [];
-  a.onChange!((uid) => heard.push(uid));
-  const pa = pod('ua', 'a');
-  const pb = pod('ub', 'b');
-  a.statusFor(pa, clock.now());
-  b.statusFor(pb, clock.now());
-  await clock.advance(1000);
-  assert.equal(a.statusFor(pa, clock.now()).phase, 'Running');
-  const ip = a.statusFor(pa, clock.now()).podIP;
-  assert.ok(ip);
+  const { clock, shared, b, pa, pb, heard } = await twoNodesRunning();
   shared.dropNode('a');
-  heard.length = 0;
+  heard['a']!.length = 0;
   // Forgotten: asked again, the pod starts afresh, and node a's listener is gone.
   assert.equal(shared.provider.statusFor(pa, clock.now()).phase, 'Pending');
   await clock.advance(1000);
-  assert.deepEqual(heard, []);
+  assert.deepEqual(heard['a'], []);
   assert.equal(b.statusFor(pb, clock.now()).phase, 'Running', 'the other node is untouched');
 });
