@@ -7,6 +7,7 @@ import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/i
 import { nodeNameFromHostname } from '../values/node-name.js';
 import { parseDuration } from '../values/go-duration.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type ScalarFieldType } from './fields.js';
+import { parseScenarios } from '../scenario/parse-scenarios.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
 import { SIMULATED_LIFECYCLES, type AgentConfig, type RunFlags, type SimulatedLifecycle } from './types.js';
 
@@ -175,6 +176,7 @@ function resolveAgentConfig(
     nodeIP,
     podCIDR,
     clusterDNS,
+    scenarios: (fromFile('scenarios') as AgentConfig['scenarios'] | undefined) ?? Object.freeze([]),
   });
 }
 
@@ -216,6 +218,8 @@ export function fileFieldValue(f: ConfigField, file: KubeletConfigFile, dir: str
     }
     case 'clusterDNS':
       return dnsServersFromFile(v, problems);
+    case 'scenarios':
+      return parseScenarios(v, f.field, problems);
     default:
       // A new field of kind `other` needs its rule here; the table test runs every field.
       throw new Error(`no file rule for the configuration field ${f.field}`);
