@@ -158,6 +158,8 @@ function resolveAgentConfig(
       ? dnsServers(flags.clusterDNS.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''), '--cluster-dns', p.flags)
       : ((fromFile('clusterDNS') as readonly string[] | undefined) ?? Object.freeze([]));
 
+  const scenarios = (fromFile('scenarios') as AgentConfig['scenarios'] | undefined) ?? Object.freeze([]);
+
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
   if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
@@ -176,7 +178,7 @@ function resolveAgentConfig(
     nodeIP,
     podCIDR,
     clusterDNS,
-    scenarios: (fromFile('scenarios') as AgentConfig['scenarios'] | undefined) ?? Object.freeze([]),
+    scenarios,
   });
 }
 
