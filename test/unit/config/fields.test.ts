@@ -131,3 +131,12 @@ describe('the scenarios field of the configuration file', () => {
     );
   });
 });
+
+describe('examples/scenarios.yaml', () => {
+  it('is a valid configuration file with one scenario of each behaviour', async () => {
+    const path = new URL('../../../../examples/scenarios.yaml', import.meta.url).pathname;
+    const { config, ignoredFields } = await loadAgentConfig({ config: path }, { hostname: () => 'node-a' });
+    assert.deepEqual(ignoredFields, []);
+    assert.deepEqual(new Set(config.scenarios.map((s) => s.behaviour.kind)), new Set(['exit', 'imagePullFailure', 'oomKill', 'startDelay', 'slowStop', 'readiness', 'nodeCondition']));
+  });
+});
