@@ -66,11 +66,15 @@ it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and 
   const node = (): Promise<V1Node | undefined> => cp.adminApi.readNode({ name: NODE }).catch(() => undefined);
   const ready = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
+  // The mirror once its container waits with `reason`.
+  const waiting = (name: string, reason: string, timeoutMs: number) =>
+    waitFor(async () => {
+      const p = await mirror(name);
+      return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === reason ? p : undefined;
+    }, `${name} in ${reason}`, { timeoutMs, intervalMs: 250 });
+
   // The crash loop: exits 1 s after each start, restarted at once, then 10 s of back-off.
-  const crashy = await waitFor(async () => {
-    const p = await mirror('crashy');
-    return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
-  }, 'crashy in CrashLoopBackOff', { timeoutMs: 30_000, intervalMs: 200 });
+  const crashy = await waiting('crashy', 'CrashLoopBackOff', 30_000);
   const main = crashy!.status!.containerStatuses![0]!;
   assert.equal(main.restartCount, 1);
   assert.deepEqual([main.lastState?.terminated?.exitCode, main.lastState?.terminated?.reason], [1, 'Error']);
@@ -78,16 +82,10 @@ it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and 
   assert.equal(crashy?.status?.phase, 'Running');
 
   // The failing pull: ErrImagePull first, ImagePullBackOff once the second pull's 20 s back-off holds.
-  const broken = await waitFor(async () => {
-    const p = await mirror('broken');
-    return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImagePull' ? p : undefined;
-  }, 'broken in ErrImagePull', { timeoutMs: 30_000, intervalMs: 200 });
+  const broken = await waiting('broken', 'ErrImagePull', 30_000);
   assert.equal(broken?.status?.containerStatuses?.[0]?.state?.waiting?.message, 'rpc error: code = NotFound desc = manifest unknown');
   assert.equal(broken?.status?.phase, 'Pending');
-  const backingOff = await waitFor(async () => {
-    const p = await mirror('broken');
-    return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff' ? p : undefined;
-  }, 'broken in ImagePullBackOff', { timeoutMs: 40_000, intervalMs: 500 });
+  const backingOff = await waiting('broken', 'ImagePullBackOff', 40_000);
   assert.equal(backingOff?.status?.containerStatuses?.[0]?.state?.waiting?.message, 'Back-off pulling image "app:broken": ErrImagePull: rpc error: code = NotFound desc = manifest unknown');
 
   const table = await kubectl(cp.cluster.adminKubeconfig, 'get', 'pods', '-n', ns, '--no-headers', '--field-selector', `spec.nodeName=${NODE}`);
