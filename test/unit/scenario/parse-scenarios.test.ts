@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { formatScenarios } from '../../../src/scenario/format-scenarios.js';
 import { parseScenarios } from '../../../src/scenario/parse-scenarios.js';
 
 function problemsOf(raw: unknown): string[] {
@@ -83,5 +84,26 @@ describe('parseScenarios', () => {
     assert.deepEqual(problemsOf(undefined), []);
     assert.deepEqual(problemsOf(null), []);
     assert.deepEqual(problemsOf([]), []);
+  });
+});
+
+describe('formatScenarios', () => {
+  it('writes scenarios back in the file\'s form, which reads back the same', () => {
+    const raw = [
+      { name: 'crash', match: { namespace: 'shop', labels: { app: 'web' }, owner: { kind: 'Deployment', name: 'web' } }, fraction: 0.05, exit: { code: 1, after: '1m30s', container: 'main' } },
+      { name: 'oom', oomKill: { after: '2m0s' } },
+      { name: 'pulls', match: { image: '*:broken' }, imagePullFailure: { message: 'denied' } },
+      { name: 'slow', startDelay: '45s' },
+      { name: 'flaky', readiness: { flapPeriod: '20s', message: 'timeout' } },
+      { name: 'stubborn', slowStop: true },
+      { name: 'down', match: { node: ['pool-a-*'], nodeLabels: { pool: 'a' } }, nodeCondition: { type: 'NotReady', from: '10m0s', until: '15m0s' } },
+    ];
+    const problems: string[] = [];
+    const parsed = parseScenarios(raw, 'scenarios', problems);
+    const written = formatScenarios(parsed);
+    assert.deepEqual(written[0], { name: 'crash', match: { namespace: ['shop'], labels: { app: 'web' }, owner: { kind: 'Deployment', name: 'web' } }, fraction: 0.05, exit: { code: 1, after: '1m30s', container: 'main' } });
+    assert.deepEqual(written[6], { name: 'down', match: { node: ['pool-a-*'], nodeLabels: { pool: 'a' } }, nodeCondition: { type: 'NotReady', from: '10m0s', until: '15m0s' } });
+    assert.deepEqual(parseScenarios(written, 'scenarios', problems), parsed);
+    assert.deepEqual(problems, []);
   });
 });
