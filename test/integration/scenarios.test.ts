@@ -1,18 +1,19 @@
 // Scenarios on the real control plane: a `run` agent whose KubeletConfiguration file carries a
 // `scenarios:` list (docs/lifecycle.md, "Scenarios") shows a crash-looping pod and a pod whose
 // image never pulls as `kubectl get pods` shows a kubelet's (CrashLoopBackOff; ErrImagePull, then
-// ImagePullBackOff, with the image manager's Events on the pod), and its Node goes NotReady for
-// the scenario's window (`kubectl get nodes`), then Ready again. No annotation is on the pods.
+// ImagePullBackOff, with the image manager's Events on the pod), a Deployment's pods picked by
+// their owner OOM-killed, and its Node goes NotReady for the scenario's window (`kubectl get
+// nodes`), then Ready again. No annotation is on the pods.
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { createAgent, type Agent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -37,11 +38,12 @@ const kubeletConfig = (namespace: string): string =>
     scenarios: [
       { name: 'crashers', match: { namespace, labels: { app: 'crashy' } }, exit: { code: 1, after: '1s' } },
       { name: 'broken-images', match: { image: '*:broken' }, imagePullFailure: { message: 'rpc error: code = NotFound desc = manifest unknown' } },
-      { name: 'node-down', match: { node: 'scenario-*' }, nodeCondition: { type: 'NotReady', from: '8s', until: '24s' } },
+      { name: 'web-oom', match: { owner: { kind: 'Deployment', name: 'web' } }, oomKill: { after: '2s' } },
+      { name: 'node-down', match: { node: 'scenario-*' }, nodeCondition: { type: 'NotReady', from: '15s', until: '30s' } },
     ],
   });
 
-it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and the Node NotReady in its window', async () => {
+it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, a Deployment OOM-killed, and the Node NotReady in its window', async () => {
   const ns = cp.namespace;
   const dir = await mkdtemp(join(tmpdir(), 'kp-scenarios-'));
   const manifests = join(dir, 'manifests');
@@ -57,10 +59,28 @@ it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and 
     '--pod-manifest-path', manifests,
     '--port', '0', '--read-only-port', '0', '--healthz-port', '0',
   ]);
-  assert.equal(config.scenarios.length, 3);
+  assert.equal(config.scenarios.length, 4);
   const startedAt = Date.now();
   agent = createAgent({ config, listenPorts: { readOnly: 0, healthz: 0 } });
   await agent.start();
+
+  // An ordinary Deployment on the node: its pods are picked by their owner, through the ReplicaSet.
+  const apps = kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(AppsV1Api);
+  const labels = { app: 'web' };
+  await apps.createNamespacedDeployment({
+    namespace: ns,
+    body: {
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { nodeSelector: { 'kubernetes.io/hostname': NODE }, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      },
+    },
+  });
 
   const mirror = (name: string): Promise<V1Pod | undefined> => cp.adminApi.readNamespacedPod({ name: `${name}-${NODE}`, namespace: ns }).catch(() => undefined);
   const node = (): Promise<V1Node | undefined> => cp.adminApi.readNode({ name: NODE }).catch(() => undefined);
@@ -105,12 +125,24 @@ it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and 
   assert.ok(messages.includes('Warning Failed: Error: ErrImagePull'), messages.join('\n'));
   assert.ok(messages.includes('Warning Failed: Error: ImagePullBackOff'), messages.join('\n'));
 
-  // The Node: NotReady from 8 s after the start until 24 s (seen at the next 2 s status update).
+  // The Deployment's pods: OOM-killed 2 s after each start (exit code 137, OOMKilled), restarted.
+  const oomKilled = await waitFor(async () => {
+    const pods = (await cp.adminApi.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;
+    const killed = pods.filter((p) => p.status?.containerStatuses?.[0]?.lastState?.terminated?.reason === 'OOMKilled');
+    return pods.length === 2 && killed.length === 2 ? killed : undefined;
+  }, 'both web pods OOM-killed once', { timeoutMs: 40_000, intervalMs: 500 });
+  for (const p of oomKilled!) {
+    assert.equal(p.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode, 137);
+    assert.ok((p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    assert.equal(p.metadata?.ownerReferences?.[0]?.kind, 'ReplicaSet');
+  }
+
+  // The Node: NotReady from 15 s after the start until 30 s (seen at the next 2 s status update).
   const down = await waitFor(async () => {
     const n = await node();
     return ready(n)?.status === 'False' ? n : undefined;
   }, 'the Node NotReady', { timeoutMs: 40_000, intervalMs: 250 });
-  assert.ok(Date.now() - startedAt >= 8_000, 'not before the window opens');
+  assert.ok(Date.now() - startedAt >= 15_000, 'not before the window opens');
   assert.deepEqual([ready(down)?.reason, ready(down)?.message], ['KubeletNotReady', 'container runtime is down']);
   const nodes = await kubectl(cp.cluster.adminKubeconfig, 'get', 'nodes', NODE, '--no-headers');
   assert.match(nodes, new RegExp(`^${NODE}\\s+NotReady\\s`));
@@ -118,6 +150,6 @@ it('a scenarios file: CrashLoopBackOff, ErrImagePull then ImagePullBackOff, and 
     const n = await node();
     return ready(n)?.status === 'True' ? n : undefined;
   }, 'the Node Ready again', { timeoutMs: 40_000, intervalMs: 250 });
-  assert.ok(Date.now() - startedAt >= 24_000, 'not before the window closes');
+  assert.ok(Date.now() - startedAt >= 30_000, 'not before the window closes');
   assert.equal(ready(up)?.reason, 'KubeletReady');
 });
