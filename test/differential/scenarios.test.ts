@@ -8,9 +8,10 @@
 // normalisation (event-sequence.ts); every difference left must be an `events` row of
 // docs/kubelet-differences.md. The timings of each step are printed; where a scenario names a
 // step (Scenario.timing: the mirror recreated after a user's delete, removals, edits, an ordinary
-// pod's deletion), its time after the action must be the same on both nodes within a stated
+// pod's deletion, a Deployment scaled to zero, a mirror the garbage collector deleted), its time
+// after the action (or after another step) must be the same on both nodes within a stated
 // tolerance, and, where the kubelet's relists and housekeeping bound it, inside that window
-// on both.
+// on both. DIFF_SCENARIOS=a,b runs only the scenarios named.
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
@@ -19,14 +20,15 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
+import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 
 import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubelet.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
-import { useControlPlane, waitForDefaultServiceAccount } from '../helpers/control-plane.js';
+import { kubeConfigFromFile, useControlPlane, waitForDefaultServiceAccount } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { startClusterProxy, type RecordedRequest, type RecordingProxy } from './api-proxy.js';
-import { describeDifference, parseListedDifferences, reconcile, type Difference, type Json } from './compare.js';
+import { describeDifference, parseListedDifferences, patternRegExp, reconcile, type Difference, type Json } from './compare.js';
 import { EventRecorder } from './event-recorder.js';
 import { freePort, readPods } from '../helpers/node-endpoints.js';
 import {
@@ -216,6 +218,8 @@ interface Scenario {
   name: string;
   /** The pods (names without the node suffix) whose steps are compared. */
   pods: string[];
+  /** The API name of `pod` on the side, when it is not `<pod>-<node>` (a controller's pod). */
+  podName?(side: Side, pod: string): string;
   /** Compare the Node's and the Lease's steps too. */
   nodeAndLease?: boolean;
   /**
@@ -229,9 +233,11 @@ interface Scenario {
    * (termination, the start retry, housekeeping), with a tolerance that covers what varies from
    * run to run on either side (the start retry's 0–5 s jitter, the 2 s housekeeping phase, the
    * 1 s relist phase). `withinMs`: the window the kubelet's relists and housekeeping leave for
-   * the step (docs/kubelet-differences.md); both nodes must take it inside.
+   * the step (docs/kubelet-differences.md); both nodes must take it inside. `from`: measure
+   * from this step of the same side instead of the action (a controller's delete, whose own
+   * delay is the controller's, not the node's).
    */
-  timing?: { step: RegExp; toleranceMs: number; withinMs?: readonly [number, number] };
+  timing?: { step: RegExp; from?: RegExp; toleranceMs: number; withinMs?: readonly [number, number] };
   /** Before the window: bring the side to the starting state. */
   setup?(side: Side): Promise<void>;
   /** Resolves true once the starting state is reached. */
@@ -294,6 +300,54 @@ function defaultGraceManifest(): Record<string, unknown> {
 
 /** Per node, the UID of the mirror the user deletes in scenario user-delete. */
 const deletedUID = new Map<string, string | undefined>();
+
+let appsApi: AppsV1Api | undefined;
+const apps = (): AppsV1Api => (appsApi ??= kubeConfigFromFile(cp.cluster.adminKubeconfig).makeApiClient(AppsV1Api));
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** The Deployment of scenario scale-to-zero on a side: one replica, pinned to the side's node. */
+const scaleDeployment = (side: Side): string => `scale-zero-${side.node}`;
+/** Per node, the name of that Deployment's pod once it runs (the ReplicaSet names it). */
+const scalePod = new Map<string, string>();
+
+async function createScaleDeployment(side: Side): Promise<void> {
+  const name = scaleDeployment(side);
+  const pod = podManifest(name, { grace: 2 });
+  await apps().createNamespacedDeployment({
+    namespace: NAMESPACE,
+    body: {
+      metadata: { name },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { scenario: name } },
+        template: {
+          metadata: { labels: { scenario: name } },
+          // No service account token: see createApiPod.
+          spec: { ...(pod['spec'] as object), nodeSelector: { 'kubernetes.io/hostname': side.node }, automountServiceAccountToken: false } as never,
+        },
+      },
+    },
+  });
+}
+
+/** The name of the Deployment's pod on the side once it is Running (and remembers it), else undefined. */
+function runningScalePod(side: Side): string | undefined {
+  const latest = new Map<string, { type: string; object: ApiObject }>();
+  for (const r of recorder!.records) {
+    if (r.kind === 'pod' && r.object.metadata?.namespace === NAMESPACE && r.object.metadata.labels?.['scenario'] === scaleDeployment(side)) {
+      latest.set(r.object.metadata.name ?? '', r);
+    }
+  }
+  const running = [...latest].filter(([, r]) => r.type !== 'DELETED' && isRunning(r.object)).map(([name]) => name);
+  if (running.length !== 1) return undefined;
+  scalePod.set(side.node, running[0]!);
+  return running[0];
+}
+
+/** How long scenario gc-mirror watches after the mirror is gone, for a create that must not come. */
+const GC_QUIET_MS = 3000;
+/** Per node, when the mirror of scenario gc-mirror was seen gone. */
+const gcMirrorGone = new Map<string, number>();
 
 const SCENARIOS: Scenario[] = [
   {
@@ -432,6 +486,21 @@ const SCENARIOS: Scenario[] = [
     done: (side) => recorder!.about('pod', mirrorName(side, 'api-delete'), NAMESPACE).at(-1)?.type === 'DELETED',
   },
   {
+    // A Deployment of one replica pinned to the node is scaled to 0: the ReplicaSet controller
+    // deletes the pod (its grace period), the node terminates it and deletes it for good.
+    name: 'scale-to-zero',
+    // Not `timed`, as api-pod-delete: the pod's deletion, from the scale, is compared.
+    timing: { step: /^deleted /, toleranceMs: 2500, withinMs: [0, 3000] },
+    pods: ['scale-zero'],
+    podName: (side) => scalePod.get(side.node) ?? `(no pod of ${scaleDeployment(side)})`,
+    setup: (side) => createScaleDeployment(side),
+    ready: (side) => runningScalePod(side) !== undefined,
+    act: async (side) => {
+      await apps().patchNamespacedDeployment({ namespace: NAMESPACE, name: scaleDeployment(side), body: { spec: { replicas: 0 } } }, mergePatch);
+    },
+    done: (side) => recorder!.about('pod', scalePod.get(side.node) ?? '', NAMESPACE).at(-1)?.type === 'DELETED',
+  },
+  {
     name: 'restart',
     pods: ['restart', 'restart-canary'],
     nodeAndLease: true,
@@ -477,7 +546,55 @@ const SCENARIOS: Scenario[] = [
     },
     done: async (side) => (await converged(side, 'dup-canary')) && (await converged(side, 'dup')),
   },
+  // The last two: they delete the Nodes, then restart both sides to bring them back.
+  {
+    // An admin deletes the Node (`kubectl delete node`): the garbage collector deletes the
+    // mirrors it owned (graceful, the pod's grace period); the node deletes the mirror for good
+    // at its pod worker's next sync and, its Node gone, creates none; the static pod runs on.
+    name: 'gc-mirror',
+    pods: ['gc-mirror'],
+    // From the collector's delete: the same window as user-delete's.
+    timing: { step: /^deleted /, from: /^deletion requested .* by other$/, toleranceMs: 2500, withinMs: [0, 2500] },
+    setup: (side) => writeManifest(side, 'gc-mirror.yaml', podManifest('gc-mirror', { grace: 2 })),
+    ready: (side) => converged(side, 'gc-mirror'),
+    act: async (side) => {
+      await cp.adminApi.deleteNode({ name: side.node });
+    },
+    // The mirror gone, then GC_QUIET_MS more (a create in that time shows as a step), the
+    // static pod still held.
+    async done(side) {
+      if (!gcMirrorGone.has(side.node) && currentMirror(side, 'gc-mirror') === undefined) gcMirrorGone.set(side.node, performance.now());
+      const gone = gcMirrorGone.get(side.node);
+      if (gone === undefined || performance.now() - gone < GC_QUIET_MS) return false;
+      return (await side.staticPods().catch(() => new Map<string, ApiObject>())).has(mirrorName(side, 'gc-mirror'));
+    },
+  },
+  {
+    // After gc-mirror: both sides restarted register their Node again and mirror their static
+    // pods, owned by the new Node.
+    name: 'gc-mirror-back',
+    pods: ['gc-mirror'],
+    act: (side) => side.restart(),
+    done: (side) => converged(side, 'gc-mirror'),
+  },
 ];
+
+/** DIFF_SCENARIOS=a,b: only these scenarios (while developing; a whole run is every scenario). */
+const ONLY = process.env['DIFF_SCENARIOS']?.split(',').map((x) => x.trim()).filter((x) => x !== '');
+const unknownScenarios = (ONLY ?? []).filter((name) => !SCENARIOS.some((x) => x.name === name));
+if (unknownScenarios.length > 0) {
+  throw new Error(`DIFF_SCENARIOS names unknown scenarios: ${unknownScenarios.join(', ')} (known: ${SCENARIOS.map((x) => x.name).join(', ')})`);
+}
+const SELECTED = ONLY === undefined ? SCENARIOS : SCENARIOS.filter((x) => ONLY.includes(x.name));
+
+/** The listed rows this run can check: every row, or with DIFF_SCENARIOS those of the scenarios run. */
+function rowsInScope<T extends { pattern: string }>(rows: readonly T[]): T[] {
+  if (ONLY === undefined) return [...rows];
+  return rows.filter((row) => {
+    const scenario = /^events:([^/ ]+)\//.exec(row.pattern)?.[1];
+    return scenario === undefined || SELECTED.some((x) => patternRegExp(scenario).test(x.name));
+  });
+}
 
 interface Window {
   t0: number;
@@ -558,7 +675,7 @@ function stepsOf(run: ScenarioRun, side: Side, subject: string): SideSteps {
     const all = subject === 'node' ? nodeSteps(recorder!.about('node', side.node)) : leaseSteps(recorder!.about('lease', side.node, 'kube-node-lease'));
     return { ...split(all), refused: [], requests: '', reasons: [], details: [], dns: [] };
   }
-  const name = mirrorName(side, subject);
+  const name = run.scenario.podName?.(side, subject) ?? mirrorName(side, subject);
   const requests = requestsAboutPod(side.proxy.requests, NAMESPACE, name);
   const pods = recorder!.about('pod', name, NAMESPACE);
   const events = recorder!.eventsAbout(side.node, NAMESPACE, name);
@@ -603,14 +720,21 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
     if (run.scenario.timed === true) compared.push(['reaction', reaction(r.steps), reaction(o.steps)]);
     const timing = run.scenario.timing;
     if (timing !== undefined) {
-      const rt = r.steps.find((x) => timing.step.test(x.text))?.t;
-      const ot = o.steps.find((x) => timing.step.test(x.text))?.t;
+      const timeOf = (x: SideSteps): number | undefined => {
+        const at = x.steps.find((step) => timing.step.test(step.text))?.t;
+        const from = timing.from === undefined ? 0 : x.steps.find((step) => timing.from!.test(step.text))?.t;
+        return at === undefined || from === undefined ? undefined : at - from;
+      };
+      const rt = timeOf(r);
+      const ot = timeOf(o);
       const delta = rt !== undefined && ot !== undefined ? ot - rt : undefined;
       t.diagnostic(
         `  timing of ${timing.step.source}: real ${rt === undefined ? '(none)' : formatMs(rt)}, ours ${ot === undefined ? '(none)' : formatMs(ot)}` +
           `, difference ${delta === undefined ? '?' : formatMs(Math.abs(delta))} (${delta !== undefined && delta < 0 ? 'ours earlier' : 'ours later'}), tolerance ${formatMs(timing.toleranceMs)}`,
       );
-      if (timing.withinMs !== undefined) t.diagnostic(`  window of ${timing.step.source}: ${formatMs(timing.withinMs[0])} to ${formatMs(timing.withinMs[1])} after the action`);
+      const origin = timing.from === undefined ? 'the action' : timing.from.source;
+      if (timing.from !== undefined) t.diagnostic(`  timing measured from ${origin}`);
+      if (timing.withinMs !== undefined) t.diagnostic(`  window of ${timing.step.source}: ${formatMs(timing.withinMs[0])} to ${formatMs(timing.withinMs[1])} after ${origin}`);
       timings.push({ scenario: `${run.scenario.name}/${subject}`, step: timing.step.source, real: rt, ours: ot, toleranceMs: timing.toleranceMs, withinMs: timing.withinMs });
     }
     for (const [path, rv, ov] of compared) {
@@ -648,7 +772,7 @@ describe('differential: event sequences of the real kubelet and our agent', () =
     sides.push(await startOurSide());
   });
 
-  for (const scenario of SCENARIOS) {
+  for (const scenario of SELECTED) {
     it(`scenario ${scenario.name}`, async (t) => {
       let run: ScenarioRun;
       try {
@@ -667,9 +791,10 @@ describe('differential: event sequences of the real kubelet and our agent', () =
   }
 
   it('every difference is an events row of docs/kubelet-differences.md, and every row still occurs', async (t) => {
-    assert.equal(runs.length, SCENARIOS.length, 'every scenario ran');
+    assert.equal(runs.length, SELECTED.length, 'every scenario ran');
+    if (ONLY !== undefined) t.diagnostic(`DIFF_SCENARIOS: only ${SELECTED.map((x) => x.name).join(', ')}`);
     for (const d of found) t.diagnostic(describeDifference(d));
-    const listed = parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8'));
+    const listed = rowsInScope(parseListedDifferences(await readFile(DIFFERENCES_DOC, 'utf8')));
     const { unlisted, stale } = reconcile(found, listed, ['events']);
     const minutes = (performance.now() - suiteStart) / 60_000;
     t.diagnostic(`suite: ${formatMs(performance.now() - suiteStart)}; recorder watches resumed: ${recorder!.resumed}`);
