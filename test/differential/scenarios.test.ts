@@ -246,6 +246,8 @@ interface Scenario {
   act(side: Side): Promise<void>;
   /** Resolves true once the side has finished reacting. */
   done(side: Side): Promise<boolean> | boolean;
+  /** How long `done` may take (default SCENARIO_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 /** Creates an ordinary pod named like a mirror (`<pod>-<node>`) bound to the side's node, as a user would. */
@@ -346,6 +348,10 @@ function runningScalePod(side: Side): string | undefined {
 
 /** How long scenario gc-mirror watches after the mirror is gone, for a create that must not come. */
 const GC_QUIET_MS = 3000;
+/** Per node, the UID of the mirror before scenario gc-mirror-node-back. */
+const gcBackUID = new Map<string, string | undefined>();
+/** Per node, the labels of the Node scenario gc-mirror deletes, for gc-mirror-node-created. */
+const gcNodeLabels = new Map<string, Record<string, string> | undefined>();
 /** Per node, when the mirror of scenario gc-mirror was seen gone. */
 const gcMirrorGone = new Map<string, number>();
 
@@ -546,18 +552,39 @@ const SCENARIOS: Scenario[] = [
     },
     done: async (side) => (await converged(side, 'dup-canary')) && (await converged(side, 'dup')),
   },
-  // The last two: they delete the Nodes, then restart both sides to bring them back.
+  // The last three delete the Nodes: each node's mirrors are owned by its Node, so the garbage
+  // collector deletes them. Neither node registers a deleted Node again while it runs, so the
+  // last one creates them again.
   {
-    // An admin deletes the Node (`kubectl delete node`): the garbage collector deletes the
-    // mirrors it owned (graceful, the pod's grace period); the node deletes the mirror for good
-    // at its pod worker's next sync and, its Node gone, creates none; the static pod runs on.
+    // The Node is deleted and at once created again (by an admin here; a cloud controller
+    // does the same), so the collector deletes a mirror whose owner (the old Node's UID) is gone
+    // while a Node of that name exists: the node deletes the mirror for good at its pod worker's
+    // next sync and creates a new one, owned by the new Node.
+    name: 'gc-mirror-node-back',
+    pods: ['gc-back'],
+    // From the collector's delete: the same window as user-delete's.
+    timing: { step: /^created #2 /, from: /^deletion requested .* by other$/, toleranceMs: 2500, withinMs: [0, 2500] },
+    setup: (side) => writeManifest(side, 'gc-back.yaml', podManifest('gc-back', { grace: 2 })),
+    ready: (side) => converged(side, 'gc-back'),
+    async act(side) {
+      gcBackUID.set(side.node, currentMirror(side, 'gc-back')?.metadata?.uid);
+      const labels = (await cp.adminApi.readNode({ name: side.node })).metadata?.labels;
+      await cp.adminApi.deleteNode({ name: side.node });
+      await cp.adminApi.createNode({ body: { metadata: { name: side.node, ...(labels !== undefined ? { labels } : {}) } } });
+    },
+    done: async (side) => (await converged(side, 'gc-back')) && currentMirror(side, 'gc-back')?.metadata?.uid !== gcBackUID.get(side.node),
+  },
+  {
+    // The Node is deleted for good (`kubectl delete node`): the node deletes the mirror the
+    // collector deleted (graceful, with the pod's grace period) for good at its pod worker's
+    // next sync and, its Node gone, creates none; the static pod runs on.
     name: 'gc-mirror',
     pods: ['gc-mirror'],
-    // From the collector's delete: the same window as user-delete's.
     timing: { step: /^deleted /, from: /^deletion requested .* by other$/, toleranceMs: 2500, withinMs: [0, 2500] },
     setup: (side) => writeManifest(side, 'gc-mirror.yaml', podManifest('gc-mirror', { grace: 2 })),
     ready: (side) => converged(side, 'gc-mirror'),
     act: async (side) => {
+      gcNodeLabels.set(side.node, (await cp.adminApi.readNode({ name: side.node })).metadata?.labels);
       await cp.adminApi.deleteNode({ name: side.node });
     },
     // The mirror gone, then GC_QUIET_MS more (a create in that time shows as a step), the
@@ -570,11 +597,18 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
-    // After gc-mirror: both sides restarted register their Node again and mirror their static
-    // pods, owned by the new Node.
-    name: 'gc-mirror-back',
+    // After gc-mirror: the admin creates the Node again (with the old one's labels). The node
+    // takes it; the mirror comes back, owned by the new Node: ours at once (it reconciles every
+    // mirror when its Node appears), the kubelet at the static pod's next periodic sync (1 min
+    // with up to 0.5 jitter after the last one; it has no such pass after its start).
+    name: 'gc-mirror-node-created',
+    timed: true,
     pods: ['gc-mirror'],
-    act: (side) => side.restart(),
+    timeoutMs: 150_000,
+    act: async (side) => {
+      const labels = gcNodeLabels.get(side.node);
+      await cp.adminApi.createNode({ body: { metadata: { name: side.node, ...(labels !== undefined ? { labels } : {}) } } });
+    },
     done: (side) => converged(side, 'gc-mirror'),
   },
 ];
@@ -642,7 +676,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioRun> {
     sides.map(async (s) => {
       const t0 = performance.now();
       await scenario.act(s);
-      await waitFor(() => scenario.done(s), `${scenario.name}: end state on ${s.node}`, { timeoutMs: SCENARIO_TIMEOUT_MS, intervalMs: 100 });
+      await waitFor(() => scenario.done(s), `${scenario.name}: end state on ${s.node}`, { timeoutMs: scenario.timeoutMs ?? SCENARIO_TIMEOUT_MS, intervalMs: 100 });
       const end = performance.now();
       await eventsSettled(s);
       // The window's steps end at the end state; its Events include those written just after.
@@ -679,7 +713,7 @@ function stepsOf(run: ScenarioRun, side: Side, subject: string): SideSteps {
   const requests = requestsAboutPod(side.proxy.requests, NAMESPACE, name);
   const pods = recorder!.about('pod', name, NAMESPACE);
   const events = recorder!.eventsAbout(side.node, NAMESPACE, name);
-  const ctx = eventContext(side.node, pods);
+  const ctx = eventContext(side.node, pods, run.scenario.podName !== undefined ? name : undefined);
   return {
     ...split(podSteps(pods, requests)),
     refused: refusedRequests(inWindow(requests)),
