@@ -352,6 +352,14 @@ const GC_QUIET_MS = 3000;
 const gcBackUID = new Map<string, string | undefined>();
 /** Per node, the labels of the Node scenario gc-mirror deletes, for gc-mirror-node-created. */
 const gcNodeLabels = new Map<string, Record<string, string> | undefined>();
+/** The side's Node exists, with allocatable pods and Ready as the node wrote them. */
+function nodeStatusWritten(side: Side): boolean {
+  const last = recorder!.about('node', side.node).at(-1);
+  if (last === undefined || last.type === 'DELETED') return false;
+  const status = last.object.status as { allocatable?: Record<string, string>; conditions?: Array<{ type?: string; status?: string }> } | undefined;
+  return status?.allocatable?.['pods'] !== undefined && status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
 /** Per node, when the mirror of scenario gc-mirror was seen gone. */
 const gcMirrorGone = new Map<string, number>();
 
@@ -572,7 +580,10 @@ const SCENARIOS: Scenario[] = [
       await cp.adminApi.deleteNode({ name: side.node });
       await cp.adminApi.createNode({ body: { metadata: { name: side.node, ...(labels !== undefined ? { labels } : {}) } } });
     },
-    done: async (side) => (await converged(side, 'gc-back')) && currentMirror(side, 'gc-back')?.metadata?.uid !== gcBackUID.get(side.node),
+    // Also until the node has written the new Node's status: before that the kubelet admits no
+    // new pod (no allocatable), and gc-mirror's manifest comes next.
+    done: async (side) =>
+      nodeStatusWritten(side) && (await converged(side, 'gc-back')) && currentMirror(side, 'gc-back')?.metadata?.uid !== gcBackUID.get(side.node),
   },
   {
     // The Node is deleted for good (`kubectl delete node`): the node deletes the mirror the
