@@ -385,15 +385,15 @@ export function clusterDNSWarnings(records: readonly WatchRecord[], ctx: EventCo
 export const AT_ONCE_MS = 750;
 
 /**
- * How soon a node reacted: `at once` (its first step within AT_ONCE_MS of the action) or
+ * How soon a node reacted: `at once` (its first step within `atOnceMs` of the action) or
  * `later`; undefined when it took no step. Steps by someone else (the user's own delete) do
  * not count. Times come from the printed timeline; only this class is compared, because
  * both nodes' exact times vary from run to run.
  */
-export function reaction(steps: readonly Step[]): string | undefined {
+export function reaction(steps: readonly Step[], atOnceMs = AT_ONCE_MS): string | undefined {
   const own = steps.find((s) => !/ by other$/.test(s.text));
   if (own === undefined) return undefined;
-  return own.t < AT_ONCE_MS ? 'at once' : 'later';
+  return own.t < atOnceMs ? 'at once' : 'later';
 }
 
 /** `1.23 s` or `850 ms`. */

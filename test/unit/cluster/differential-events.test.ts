@@ -243,6 +243,9 @@ describe('differential event sequences', () => {
     assert.equal(reaction([{ t: 20, text: 'deleted #1 by node (grace 0)' }]), 'at once');
     assert.equal(reaction([{ t: 5, text: 'deletion requested #1 grace 2 by other' }, { t: 1200, text: 'deleted #1 by node (grace 0)' }]), 'later');
     assert.equal(reaction([]), undefined);
+    // A scenario may set its own bound.
+    assert.equal(reaction([{ t: 1200, text: 'created #2 h1' }], 10_000), 'at once');
+    assert.equal(reaction([{ t: 63_000, text: 'created #2 h1' }], 10_000), 'later');
   });
 
   it("event details: the node name, the pod's UIDs and a pod name a controller chose are replaced", () => {
