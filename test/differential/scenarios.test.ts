@@ -566,9 +566,8 @@ const SCENARIOS: Scenario[] = [
   // collector deletes them. Neither node registers a deleted Node again while it runs, so the
   // last one creates them again.
   {
-    // The Node is deleted and at once created again (by an admin here; a cloud controller
-    // does the same), so the collector deletes a mirror whose owner (the old Node's UID) is gone
-    // while a Node of that name exists: the node deletes the mirror for good at its pod worker's
+    // The admin deletes the Node and at once creates it again, so the collector deletes a
+    // mirror whose owner (the old Node's UID) is gone while a Node of that name exists: the node deletes the mirror for good at its pod worker's
     // next sync and creates a new one, owned by the new Node.
     name: 'gc-mirror-node-back',
     pods: ['gc-back'],
@@ -588,8 +587,8 @@ const SCENARIOS: Scenario[] = [
       nodeStatusWritten(side) && (await converged(side, 'gc-back')) && currentMirror(side, 'gc-back')?.metadata?.uid !== gcBackUID.get(side.node),
   },
   {
-    // The Node is deleted for good (`kubectl delete node`): the node deletes the mirror the
-    // collector deleted (graceful, with the pod's grace period) for good at its pod worker's
+    // The Node is deleted (`kubectl delete node`) and stays gone: the node deletes the mirror
+    // the collector deleted (graceful, with the pod's grace period) for good at its pod worker's
     // next sync and, its Node gone, creates none; the static pod runs on.
     name: 'gc-mirror',
     pods: ['gc-mirror'],
