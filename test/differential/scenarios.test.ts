@@ -567,8 +567,9 @@ const SCENARIOS: Scenario[] = [
   // last one creates them again.
   {
     // The admin deletes the Node and at once creates it again, so the collector deletes a
-    // mirror whose owner (the old Node's UID) is gone while a Node of that name exists: the node deletes the mirror for good at its pod worker's
-    // next sync and creates a new one, owned by the new Node.
+    // mirror whose owner (the old Node's UID) is gone while a Node of that name exists: the
+    // node deletes the mirror for good at its pod worker's next sync and creates a new one,
+    // owned by the new Node.
     name: 'gc-mirror-node-back',
     pods: ['gc-back'],
     // From the collector's delete: the same window as user-delete's.

@@ -250,13 +250,13 @@ describe('differential event sequences', () => {
 
   it("event details: the node name, the pod's UIDs and a pod name a controller chose are replaced", () => {
     const ordinary: ApiObject = { metadata: { name: 'web-real-1-7dd87f8bb-dvgrc', namespace: 'ns', uid: 'u-1' } };
-    const event = (name: string, uid: string): WatchRecord =>
-      rec(1, 'ADDED', {
-        type: 'Warning',
-        reason: 'MissingClusterDNS',
-        involvedObject: { uid, resourceVersion: '5' },
-        message: `pod: "${name}_ns(${uid})". node real-1 has no ClusterDNS IP`,
-      }, 'event');
+    const warning = (name: string, uid: string): ApiObject => ({
+      type: 'Warning',
+      reason: 'MissingClusterDNS',
+      involvedObject: { uid, resourceVersion: '5' },
+      message: `pod: "${name}_ns(${uid})". node real-1 has no ClusterDNS IP`,
+    });
+    const event = (name: string, uid: string): WatchRecord => rec(1, 'ADDED', warning(name, uid), 'event');
     const records = [event('web-real-1-7dd87f8bb-dvgrc', 'u-1')];
     const expected = 'Warning MissingClusterDNS (pod) ref=pod+rv: pod: "<pod>_ns(<uid>)". node <node> has no ClusterDNS IP';
     assert.deepEqual(clusterDNSWarnings(records, eventContext('real-1', [rec(0, 'ADDED', ordinary)], 'web-real-1-7dd87f8bb-dvgrc')), [expected]);
