@@ -61,6 +61,14 @@ export interface FleetConfig {
   /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
   readonly readOnlyPort: number;
   readonly address: string;
+  /**
+   * Every node serves its own kubelet port (a free port on `address`, reported in its Node), so
+   * the API server's node proxy and metrics-server reach each node's `/stats/summary` and
+   * `/metrics/resource`; off by default.
+   */
+  readonly kubeletPorts: boolean;
+  /** The CA the nodes' kubelet ports check client certificates against (the API server's). */
+  readonly clientCAFile?: string;
   /** The process's V8 headroom, % of the live heap (src/fleet/gc-settings.ts); 0: V8's own sizing. */
   readonly heapGrowingPercent: number;
   /** Whether V8's helper threads take part in scavenges (src/fleet/gc-settings.ts); off by default. */
@@ -81,6 +89,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   eventBurst: 100,
   readOnlyPort: 10255,
   address: '127.0.0.1',
+  kubeletPorts: false,
   ...FLEET_GC_DEFAULTS,
 });
 
@@ -106,7 +115,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet']);
 /** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
 export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
@@ -192,7 +201,10 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
+    kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
   };
+  const clientCAFile = path(doc['clientCAFile'], 'clientCAFile');
+  if (clientCAFile !== undefined && !config.kubeletPorts) problems.push(['clientCAFile', 'is for the nodes\' kubelet ports: set kubeletPorts: true']);
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
@@ -276,6 +288,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    ...(clientCAFile !== undefined ? { clientCAFile } : {}),
     address: address as string,
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),

@@ -124,6 +124,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
       maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
+      ...(config.kubeletPorts ? kubeletPortSettings(config) : {}),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -155,7 +156,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
         parts,
-        listenPorts: {},
+        listenPorts: config.kubeletPorts ? { kubelet: 0 } : {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         node: {
           labels: template.labels,
@@ -231,6 +232,25 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       await server?.close();
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
+  };
+}
+
+/**
+ * A node's kubelet port in a fleet: on the fleet's address, which its Node then reports as its
+ * InternalIP (the address the API server's node proxy and metrics-server dial; a wildcard
+ * leaves the machine's), with the kubelet's settings of a configuration file: no anonymous
+ * requests, client certificates checked against `clientCAFile`, tokens by TokenReview,
+ * everything authorized by SubjectAccessReview, both asked with the node's credential.
+ */
+function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
+  const wildcard = config.address === '0.0.0.0' || config.address === '::';
+  return {
+    address: config.address,
+    ...(wildcard ? {} : { nodeIP: config.address }),
+    anonymousAuth: false,
+    authenticationTokenWebhook: true,
+    authorizationMode: 'Webhook',
+    ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
   };
 }
 
