@@ -240,7 +240,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
  * InternalIP (the address the API server's node proxy and metrics-server dial; a wildcard
  * leaves the machine's), with the kubelet's settings of a configuration file: no anonymous
  * requests, client certificates checked against `clientCAFile`, tokens by TokenReview,
- * everything authorized by SubjectAccessReview, both asked with the node's credential.
+ * everything authorized by SubjectAccessReview, both asked with the node's credential; the
+ * fleet's one serving certificate if given, else each node makes a self-signed one at start.
  */
 function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
   const wildcard = config.address === '0.0.0.0' || config.address === '::';
@@ -251,6 +252,8 @@ function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
     authenticationTokenWebhook: true,
     authorizationMode: 'Webhook',
     ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+    ...(config.tlsCertFile !== undefined ? { tlsCertFile: config.tlsCertFile } : {}),
+    ...(config.tlsPrivateKeyFile !== undefined ? { tlsPrivateKeyFile: config.tlsPrivateKeyFile } : {}),
   };
 }
 
