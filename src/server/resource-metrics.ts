@@ -80,7 +80,10 @@ export function resourceMetricsRoute(options: { nodeName: string; usage: () => N
   return {
     path: '/metrics/resource',
     handle: (_req, res) => {
-      send(res, 200, RESOURCE_METRICS_CONTENT_TYPE, resourceMetricsText(statsSummary(options.nodeName, options.usage())));
+      const usage = options.usage();
+      // client_golang's handler tells when its process started, in Unix seconds.
+      res.setHeader('Process-Start-Time-Unix', String(Math.floor(usage.startTime.getTime() / 1000)));
+      send(res, 200, RESOURCE_METRICS_CONTENT_TYPE, resourceMetricsText(statsSummary(options.nodeName, usage)));
     },
   };
 }

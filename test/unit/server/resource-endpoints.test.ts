@@ -179,6 +179,7 @@ describe('the routes', () => {
       const metrics = await fetch(`http://127.0.0.1:${port}/metrics/resource`);
       assert.equal(metrics.status, 200);
       assert.equal(metrics.headers.get('content-type'), RESOURCE_METRICS_CONTENT_TYPE);
+      assert.equal(metrics.headers.get('process-start-time-unix'), String(Date.parse('2026-01-01T00:00:00Z') / 1000));
       assert.equal(await metrics.text(), resourceMetricsText(statsSummary('node-a', USAGE)));
       const summary = await fetch(`http://127.0.0.1:${port}/stats/summary?only_cpu_and_memory=true`);
       assert.equal(summary.status, 200);
