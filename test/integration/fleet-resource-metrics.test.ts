@@ -6,43 +6,31 @@
 // kubelet's own rights) and the cluster CA for the API server's client certificate.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { startLocalCluster, type LocalCluster } from '../../src/cluster/local-cluster.js';
-import { kubeConfigFromFile } from '../helpers/control-plane.js';
-import { httpsGet } from '../helpers/https-get.js';
+import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { podManifestYaml } from '../helpers/manifests.js';
-import { createTestNetns, type TestNetns } from '../helpers/netns.js';
+import type { TestNetns } from '../helpers/netns.js';
 import { kubectl } from '../helpers/kubectl.js';
-import { waitFor } from '../helpers/wait.js';
+import { runInNetns, startNetnsCluster, waitForRunningPod, type NetnsCluster, type NetnsCommand } from '../helpers/netns-cluster.js';
 
-const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 const NODES = ['rmf-0', 'rmf-1'];
 
 describe('a fleet with kubeletPorts: each node\'s /metrics/resource and /stats/summary through the node proxy', { timeout: 240_000 }, () => {
+  let env: NetnsCluster;
   let netns: TestNetns;
   let cluster: LocalCluster;
-  let dir: string;
-  let fleet: ChildProcess | undefined;
-  let fleetLog = '';
-  let ca: string;
-  const api = (path: string) => httpsGet(`${cluster.server}${path}`, { token: kubeConfigFromFile(cluster.adminKubeconfig).getCurrentUser()!.token!, ca });
+  let fleet: NetnsCommand | undefined;
+  const api = (path: string) => env.api(path);
 
   before(async () => {
-    netns = await createTestNetns();
-    cluster = await startLocalCluster({ nodes: NODES, extraAddresses: [netns.hostIP] });
-    ca = await readFile(cluster.caFile, 'utf8');
-    dir = await mkdtemp(join(tmpdir(), 'kp-fleet-resource-'));
+    env = await startNetnsCluster(NODES, 'kp-fleet-resource-');
+    ({ netns, cluster } = env);
+    const { dir } = env;
     await mkdir(join(dir, 'creds'));
     await mkdir(join(dir, 'manifests'));
-    for (const node of NODES) {
-      const original = await readFile(cluster.nodeKubeconfigs[node]!, 'utf8');
-      await writeFile(join(dir, 'creds', `${node}.kubeconfig`), original.replace(cluster.server, `https://${netns.hostIP}:${cluster.securePort}`));
-    }
+    for (const node of NODES) await env.writeNodeKubeconfig(node, join(dir, 'creds', `${node}.kubeconfig`));
     await writeFile(join(dir, 'manifests', 'web.yaml'), podManifestYaml('web', 'default', 'nginx:1.27', { annotations: { 'simulation.kubelet-pods.io/usage': 'main=300m/48Mi' } }));
     await writeFile(
       join(dir, 'fleet.yaml'),
@@ -55,32 +43,13 @@ describe('a fleet with kubeletPorts: each node\'s /metrics/resource and /stats/s
         templates: [{ name: 'rmf-{i}', count: 2, staticPodPath: join(dir, 'manifests') }],
       }),
     );
-    fleet = spawn('ip', ['netns', 'exec', netns.name, process.execPath, CLI, 'fleet', '--config', join(dir, 'fleet.yaml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    fleet.stdout!.on('data', (d: Buffer) => (fleetLog += d.toString()));
-    fleet.stderr!.on('data', (d: Buffer) => (fleetLog += d.toString()));
-    for (const node of NODES) {
-      await waitFor(
-        async () => {
-          const r = await api(`/api/v1/namespaces/default/pods/web-${node}`);
-          return r.status === 200 && (JSON.parse(r.body) as { status?: { phase?: string } }).status?.phase === 'Running';
-        },
-        `the mirror pod web-${node} Running (fleet log:\n${fleetLog})`,
-        { timeoutMs: 60_000, intervalMs: 200 },
-      );
-    }
+    fleet = runInNetns(netns, ['fleet', '--config', join(dir, 'fleet.yaml')]);
+    for (const node of NODES) await waitForRunningPod(api, 'default', `web-${node}`, fleet);
   });
 
   after(async () => {
-    if (fleet !== undefined && fleet.exitCode === null) {
-      const exited = new Promise((resolve) => fleet!.once('exit', resolve));
-      fleet.kill('SIGTERM');
-      const timer = setTimeout(() => fleet!.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await cluster?.dispose();
-    await netns?.remove();
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
+    await env?.dispose();
   });
 
   it('each Node reports the fleet address and a kubelet port of its own', async () => {
