@@ -45,7 +45,7 @@ export interface MetricsServer {
 
 /** Builds (once) and starts metrics-server, resolving when the API server reports metrics.k8s.io Available. */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const { binary } = await ensureGoTool(METRICS_SERVER_TOOL, options.build);
+  const { path: binary } = await ensureGoTool(METRICS_SERVER_TOOL, options.build);
   await mkdir(options.dir, { recursive: true });
   const port = await freePort(options.address);
   const logFile = join(options.dir, 'metrics-server.log');
