@@ -108,17 +108,23 @@ export function createResourceUsage(options: ResourceUsageOptions): ResourceUsag
     }
     return plan.entries.get(name) ?? plan.entries.get('*');
   };
+  // Pods are immutable once handed over, so what the annotation and the default give each
+  // container is worked out once per pod object; the hook is asked every time.
+  const plannedRates = new WeakMap<Pod, Map<string, UsageRate>>();
+  const plannedRate = (pod: Pod, c: V1Container): UsageRate => {
+    let rates = plannedRates.get(pod);
+    if (rates === undefined) plannedRates.set(pod, (rates = new Map()));
+    let rate = rates.get(c.name);
+    if (rate === undefined) {
+      const entry = planned(pod, c.name);
+      rate = withinLimits(c, { cpuCores: amountOf(pod, c, 'cpu', entry?.cpu), memoryBytes: amountOf(pod, c, 'memory', entry?.memory) });
+      rates.set(c.name, rate);
+    }
+    return rate;
+  };
   const rateOf = (pod: Pod, c: V1Container): UsageRate => {
     const hooked = options.override?.(pod, c);
-    const entry = hooked === undefined ? planned(pod, c.name) : undefined;
-    const rate = hooked ?? { cpuCores: amountOf(pod, c, 'cpu', entry?.cpu), memoryBytes: amountOf(pod, c, 'memory', entry?.memory) };
-    // A container is throttled at its CPU limit, and cannot hold more memory than its limit.
-    const cpuLimit = limitOf(c, 'cpu');
-    const memoryLimit = limitOf(c, 'memory');
-    return {
-      cpuCores: Math.max(0, Math.min(finite(rate.cpuCores), cpuLimit ?? Infinity)),
-      memoryBytes: Math.max(0, Math.min(finite(rate.memoryBytes), memoryLimit ?? Infinity)),
-    };
+    return hooked !== undefined ? withinLimits(c, hooked) : plannedRate(pod, c);
   };
   // Moves a counter to now at the rate of its last reading; a new one (or a new start) begins at `initial`.
   const advance = (key: string, fromMs: number, nowMs: number, nanoCores: number, initial: number): number => {
@@ -204,6 +210,14 @@ function* runningContainers(pod: Pod, status: V1PodStatus | undefined): Generato
     });
   yield* running(status?.initContainerStatuses, pod.spec?.initContainers);
   yield* running(status?.containerStatuses, pod.spec?.containers);
+}
+
+/** A container is throttled at its CPU limit, and cannot hold more memory than its limit. */
+function withinLimits(c: V1Container, rate: UsageRate): UsageRate {
+  return {
+    cpuCores: Math.max(0, Math.min(finite(rate.cpuCores), limitOf(c, 'cpu') ?? Infinity)),
+    memoryBytes: Math.max(0, Math.min(finite(rate.memoryBytes), limitOf(c, 'memory') ?? Infinity)),
+  };
 }
 
 function sum(items: readonly CpuMemoryUsage[]): CpuMemoryUsage {

@@ -120,5 +120,6 @@ function escapeHelp(s: string): string {
 }
 
 function escapeLabel(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+  // Names and namespaces almost never need it: test before rewriting.
+  return /[\\\n"]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : s;
 }

@@ -5,7 +5,8 @@ import { send, type Route } from './server.js';
  * The kubelet's Summary API (`k8s.io/kubelet/pkg/apis/stats/v1alpha1`), the part a simulated
  * node has numbers for: CPU and memory of the node, its system containers, its pods and their
  * containers. Fields are declared in the Go types' order, which is the order the kubelet's JSON
- * has them in. Times are Dates here; the JSON has them as the API's RFC 3339 seconds.
+ * has them in. Times are Dates here (to the millisecond, which /metrics/resource writes); their
+ * JSON is the API's RFC 3339 seconds.
  */
 export interface StatsSummary {
   readonly node: NodeStats;
@@ -54,16 +55,17 @@ export interface MemoryStats {
 
 /** The Summary of a node's usage, as the kubelet's summary provider assembles it. */
 export function statsSummary(nodeName: string, usage: NodeUsage): StatsSummary {
-  const { time } = usage;
+  const time = apiTime(usage.time);
+  const startTime = apiTime(usage.startTime);
   return {
     node: {
       nodeName,
       // The kubelet's own cgroup and the pods' one (kubepods), as the kubelet lists them.
       systemContainers: [
-        { name: 'kubelet', startTime: usage.startTime, ...cpuMemory(usage.system, time, undefined) },
-        { name: 'pods', startTime: usage.startTime, ...cpuMemory(usage.podsTotal, time, usage.memoryCapacityBytes) },
+        { name: 'kubelet', startTime, ...cpuMemory(usage.system, time, undefined) },
+        { name: 'pods', startTime, ...cpuMemory(usage.podsTotal, time, usage.memoryCapacityBytes) },
       ],
-      startTime: usage.startTime,
+      startTime,
       ...cpuMemory(usage, time, usage.memoryCapacityBytes),
     },
     pods: usage.pods.map((pod) => podStats(pod, time)),
@@ -73,14 +75,14 @@ export function statsSummary(nodeName: string, usage: NodeUsage): StatsSummary {
 function podStats(pod: PodUsage, time: Date): PodStats {
   return {
     podRef: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
-    startTime: pod.startTime,
+    startTime: apiTime(pod.startTime),
     containers: pod.containers.map((c) => containerStats(c, time)),
     ...cpuMemory(pod, time, pod.memoryLimitBytes),
   };
 }
 
 function containerStats(c: ContainerUsage, time: Date): ContainerStats {
-  return { name: c.name, startTime: c.startTime, ...cpuMemory(c, time, c.memoryLimitBytes) };
+  return { name: c.name, startTime: apiTime(c.startTime), ...cpuMemory(c, time, c.memoryLimitBytes) };
 }
 
 function cpuMemory(u: CpuMemoryUsage, time: Date, limitBytes: number | undefined): { cpu: CPUStats; memory: MemoryStats } {
@@ -99,19 +101,21 @@ function cpuMemory(u: CpuMemoryUsage, time: Date, limitBytes: number | undefined
   };
 }
 
+/** A time that marshals as metav1.Time does: RFC 3339 in whole seconds, UTC. */
+class ApiTime extends Date {
+  override toJSON(): string {
+    return `${this.toISOString().slice(0, 19)}Z`;
+  }
+}
+
+const apiTime = (d: Date): Date => new ApiTime(d.getTime());
+
 /**
  * The Summary as the kubelet writes it (go-restful's indented JSON: one space per level, no
  * newline at the end), every time in whole seconds as metav1.Time marshals it.
  */
 export function statsSummaryJSON(summary: StatsSummary): string {
-  return JSON.stringify(
-    summary,
-    function (this: Record<string, unknown>, key: string, value: unknown) {
-      const original = this[key];
-      return original instanceof Date ? original.toISOString().replace(/\.\d{3}Z$/, 'Z') : value;
-    },
-    1,
-  );
+  return JSON.stringify(summary, null, 1);
 }
 
 /**

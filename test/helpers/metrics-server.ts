@@ -66,6 +66,8 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         '--kubelet-preferred-address-types=InternalIP',
         '--kubelet-use-node-status-port',
         `--metric-resolution=${options.resolutionSeconds ?? 10}s`,
+        // It must be shorter than the resolution.
+        '--kubelet-request-timeout=5s',
         '--v=2',
       ],
       { stdio: ['ignore', 'ignore', logFd] },
