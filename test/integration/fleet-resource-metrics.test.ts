@@ -6,10 +6,11 @@
 // kubelet's own rights) and the cluster CA for the API server's client certificate.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { podManifestYaml } from '../helpers/manifests.js';
 import type { TestNetns } from '../helpers/netns.js';
 import { kubectl } from '../helpers/kubectl.js';
@@ -79,6 +80,28 @@ describe('a fleet with kubeletPorts: each node\'s /metrics/resource and /stats/s
       assert.equal(summary.node.nodeName, node);
       assert.deepEqual(summary.pods.map((p) => p.podRef.name), [`web-${node}`]);
       assert.equal(summary.pods[0]!.containers[0]!.cpu.usageNanoCores, 300_000_000);
+    }
+  });
+  it('one credential: with system:auth-delegator bound to the fleet ServiceAccount, its nodes answer through the proxy too', async () => {
+    const { dir } = env;
+    const token = join(dir, 'fleet.kubeconfig');
+    await issueFleetToken({ adminKubeconfig: cluster.adminKubeconfig, out: token });
+    // The kubelet ports ask TokenReviews and SubjectAccessReviews with the fleet's credential.
+    await kubectl(cluster.adminKubeconfig, 'create', 'clusterrolebinding', 'kubelet-pods-fleet-auth-delegator', '--clusterrole=system:auth-delegator', '--serviceaccount=kubelet-pods-fleet:kubelet-pods-fleet');
+    const kubeconfig = join(dir, 'fleet-netns.kubeconfig');
+    await writeFile(kubeconfig, (await readFile(token, 'utf8')).replace(cluster.server, `https://${netns.hostIP}:${cluster.securePort}`));
+    await writeFile(
+      join(dir, 'fleet-one.yaml'),
+      stringify({ kubeconfig, readOnlyPort: 0, address: netns.nsIP, kubeletPorts: true, clientCAFile: cluster.caFile, templates: [{ name: 'rmc-{i}', count: 1, staticPodPath: join(dir, 'manifests') }] }),
+    );
+    const one = runInNetns(netns, ['fleet', '--config', join(dir, 'fleet-one.yaml')]);
+    try {
+      await waitForRunningPod(api, 'default', 'web-rmc-0', one);
+      const summary = JSON.parse(await kubectl(cluster.adminKubeconfig, 'get', '--raw', '/api/v1/nodes/rmc-0/proxy/stats/summary')) as { node: { nodeName: string }; pods: { podRef: { name: string } }[] };
+      assert.equal(summary.node.nodeName, 'rmc-0');
+      assert.deepEqual(summary.pods.map((p) => p.podRef.name), ['web-rmc-0']);
+    } finally {
+      await one.stop();
     }
   });
 });
