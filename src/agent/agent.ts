@@ -12,6 +12,7 @@ import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
+import { createResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import type { Registry } from 'prom-client';
 import { createApiserverSource } from '../sources/apiserver-source.js';
@@ -31,6 +32,7 @@ import type { LoopSpread } from '../node/periodic-loop.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
 import type { Pod } from '../pod/types.js';
+import { quantityValue } from '../values/quantity.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -318,6 +320,15 @@ export function createAgent(options: AgentOptions): Agent {
   if (workers !== undefined) workersLate?.set(workers);
 
   const dispatch = createPodUpdateDispatcher({ podManager, sourcesReady, logger, onPodsChanged: (pods, op) => lifecycle.onPodsChanged(pods, op) });
+  // What the running containers use, for /stats/summary and /metrics/resource: the status the
+  // writer last computed says which containers run and since when.
+  const resourceUsage = createResourceUsage({ clock, logger, ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}) });
+  const nodeUsage = () => {
+    const memory = quantityValue(String(nodeRegistration?.currentNode()?.status?.capacity?.['memory'] ?? ''));
+    const memoryBytes = Number.isFinite(memory) ? memory : cluster?.machine.memoryBytes;
+    const pods = podManager.getPods().map((pod) => ({ pod, status: statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }));
+    return resourceUsage.measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
+  };
   const endpoints = createAgentEndpoints({
     config,
     ...(options.listenPorts !== undefined ? { listenPorts: options.listenPorts } : {}),
@@ -325,6 +336,7 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? ''),
     containerLogs: (uid, container) => statusProvider.containerLogs?.(uid, container),
+    usage: nodeUsage,
     apis: cluster?.apis,
     bound,
     clock,

@@ -63,6 +63,17 @@ export interface FleetConfig {
   /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
   readonly readOnlyPort: number;
   readonly address: string;
+  /**
+   * Every node serves its own kubelet port (a free port on `address`, reported in its Node), so
+   * the API server's node proxy and metrics-server reach each node's `/stats/summary` and
+   * `/metrics/resource`; off by default.
+   */
+  readonly kubeletPorts: boolean;
+  /** The CA the nodes' kubelet ports check client certificates against (the API server's). */
+  readonly clientCAFile?: string;
+  /** One serving certificate and key for every node's kubelet port; else each makes its own. */
+  readonly tlsCertFile?: string;
+  readonly tlsPrivateKeyFile?: string;
   /** The process's V8 headroom, % of the live heap (src/fleet/gc-settings.ts); 0: V8's own sizing. */
   readonly heapGrowingPercent: number;
   /** Whether V8's helper threads take part in scavenges (src/fleet/gc-settings.ts); off by default. */
@@ -85,6 +96,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   eventBurst: 100,
   readOnlyPort: 10255,
   address: '127.0.0.1',
+  kubeletPorts: false,
   ...FLEET_GC_DEFAULTS,
 });
 
@@ -110,7 +122,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet']);
 /** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
 export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
@@ -196,7 +208,19 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
+    kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
   };
+  const kubeletPortFiles = {
+    clientCAFile: path(doc['clientCAFile'], 'clientCAFile'),
+    tlsCertFile: path(doc['tlsCertFile'], 'tlsCertFile'),
+    tlsPrivateKeyFile: path(doc['tlsPrivateKeyFile'], 'tlsPrivateKeyFile'),
+  };
+  for (const [field, file] of Object.entries(kubeletPortFiles)) {
+    if (file !== undefined && !config.kubeletPorts) problems.push([field, "is for the nodes' kubelet ports: set kubeletPorts: true"]);
+  }
+  if ((kubeletPortFiles.tlsCertFile === undefined) !== (kubeletPortFiles.tlsPrivateKeyFile === undefined)) {
+    problems.push([kubeletPortFiles.tlsCertFile === undefined ? 'tlsCertFile' : 'tlsPrivateKeyFile', 'tlsCertFile and tlsPrivateKeyFile go together']);
+  }
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
@@ -287,6 +311,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    ...Object.fromEntries(Object.entries(kubeletPortFiles).filter(([, file]) => file !== undefined)),
     address: address as string,
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),

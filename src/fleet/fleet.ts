@@ -133,6 +133,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
       // The node scenarios pick by name and template labels (src/agent/node-scenarios.ts).
       scenarios: config.scenarios,
+      ...(config.kubeletPorts ? kubeletPortSettings(config) : {}),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -164,7 +165,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
         parts,
-        listenPorts: {},
+        listenPorts: config.kubeletPorts ? { kubelet: 0 } : {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         node: {
           labels: template.labels,
@@ -240,6 +241,28 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       await server?.close();
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
+  };
+}
+
+/**
+ * A node's kubelet port in a fleet: on the fleet's address, which its Node then reports as its
+ * InternalIP (the address the API server's node proxy and metrics-server dial; a wildcard
+ * leaves the machine's), with the kubelet's settings of a configuration file: no anonymous
+ * requests, client certificates checked against `clientCAFile`, tokens by TokenReview,
+ * everything authorized by SubjectAccessReview, both asked with the node's credential; the
+ * fleet's one serving certificate if given, else each node makes a self-signed one at start.
+ */
+function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
+  const wildcard = config.address === '0.0.0.0' || config.address === '::';
+  return {
+    address: config.address,
+    ...(wildcard ? {} : { nodeIP: config.address }),
+    anonymousAuth: false,
+    authenticationTokenWebhook: true,
+    authorizationMode: 'Webhook',
+    ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+    ...(config.tlsCertFile !== undefined ? { tlsCertFile: config.tlsCertFile } : {}),
+    ...(config.tlsPrivateKeyFile !== undefined ? { tlsPrivateKeyFile: config.tlsPrivateKeyFile } : {}),
   };
 }
 

@@ -13,6 +13,12 @@ export const SIMULATION_ANNOTATIONS = Object.freeze({
    * comma-separated, e.g. `main=1@5,side=0@30`.
    */
   exit: 'simulation.kubelet-pods.io/exit',
+  /**
+   * What containers use (`/stats/summary`, `/metrics/resource`): `<container>=<cpu>/<memory>`,
+   * comma-separated, each a quantity or a percentage of the container's request, either may be
+   * empty, `*` for every container not named, e.g. `main=250m/128Mi,*=90%/` (usage-annotation.ts).
+   */
+  usage: 'simulation.kubelet-pods.io/usage',
 });
 
 /** One container's planned exit: its code, and how long after each start. */

@@ -44,6 +44,19 @@ describe('fleet configuration', () => {
     assert.equal(resolveFleetConfig(base, { parallelScavenge: true }).parallelScavenge, true);
   });
 
+  it('kubeletPorts is off by default; its files are resolved beside the fleet file and refused without it', () => {
+    const base = { kubeconfig: '/k', templates: [{ name: 'x' }] };
+    assert.equal(resolveFleetConfig(base, {}).kubeletPorts, false);
+    const on = resolveFleetConfig({ ...base, kubeletPorts: true, clientCAFile: 'ca.crt', tlsCertFile: 'tls/c.pem', tlsPrivateKeyFile: '/abs/k.pem' }, {}, 'fleet.yaml', '/etc/fleet');
+    assert.equal(on.kubeletPorts, true);
+    assert.equal(on.clientCAFile, '/etc/fleet/ca.crt');
+    assert.equal(on.tlsCertFile, '/etc/fleet/tls/c.pem');
+    assert.equal(on.tlsPrivateKeyFile, '/abs/k.pem');
+    refused({ ...base, kubeletPorts: 'yes' }, /kubeletPorts: must be true or false, got "yes"/);
+    refused({ ...base, clientCAFile: 'ca.crt' }, /clientCAFile: is for the nodes' kubelet ports: set kubeletPorts: true/);
+    refused({ ...base, kubeletPorts: true, tlsCertFile: 'c.pem' }, /tlsPrivateKeyFile: tlsCertFile and tlsPrivateKeyFile go together/);
+  });
+
   it('--nodes N --node-name-prefix makes one template', () => {
     const config = resolveFleetConfig({}, { nodes: '4', nodeNamePrefix: 'sim-', kubeconfig: '/k', podManifestPath: '/m' });
     assert.deepEqual(config.nodes.map((n) => n.name), ['sim-0', 'sim-1', 'sim-2', 'sim-3']);
