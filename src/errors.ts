@@ -83,6 +83,9 @@ const templates = {
   KP_ERR_SERVER_NO_API: (needs: readonly string[]) =>
     `the kubelet port stays closed: ${needs.join(' and ')} need an API server, and the agent runs without --kubeconfig (set authorization.mode AlwaysAllow and authentication.webhook.enabled false, or turn the port off with --port 0)`,
   KP_ERR_SERVER_TLS: (what: string, reason: string) => `cannot set up TLS for the kubelet port: ${what}: ${reason}`,
+  // --- simulated runtime ---
+  KP_ERR_SIMULATION_ANNOTATION: (pod: string, annotation: string, problems: readonly string[]) =>
+    `pod ${quote(pod)}: annotation ${quote(annotation)}: entries ignored (the default applies): ${problems.join('; ')}`,
   // --- fleet ---
   KP_ERR_FLEET_CONFIG: (where: string, field: string, reason: string) => `invalid fleet configuration ${where}: ${field}: ${reason}`,
   KP_ERR_FLEET_FENCED: (node: string, call: string, reason: string) => `node ${quote(node)}: ${call} not sent: ${reason}`,

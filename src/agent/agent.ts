@@ -7,10 +7,12 @@ import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync } from '../mirror/mirror-sync.js';
 import { goArch } from '../node/machine-info.js';
+import { ownNodeLabels, scenarioNodeConditions } from './node-scenarios.js';
 import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
+import { createResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import type { Registry } from 'prom-client';
 import { createApiserverSource } from '../sources/apiserver-source.js';
@@ -19,7 +21,7 @@ import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
-import type { ClockTimer } from '../time/clock.js';
+import type { Clock, ClockTimer } from '../time/clock.js';
 import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
 import { late } from './late.js';
 import type { AgentNodeOptions } from './node-options.js';
@@ -30,6 +32,7 @@ import type { LoopSpread } from '../node/periodic-loop.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
 import type { Pod } from '../pod/types.js';
+import { quantityValue } from '../values/quantity.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -178,6 +181,7 @@ export function createAgent(options: AgentOptions): Agent {
       machine: cluster.machine,
       watch: cluster.nodeWatch(logger),
       ...nodeExtras(options.node),
+      ...scenarioConditions(config, options.node, clock),
       clock,
       logger,
     });
@@ -316,6 +320,15 @@ export function createAgent(options: AgentOptions): Agent {
   if (workers !== undefined) workersLate?.set(workers);
 
   const dispatch = createPodUpdateDispatcher({ podManager, sourcesReady, logger, onPodsChanged: (pods, op) => lifecycle.onPodsChanged(pods, op) });
+  // What the running containers use, for /stats/summary and /metrics/resource: the status the
+  // writer last computed says which containers run and since when.
+  const resourceUsage = createResourceUsage({ clock, logger, ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}) });
+  const nodeUsage = () => {
+    const memory = quantityValue(String(nodeRegistration?.currentNode()?.status?.capacity?.['memory'] ?? ''));
+    const memoryBytes = Number.isFinite(memory) ? memory : cluster?.machine.memoryBytes;
+    const pods = podManager.getPods().map((pod) => ({ pod, status: statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }));
+    return resourceUsage.measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
+  };
   const endpoints = createAgentEndpoints({
     config,
     ...(options.listenPorts !== undefined ? { listenPorts: options.listenPorts } : {}),
@@ -323,6 +336,7 @@ export function createAgent(options: AgentOptions): Agent {
     registry,
     statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? ''),
     containerLogs: (uid, container) => statusProvider.containerLogs?.(uid, container),
+    usage: nodeUsage,
     apis: cluster?.apis,
     bound,
     clock,
@@ -440,6 +454,12 @@ function nodeExtras(node: AgentNodeOptions | undefined): Partial<NodeRegistratio
     ...(node?.allocatable ? { allocatable: node.allocatable } : {}),
     ...(node?.spread ? { spread: node.spread } : {}),
   };
+}
+
+/** The Node conditions the configured scenarios turn bad on this node, if any pick it. */
+function scenarioConditions(config: AgentConfig, node: AgentNodeOptions | undefined, clock: Clock): Partial<NodeRegistrationOptions> {
+  const goneBad = scenarioNodeConditions(config.scenarios, config.nodeName, ownNodeLabels(config.nodeName, node?.labels), clock);
+  return goneBad === undefined ? {} : { conditionsGoneBad: goneBad };
 }
 
 /** A logger for one source that also counts its errors and warnings in the metrics. */

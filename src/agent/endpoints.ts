@@ -12,8 +12,11 @@ import { healthzRoute } from '../server/healthz.js';
 import { createKubeletAuth } from '../server/kubelet-auth.js';
 import { metricsRoute } from '../server/metrics.js';
 import { podsRoute } from '../server/pods.js';
+import { resourceMetricsRoute } from '../server/resource-metrics.js';
+import { statsSummaryRoute } from '../server/stats-summary.js';
 import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
 import { loadServingTLS } from '../server/serving-cert.js';
+import type { NodeUsage } from '../status/node-usage.js';
 import type { ContainerLogLine } from '../status/status-provider.js';
 import type { Clock } from '../time/clock.js';
 
@@ -40,6 +43,8 @@ export interface AgentEndpointsOptions {
   statusFor: (pod: Pod) => V1PodStatus | undefined;
   /** The runtime's container logs, by the pod's own UID. */
   containerLogs: (uid: string, container: string) => readonly ContainerLogLine[] | undefined;
+  /** The node's resource usage now (`/stats/summary`, `/metrics/resource`). */
+  usage: () => NodeUsage;
   /** The clients the kubelet port's webhooks ask; undefined when standalone. */
   apis: Pick<ApiClients, 'authentication' | 'authorization'> | undefined;
   /**
@@ -58,9 +63,9 @@ export interface AgentEndpoints {
 }
 
 /**
- * The agent's endpoints: the read-only port (`/pods`, `/metrics`, `/healthz`), the healthz
- * port, and the kubelet port (HTTPS, the kubelet's authentication and authorization in front of
- * `/pods`, `/metrics`, `/healthz`, `/configz`, `/containerLogs`).
+ * The agent's endpoints: the read-only port (`/pods`, `/metrics`, `/metrics/resource`,
+ * `/stats/summary`, `/healthz`), the healthz port, and the kubelet port (HTTPS, the kubelet's
+ * authentication and authorization in front of those and `/configz`, `/containerLogs`).
  */
 export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpoints {
   const { config, podManager, registry, apis, bound, clock, logger } = options;
@@ -72,13 +77,15 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
   const kubeletPort = wantedKubeletPort !== undefined && webhooksAnswerable(config, apis, logger) ? wantedKubeletPort : undefined;
 
   const podsWithStatus = podsRoute({ podManager, statusFor: options.statusFor });
+  // Both ports serve them, as the kubelet's do (pkg/kubelet/server, InstallAuthNotRequiredHandlers).
+  const usageRoutes = [resourceMetricsRoute({ nodeName: config.nodeName, usage: options.usage }), statsSummaryRoute({ nodeName: config.nodeName, usage: options.usage })];
   const servers: { readOnly?: AgentServer; healthz?: AgentServer; kubelet?: AgentServer } = {};
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
       setting: '--read-only-port or readOnlyPort',
-      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry })],
+      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry }), ...usageRoutes],
     });
   }
   if (healthzPort !== undefined) {
@@ -121,6 +128,7 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
         healthzRoute(),
         podsWithStatus,
         metricsRoute({ registry }),
+        ...usageRoutes,
         configzRoute({ config }),
         containerLogsRoute({ podManager, logsFor: options.containerLogs, now: () => clock.now() }),
       ],

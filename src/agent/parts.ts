@@ -11,7 +11,9 @@ import { createNodeWatch, kubeOwnNodeListWatch, type NodeWatch } from '../node/n
 import type { ApiserverSourceOptions } from '../sources/apiserver-source.js';
 import { createFileSource, type FileSource, type FileSourceOptions } from '../sources/file-source.js';
 import { createHttpSource, type HttpSource, type HttpSourceOptions } from '../sources/http-source.js';
+import type { UsageOverride } from '../runtime/resource-usage.js';
 import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import { ownNodeLabels } from './node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 
@@ -31,6 +33,11 @@ export interface AgentParts {
    * ask the node. A factory because the question goes to the pod workers, made after it.
    */
   readonly statusProvider: (node: RuntimeQuestions) => StatusProvider;
+  /**
+   * What a running container uses, asked before its `simulation.kubelet-pods.io/usage`
+   * annotation and the default share of its requests (src/runtime/resource-usage.ts); none by default.
+   */
+  readonly usageOverride?: UsageOverride;
   /** Makes the `file` source (the fleet's reads several directories over shared watches). */
   readonly createFileSource: (options: FileSourceOptions) => FileSource;
   /** Makes the `http` source. */
@@ -83,8 +90,11 @@ export function defaultParts(config: AgentConfig, overrides: AgentPartOverrides 
           hostIP: config.nodeIP,
           podCIDR: config.podCIDR,
           clusterDNS: config.clusterDNS,
+          scenarios: config.scenarios,
+          nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(name) : undefined),
           shouldPodContentBeRemoved: (uid) => node.shouldPodContentBeRemoved(uid),
         })),
+    ...(overrides.usageOverride !== undefined ? { usageOverride: overrides.usageOverride } : {}),
     createFileSource: overrides.createFileSource ?? createFileSource,
     createHttpSource: overrides.createHttpSource ?? createHttpSource,
     cluster: config.kubeconfig === undefined || config.kubeconfig === '' ? undefined : clusterParts(config, config.kubeconfig, clock, overrides),

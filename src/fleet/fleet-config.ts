@@ -6,6 +6,8 @@ import { kubeletSettings, type AgentConfig } from '../config/agent-config.js';
 import type { ConfigField } from '../config/fields.js';
 import { kpError } from '../errors.js';
 import { parseLabelSelector, type LabelSelector } from '../values/label-selector.js';
+import { parseScenarios } from '../scenario/parse-scenarios.js';
+import type { Scenario } from '../scenario/scenario-types.js';
 import { isValidNodeName, NODE_NAME_RULE } from '../values/node-name.js';
 import { FLEET_GC_DEFAULTS } from './gc-settings.js';
 
@@ -73,6 +75,17 @@ export interface FleetConfig {
   /** The fleet's read-only endpoint (`/healthz`, `/pods?node=`, `/metrics`); 0: off. */
   readonly readOnlyPort: number;
   readonly address: string;
+  /**
+   * Every node serves its own kubelet port (a free port on `address`, reported in its Node), so
+   * the API server's node proxy and metrics-server reach each node's `/stats/summary` and
+   * `/metrics/resource`; off by default.
+   */
+  readonly kubeletPorts: boolean;
+  /** The CA the nodes' kubelet ports check client certificates against (the API server's). */
+  readonly clientCAFile?: string;
+  /** One serving certificate and key for every node's kubelet port; else each makes its own. */
+  readonly tlsCertFile?: string;
+  readonly tlsPrivateKeyFile?: string;
   /** The process's V8 headroom, % of the live heap (src/fleet/gc-settings.ts); 0: V8's own sizing. */
   readonly heapGrowingPercent: number;
   /** Whether V8's helper threads take part in scavenges (src/fleet/gc-settings.ts); off by default. */
@@ -84,6 +97,8 @@ export interface FleetConfig {
   readonly shard?: { readonly index: number; readonly count: number };
   /** Share the nodes with other replicas by Lease, as this identity (docs/fleet.md). */
   readonly shardByLease?: string;
+  /** How the fleet's pods and nodes misbehave, fleet-wide (docs/fleet.md, "Scenarios"). */
+  readonly scenarios: readonly Scenario[];
 }
 
 export const FLEET_DEFAULTS = Object.freeze({
@@ -93,6 +108,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   eventBurst: 100,
   readOnlyPort: 10255,
   address: '127.0.0.1',
+  kubeletPorts: false,
   ...FLEET_GC_DEFAULTS,
 });
 
@@ -124,7 +140,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -141,7 +157,7 @@ export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
   'staticPodURLHeader',
   'simulatedLifecycle',
 ]);
-const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst']);
+const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'scenarios']);
 
 /** Why a field of the table is not a template's to set; undefined when it is. */
 function notPerNode(f: ConfigField): string | undefined {
@@ -214,7 +230,19 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
+    kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
   };
+  const kubeletPortFiles = {
+    clientCAFile: path(doc['clientCAFile'], 'clientCAFile'),
+    tlsCertFile: path(doc['tlsCertFile'], 'tlsCertFile'),
+    tlsPrivateKeyFile: path(doc['tlsPrivateKeyFile'], 'tlsPrivateKeyFile'),
+  };
+  for (const [field, file] of Object.entries(kubeletPortFiles)) {
+    if (file !== undefined && !config.kubeletPorts) problems.push([field, "is for the nodes' kubelet ports: set kubeletPorts: true"]);
+  }
+  if ((kubeletPortFiles.tlsCertFile === undefined) !== (kubeletPortFiles.tlsPrivateKeyFile === undefined)) {
+    problems.push([kubeletPortFiles.tlsCertFile === undefined ? 'tlsCertFile' : 'tlsPrivateKeyFile', 'tlsCertFile and tlsPrivateKeyFile go together']);
+  }
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
 
@@ -288,6 +316,13 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     if (shard !== undefined) problems.push(['shardByLease', 'cannot be combined with shard']);
     if (kubeconfig === undefined) problems.push(['shardByLease', 'needs kubeconfig (the one credential)']);
   }
+  // One list for the fleet; its node selectors (names, template labels) pick the pools.
+  const scenarioProblems: string[] = [];
+  const scenarios = parseScenarios(doc['scenarios'], 'scenarios', scenarioProblems);
+  for (const problem of scenarioProblems) {
+    const colon = problem.indexOf(': ');
+    problems.push([problem.slice(0, colon), problem.slice(colon + 2)]);
+  }
   if (nodes.length > MAX_NODES) problems.push(['templates', `${nodes.length} nodes; at most ${MAX_NODES}`]);
   if (kubeconfig === undefined && nodeKubeconfigDir === undefined) problems.push(['kubeconfig', 'one of kubeconfig (one credential) or nodeKubeconfigDir (one per node) is needed']);
 
@@ -300,11 +335,13 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    ...Object.fromEntries(Object.entries(kubeletPortFiles).filter(([, file]) => file !== undefined)),
     address: address as string,
     templates,
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
     ...(shard !== undefined ? { shard } : {}),
     ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
+    scenarios,
   });
 }
 

@@ -13,6 +13,7 @@ import { isStaticPod } from '../pod/classify.js';
 import { healthzRoute } from '../server/healthz.js';
 import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
 import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import { ownNodeLabels } from '../agent/node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createFileWatchHub } from './file-watch-hub.js';
@@ -128,14 +129,21 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   }
   const watchHub = createFileWatchHub(undefined, { clock });
   const machine = readMachineInfo();
-  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
+  // The scenarios' pod behaviours, for every node; their node selectors see the templates' labels.
+  const templateOf = new Map(config.nodes.map((n) => [n.name, config.templates[n.template]!]));
+  const nodeLabels = (name: string): Record<string, string> | undefined => {
+    const template = templateOf.get(name);
+    // An adopted node: the labels its creator gave the Node.
+    return template === undefined ? adoptedNodes.get(name)?.labels : ownNodeLabels(name, template.labels);
+  };
+  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock, scenarios: config.scenarios, nodeLabels }));
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
-  /** Adopted nodes, with the pods their Node allowed when adopted (the node's maxPods). */
-  const adoptedNodes = new Map<string, { node: FleetNode; maxPods: number | undefined }>();
+  /** Adopted nodes, with the pods their Node allowed and its labels when adopted (maxPods; what scenarios select by). */
+  const adoptedNodes = new Map<string, { node: FleetNode; maxPods: number | undefined; labels: Record<string, string> }>();
   let shards: LeaseShards | undefined;
   /**
    * One node's agent: the agent of `run`, handed the shared parts. Under --shard-by-lease its
@@ -154,6 +162,9 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
       maxPods: adopted?.maxPods ?? Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
+      // The node scenarios pick by name and template labels (src/agent/node-scenarios.ts).
+      scenarios: config.scenarios,
+      ...(config.kubeletPorts ? kubeletPortSettings(config) : {}),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -185,11 +196,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         config: nodeConfig,
         logger: childLogger(logger, { node: node.name }),
         parts,
-        listenPorts: {},
+        listenPorts: config.kubeletPorts ? { kubelet: 0 } : {},
         ...(options.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         node: {
           // An adopted Node keeps its creator's labels, taints and resources (the template's fill in missing resources).
-          ...(adopted !== undefined ? { adopted: true } : { labels: template.labels, taints: template.taints }),
+          // (The labels are never written for an adopted Node; the node's scenarios select by them.)
+          ...(adopted !== undefined ? { adopted: true, labels: adopted.labels } : { labels: template.labels, taints: template.taints }),
           ...(template.capacity ? { capacity: template.capacity } : {}),
           ...(template.allocatable ? { allocatable: template.allocatable } : {}),
           spread: nodeLoopSpread(node.name, NODE_LOOP_PERIOD_MS, undefined, LOOP_ALIGN_MS),
@@ -214,7 +226,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   let started = false;
   /** A Node a selector template took over: its agent now, or once its Lease is held. */
   const adopt = (node: FleetNode, found: V1Node): void => {
-    adoptedNodes.set(node.name, { node, maxPods: adoptedMaxPods(found) });
+    adoptedNodes.set(node.name, { node, maxPods: adoptedMaxPods(found), labels: { ...found.metadata?.labels } });
     fanOut?.addNode(node.name);
     if (shards !== undefined) return shards.addNode(node.name);
     const agent = makeAgent(node);
@@ -289,6 +301,28 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       await server?.close();
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
+  };
+}
+
+/**
+ * A node's kubelet port in a fleet: on the fleet's address, which its Node then reports as its
+ * InternalIP (the address the API server's node proxy and metrics-server dial; a wildcard
+ * leaves the machine's), with the kubelet's settings of a configuration file: no anonymous
+ * requests, client certificates checked against `clientCAFile`, tokens by TokenReview,
+ * everything authorized by SubjectAccessReview, both asked with the node's credential; the
+ * fleet's one serving certificate if given, else each node makes a self-signed one at start.
+ */
+function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
+  const wildcard = config.address === '0.0.0.0' || config.address === '::';
+  return {
+    address: config.address,
+    ...(wildcard ? {} : { nodeIP: config.address }),
+    anonymousAuth: false,
+    authenticationTokenWebhook: true,
+    authorizationMode: 'Webhook',
+    ...(config.clientCAFile !== undefined ? { clientCAFile: config.clientCAFile } : {}),
+    ...(config.tlsCertFile !== undefined ? { tlsCertFile: config.tlsCertFile } : {}),
+    ...(config.tlsPrivateKeyFile !== undefined ? { tlsPrivateKeyFile: config.tlsPrivateKeyFile } : {}),
   };
 }
 

@@ -13,12 +13,20 @@ export const SIMULATION_ANNOTATIONS = Object.freeze({
    * comma-separated, e.g. `main=1@5,side=0@30`.
    */
   exit: 'simulation.kubelet-pods.io/exit',
+  /**
+   * What containers use (`/stats/summary`, `/metrics/resource`): `<container>=<cpu>/<memory>`,
+   * comma-separated, each a quantity or a percentage of the container's request, either may be
+   * empty, `*` for every container not named, e.g. `main=250m/128Mi,*=90%/` (usage-annotation.ts).
+   */
+  usage: 'simulation.kubelet-pods.io/usage',
 });
 
 /** One container's planned exit: its code, and how long after each start. */
 export interface PlannedExit {
   exitCode: number;
   afterMs: number;
+  /** The reason the runtime gives (`OOMKilled` from a scenario); by the exit code otherwise. */
+  reason?: string;
 }
 
 /** The stop time of a pod's containers: its annotation, else the provider's. */

@@ -8,75 +8,35 @@
 // SubjectAccessReview; an identity without nodes/proxy is refused by the API server itself.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
-import { startLocalCluster, type LocalCluster } from '../../src/cluster/local-cluster.js';
-import { kubeConfigFromFile } from '../helpers/control-plane.js';
-import { httpsGet } from '../helpers/https-get.js';
+import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { podManifestYaml } from '../helpers/manifests.js';
-import { createTestNetns, type TestNetns } from '../helpers/netns.js';
+import type { TestNetns } from '../helpers/netns.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
+import { startNetnsCluster, startNodeAgent, type NetnsCluster, type NetnsCommand } from '../helpers/netns-cluster.js';
 
-const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 const NODE = 'np-node';
 const OTHER = 'np-other';
 
 describe('the kubelet port through the API server (node proxy, pods/log)', { timeout: 240_000 }, () => {
+  let env: NetnsCluster;
   let netns: TestNetns;
   let cluster: LocalCluster;
-  let dir: string;
-  let agent: ChildProcess | undefined;
-  let agentLog = '';
-  let ca: string;
-  const token = (kubeconfig: string): string => kubeConfigFromFile(kubeconfig).getCurrentUser()!.token!;
-  const api = (path: string, kubeconfig: string) => httpsGet(`${cluster.server}${path}`, { token: token(kubeconfig), ca });
+  let agent: NetnsCommand | undefined;
+  const api = (path: string, kubeconfig: string) => env.api(path, kubeconfig);
 
   before(async () => {
-    netns = await createTestNetns();
-    cluster = await startLocalCluster({ nodes: [NODE, OTHER], extraAddresses: [netns.hostIP] });
-    ca = await readFile(cluster.caFile, 'utf8');
-    dir = await mkdtemp(join(tmpdir(), 'kp-node-proxy-'));
-    await writeFile(join(dir, 'web.yaml'), podManifestYaml('web', 'default'));
-    // The node's kubeconfig, aimed at the API server's address on the veth pair.
-    const kubeconfig = join(dir, 'node.kubeconfig');
-    const original = await readFile(cluster.nodeKubeconfigs[NODE]!, 'utf8');
-    await writeFile(kubeconfig, original.replace(cluster.server, `https://${netns.hostIP}:${cluster.securePort}`));
-    const config = join(dir, 'config.yaml');
-    await writeFile(config, stringify({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', authentication: { x509: { clientCAFile: cluster.caFile } } }));
-    agent = spawn(
-      'ip',
-      ['netns', 'exec', netns.name, process.execPath, CLI, 'run', '--kubeconfig', kubeconfig, '--hostname-override', NODE, '--config', config,
-        '--pod-manifest-path', join(dir, 'web.yaml'), '--node-ip', netns.nsIP, '--address', netns.nsIP, '--healthz-port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    agent.stdout!.on('data', (d: Buffer) => (agentLog += d.toString()));
-    agent.stderr!.on('data', (d: Buffer) => (agentLog += d.toString()));
-    await waitFor(
-      async () => {
-        const r = await api(`/api/v1/namespaces/default/pods/web-${NODE}`, cluster.adminKubeconfig);
-        return r.status === 200 && (JSON.parse(r.body) as { status?: { phase?: string } }).status?.phase === 'Running';
-      },
-      `the mirror pod web-${NODE} Running (agent log:\n${agentLog})`,
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    env = await startNetnsCluster([NODE, OTHER], 'kp-node-proxy-');
+    ({ netns, cluster } = env);
+    await writeFile(join(env.dir, 'web.yaml'), podManifestYaml('web', 'default'));
+    agent = await startNodeAgent(env, { node: NODE, manifestPath: join(env.dir, 'web.yaml'), waitForPod: `web-${NODE}` });
   });
 
   after(async () => {
-    if (agent !== undefined && agent.exitCode === null) {
-      const exited = new Promise((resolve) => agent!.once('exit', resolve));
-      agent.kill('SIGTERM');
-      const timer = setTimeout(() => agent!.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await cluster?.dispose();
-    await netns?.remove();
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    await agent?.stop();
+    await env?.dispose();
   });
 
   it('the Node reports the namespace address and the kubelet port it serves', async () => {
@@ -89,7 +49,7 @@ describe('the kubelet port through the API server (node proxy, pods/log)', { tim
 
   it('the admin: /proxy/metrics, /proxy/pods and /proxy/configz through the node proxy', async () => {
     const metrics = await api(`/api/v1/nodes/${NODE}/proxy/metrics`, cluster.adminKubeconfig);
-    assert.equal(metrics.status, 200, `${metrics.body}\nagent log:\n${agentLog}`);
+    assert.equal(metrics.status, 200, `${metrics.body}\nagent log:\n${agent!.output()}`);
     assert.match(metrics.body, /^kubelet_mirror_pods \d+$/m);
     // The gauge follows the mirror at the next housekeeping (every 2 s).
     await waitFor(async () => /^kubelet_mirror_pods 1$/m.test((await api(`/api/v1/nodes/${NODE}/proxy/metrics`, cluster.adminKubeconfig)).body), 'kubelet_mirror_pods 1 through the proxy', { timeoutMs: 10_000, intervalMs: 200 });

@@ -255,6 +255,17 @@ func apiserverArgs(o options, pki *pkiFiles, tokens *tokenSet) []string {
 		"--kubelet-client-certificate=" + pki.kubeletClientCert,
 		"--kubelet-client-key=" + pki.kubeletClientKey,
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		// The aggregation layer (metrics.k8s.io from metrics-server): the aggregator proxies as
+		// front-proxy-client, naming the user in these headers; it dials an APIService's
+		// endpoints directly, as there is no kube-proxy for Service IPs.
+		"--requestheader-client-ca-file=" + pki.caCert,
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + pki.frontProxyClientCert,
+		"--proxy-client-key-file=" + pki.frontProxyClientKey,
+		"--enable-aggregator-routing=true",
 		"--token-auth-file=" + tokens.file,
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",

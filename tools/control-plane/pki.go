@@ -25,7 +25,10 @@ type pkiFiles struct {
 	// kubeletClientCert/Key: the identity the API server presents to kubelets (node proxy,
 	// pods/log), kube-apiserver-kubelet-client in system:masters, as kubeadm sets it up.
 	kubeletClientCert, kubeletClientKey string
-	caPEM                               []byte
+	// frontProxyClientCert/Key: the identity the aggregator presents to extension API servers
+	// (metrics-server), which trust the user it names in request headers.
+	frontProxyClientCert, frontProxyClientKey string
+	caPEM                                     []byte
 	// extraIPs are further addresses the serving certificate must name (--extra-address).
 	extraIPs []net.IP
 }
@@ -36,15 +39,17 @@ func ensurePKI(dir string, extraIPs []net.IP) (*pkiFiles, error) {
 		return nil, err
 	}
 	p := &pkiFiles{
-		caCert:            filepath.Join(pkiDir, "ca.crt"),
-		caKey:             filepath.Join(pkiDir, "ca.key"),
-		servingCert:       filepath.Join(pkiDir, "apiserver.crt"),
-		servingKey:        filepath.Join(pkiDir, "apiserver.key"),
-		saPrivate:         filepath.Join(pkiDir, "sa.key"),
-		saPublic:          filepath.Join(pkiDir, "sa.pub"),
-		kubeletClientCert: filepath.Join(pkiDir, "apiserver-kubelet-client.crt"),
-		kubeletClientKey:  filepath.Join(pkiDir, "apiserver-kubelet-client.key"),
-		extraIPs:          extraIPs,
+		caCert:               filepath.Join(pkiDir, "ca.crt"),
+		caKey:                filepath.Join(pkiDir, "ca.key"),
+		servingCert:          filepath.Join(pkiDir, "apiserver.crt"),
+		servingKey:           filepath.Join(pkiDir, "apiserver.key"),
+		saPrivate:            filepath.Join(pkiDir, "sa.key"),
+		saPublic:             filepath.Join(pkiDir, "sa.pub"),
+		kubeletClientCert:    filepath.Join(pkiDir, "apiserver-kubelet-client.crt"),
+		kubeletClientKey:     filepath.Join(pkiDir, "apiserver-kubelet-client.key"),
+		frontProxyClientCert: filepath.Join(pkiDir, "front-proxy-client.crt"),
+		frontProxyClientKey:  filepath.Join(pkiDir, "front-proxy-client.key"),
+		extraIPs:             extraIPs,
 	}
 	if caPEM, err := os.ReadFile(p.caCert); err == nil {
 		if _, err := os.Stat(p.saPublic); err == nil {
@@ -72,6 +77,11 @@ func (p *pkiFiles) completeLeaves() error {
 	}
 	if _, err := os.Stat(p.kubeletClientCert); err != nil {
 		if err := p.writeLeaf(ca, caKey, p.kubeletClientCert, p.kubeletClientKey, kubeletClientTemplate()); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(p.frontProxyClientCert); err != nil {
+		if err := p.writeLeaf(ca, caKey, p.frontProxyClientCert, p.frontProxyClientKey, frontProxyClientTemplate()); err != nil {
 			return err
 		}
 	}
@@ -164,6 +174,19 @@ func kubeletClientTemplate() *x509.Certificate {
 	}
 }
 
+// frontProxyClientTemplate is kubeadm's front-proxy-client, signed here by the cluster CA
+// (kubeadm has a CA of its own for it): --requestheader-allowed-names admits only this name.
+func frontProxyClientTemplate() *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "front-proxy-client"},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+}
+
 func (p *pkiFiles) generate() error {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -215,7 +238,10 @@ func (p *pkiFiles) generate() error {
 	if err := p.writeLeaf(caCert, caKey, p.servingCert, p.servingKey, p.servingTemplate()); err != nil {
 		return err
 	}
-	return p.writeLeaf(caCert, caKey, p.kubeletClientCert, p.kubeletClientKey, kubeletClientTemplate())
+	if err := p.writeLeaf(caCert, caKey, p.kubeletClientCert, p.kubeletClientKey, kubeletClientTemplate()); err != nil {
+		return err
+	}
+	return p.writeLeaf(caCert, caKey, p.frontProxyClientCert, p.frontProxyClientKey, frontProxyClientTemplate())
 }
 
 func ecKeyBlock(k *ecdsa.PrivateKey) *pem.Block {

@@ -41,7 +41,12 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--kubelet-client-key',
     '--kubelet-certificate-authority',
     '--kubelet-preferred-address-types',
+    // The aggregation layer (docs/control-plane.md).
+    '--requestheader-allowed-names',
+    '--enable-aggregator-routing',
   ],
+  // How metrics-server reaches kubelets (docs/fleet.md, "Per-node endpoints"; test/helpers/metrics-server.ts).
+  'metrics-server': ['--kubelet-use-node-status-port', '--kubelet-insecure-tls', '--kubelet-preferred-address-types'],
   // What the control plane gives its scheduler and controller manager (docs/control-plane.md).
   'kube-scheduler': ['--leader-elect', '--bind-address', '--authentication-kubeconfig', '--authorization-kubeconfig', '--authentication-skip-lookup'],
   'kube-controller-manager': [
