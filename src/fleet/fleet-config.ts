@@ -388,7 +388,7 @@ function parseTemplate(
   };
   const labelSelector = selector('labelSelector');
   const annotationSelector = selector('annotationSelector');
-  const selects = t['labelSelector'] !== undefined || t['annotationSelector'] !== undefined;
+  const selects = (t['labelSelector'] ?? t['annotationSelector'] ?? null) !== null;
   if (selects) {
     // The Nodes' creator names, labels and taints them; the template only says which to take.
     for (const field of NAMING_FIELDS) if (t[field] !== undefined) problems.push([`${at}.${field}`, 'a template with a selector adopts the Nodes others create: it cannot name, label or taint them']);
