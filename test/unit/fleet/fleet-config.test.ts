@@ -211,6 +211,7 @@ describe('fleet configuration: selector templates', () => {
     { desc: 'a selector template with a count', raw: { kubeconfig: '/k', templates: [{ annotationSelector: 'a', count: 3 }] }, field: /templates\[0\]\.count: a template with a selector/ },
     { desc: 'a selector template without the one credential', raw: { nodeKubeconfigDir: '/d', templates: [{ name: 'x' }, { labelSelector: 'a' }] }, field: /templates\[1\]: a selector template needs kubeconfig/ },
     { desc: 'a bad selector flag', raw: { kubeconfig: '/k' }, flags: { annotationSelector: 'a=(' }, field: /--manage-nodes-with-annotation-selector: "a=\(": expected a comma at 3/ },
+    { desc: 'a selector written as null, and no name', raw: { kubeconfig: '/k', templates: [{ labelSelector: null }] }, field: /templates\[0\]\.name: must be a non-empty string/ },
     { desc: 'a template with neither a name nor a selector', raw: { kubeconfig: '/k', templates: [{ staticPodPath: '/m' }] }, field: /templates\[0\]\.name: must be a non-empty string \(or give labelSelector or annotationSelector\)/ },
   ];
   for (const c of cases) {
