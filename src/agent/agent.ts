@@ -322,7 +322,13 @@ export function createAgent(options: AgentOptions): Agent {
   const dispatch = createPodUpdateDispatcher({ podManager, sourcesReady, logger, onPodsChanged: (pods, op) => lifecycle.onPodsChanged(pods, op) });
   // What the running containers use, for /stats/summary and /metrics/resource: the status the
   // writer last computed says which containers run and since when.
-  const resourceUsage = createResourceUsage({ clock, logger, ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}) });
+  const resourceUsage = createResourceUsage({
+    clock,
+    logger,
+    scenarios: config.scenarios,
+    nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
+    ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),
+  });
   const nodeUsage = () => {
     const memory = quantityValue(String(nodeRegistration?.currentNode()?.status?.capacity?.['memory'] ?? ''));
     const memoryBytes = Number.isFinite(memory) ? memory : cluster?.machine.memoryBytes;

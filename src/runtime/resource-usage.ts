@@ -8,7 +8,9 @@ import type { Clock } from '../time/clock.js';
 import { formatPod } from '../values/pod-format.js';
 import { quantityValue } from '../values/quantity.js';
 import { SIMULATION_ANNOTATIONS } from './simulation-annotations.js';
-import { usagePlan, type UsageAmount, type UsageEntry } from './usage-annotation.js';
+import { concernsContainer, podBehaviours, type NodeLabelsOf } from '../scenario/select.js';
+import type { Scenario, UsageAmount } from '../scenario/scenario-types.js';
+import { usagePlan, type UsageEntry } from './usage-annotation.js';
 
 /** A container's simulated use: CPU in cores (a rate), memory in bytes (a working set). */
 export interface UsageRate {
@@ -43,6 +45,10 @@ export interface ResourceUsageOptions {
   startTime?: Date;
   /** Told once per pod and annotation value about annotation entries it cannot read. */
   logger?: Logger;
+  /** The configured scenarios, whose `usage` behaviours apply where a pod's annotation says nothing. */
+  scenarios?: readonly Scenario[];
+  /** The labels of a node by name, for the scenarios' `nodeLabels`. */
+  nodeLabels?: NodeLabelsOf;
 }
 
 /** A pod and the status it was last published with (whose running containers report). */
@@ -106,7 +112,20 @@ export function createResourceUsage(options: ResourceUsageOptions): ResourceUsag
       warned.set(uid, raw);
       logger.warn({ err: kpError('KP_ERR_SIMULATION_ANNOTATION', [formatPod(pod), SIMULATION_ANNOTATIONS.usage, plan.problems]) }, 'annotation entries ignored');
     }
-    return plan.entries.get(name) ?? plan.entries.get('*');
+    return plan.entries.get(name) ?? plan.entries.get('*') ?? scenarioEntry(pod, name);
+  };
+  // The first `usage` scenario that picks the pod and concerns the container, as the other
+  // container behaviours are chosen (docs/lifecycle.md, "Scenarios").
+  const scenarios = (options.scenarios ?? []).filter((s) => s.behaviour.kind === 'usage');
+  const nodeLabels = options.nodeLabels ?? (() => undefined);
+  const scenarioEntry = (pod: Pod, name: string): UsageEntry | undefined => {
+    if (scenarios.length === 0) return undefined;
+    const image = pod.spec?.containers?.find((c) => c.name === name)?.image ?? '';
+    for (const picked of podBehaviours(scenarios, pod, nodeLabels)) {
+      const b = picked.behaviour;
+      if (b.kind === 'usage' && concernsContainer(picked, name, image)) return { ...(b.cpu !== undefined ? { cpu: b.cpu } : {}), ...(b.memory !== undefined ? { memory: b.memory } : {}) };
+    }
+    return undefined;
   };
   // Pods are immutable once handed over, so what the annotation and the default give each
   // container is worked out once per pod object; the hook is asked every time.

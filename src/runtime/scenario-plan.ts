@@ -51,6 +51,8 @@ export function podPlan(scenarios: readonly Scenario[], pod: Pod, nodeLabels: No
       slowStop = true;
       continue;
     }
+    // The resource usage model reads these (resource-usage.ts); they change no container's life.
+    if (b.kind === 'usage') continue;
     for (const c of pod.spec?.containers ?? []) {
       if (!concernsContainer(p, c.name, c.image ?? '')) continue;
       if (b.kind === 'exit' || b.kind === 'oomKill') {

@@ -1,9 +1,8 @@
 import type { Pod } from '../pod/types.js';
+import type { UsageAmount } from '../scenario/scenario-types.js';
 import { quantityValue } from '../values/quantity.js';
 import { SIMULATION_ANNOTATIONS } from './simulation-annotations.js';
 
-/** One resource's asked usage: an amount (cores, bytes), or a share of the container's request. */
-export type UsageAmount = { readonly amount: number } | { readonly ofRequest: number };
 
 /** What the annotation asks of one container; a resource left out keeps the default. */
 export interface UsageEntry {

@@ -1,5 +1,5 @@
 import { formatDuration } from '../values/go-duration.js';
-import type { Behaviour, Scenario, ScenarioMatch } from './scenario-types.js';
+import type { Behaviour, Scenario, ScenarioMatch, UsageAmount } from './scenario-types.js';
 
 /**
  * Scenarios back in the file's form (durations as Go durations, the selector's field names),
@@ -44,7 +44,15 @@ function formatBehaviour(b: Behaviour): [string, unknown] {
       return ['readiness', { ...(b.periodMs !== undefined ? { flapPeriod: formatDuration(b.periodMs) } : {}), message: b.message, ...container }];
     case 'slowStop':
       return ['slowStop', true];
+    case 'usage':
+      return ['usage', { ...(b.cpu !== undefined ? { cpu: formatAmount(b.cpu, 'cpu') } : {}), ...(b.memory !== undefined ? { memory: formatAmount(b.memory, 'memory') } : {}), ...container }];
     case 'nodeCondition':
       return ['nodeCondition', { type: b.condition, from: formatDuration(b.fromMs), ...(b.untilMs !== undefined ? { until: formatDuration(b.untilMs) } : {}) }];
   }
+}
+
+/** A share as a percentage; CPU in millicores, memory in bytes (quantities that read back the same). */
+function formatAmount(a: UsageAmount, resource: 'cpu' | 'memory'): string {
+  if ('ofRequest' in a) return `${Math.round(a.ofRequest * 1e6) / 1e4}%`;
+  return resource === 'cpu' ? `${Math.round(a.amount * 1e6) / 1e3}m` : String(Math.round(a.amount));
 }

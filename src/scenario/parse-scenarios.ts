@@ -1,5 +1,6 @@
 import { parseDuration } from '../values/go-duration.js';
-import { BEHAVIOUR_KEYS, NODE_CONDITIONS, type Behaviour, type Scenario, type ScenarioMatch } from './scenario-types.js';
+import { quantityValue } from '../values/quantity.js';
+import { BEHAVIOUR_KEYS, NODE_CONDITIONS, type Behaviour, type Scenario, type ScenarioMatch, type UsageAmount } from './scenario-types.js';
 
 /**
  * The `scenarios:` list of `run`'s configuration file and of the fleet file, checked once: every
@@ -129,6 +130,7 @@ function parseBehaviour(key: (typeof BEHAVIOUR_KEYS)[number], raw: unknown, path
     oomKill: ['after', CONTAINER_FIELD],
     imagePullFailure: ['message', CONTAINER_FIELD],
     readiness: ['flapPeriod', 'message', CONTAINER_FIELD],
+    usage: ['cpu', 'memory', CONTAINER_FIELD],
     nodeCondition: ['type', 'from', 'until'],
   };
   const m = raw === null ? {} : raw;
@@ -170,6 +172,13 @@ function parseBehaviour(key: (typeof BEHAVIOUR_KEYS)[number], raw: unknown, path
       out = { kind: 'readiness', message: text('message', DEFAULT_PROBE_OUTPUT), ...(periodMs !== undefined ? { periodMs } : {}), ...withContainer };
       break;
     }
+    case 'usage': {
+      const cpu = m['cpu'] === undefined ? undefined : usageAmount(m['cpu'], `${path}.cpu`, problems);
+      const memory = m['memory'] === undefined ? undefined : usageAmount(m['memory'], `${path}.memory`, problems);
+      if (m['cpu'] === undefined && m['memory'] === undefined) problems.push(`${path}: needs cpu or memory (a quantity such as "250m" or "128Mi", or a share of the request such as "80%")`);
+      out = { kind: 'usage', ...(cpu !== undefined ? { cpu } : {}), ...(memory !== undefined ? { memory } : {}), ...withContainer };
+      break;
+    }
     case 'nodeCondition': {
       const type = m['type'] ?? 'NotReady';
       if (typeof type !== 'string' || !(NODE_CONDITIONS as readonly string[]).includes(type)) {
@@ -183,6 +192,20 @@ function parseBehaviour(key: (typeof BEHAVIOUR_KEYS)[number], raw: unknown, path
     }
   }
   return problems.length > before ? undefined : out;
+}
+
+/** A quantity (`250m`, `1`, `128Mi`, or a number) or a percentage of the request (`80%`). */
+function usageAmount(v: unknown, path: string, problems: string[]): UsageAmount | undefined {
+  const text = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
+  if (text.endsWith('%')) {
+    const percent = Number(text.slice(0, -1));
+    if (text.length > 1 && Number.isFinite(percent) && percent >= 0) return { ofRequest: percent / 100 };
+  } else if (text !== '') {
+    const value = quantityValue(text);
+    if (Number.isFinite(value) && value >= 0) return { amount: value };
+  }
+  problems.push(`${path}: must be a quantity (such as "250m" or "128Mi") or a share of the request (such as "80%"), got ${describe(v)}`);
+  return undefined;
 }
 
 function required(v: unknown, path: string, problems: string[]): number | undefined {

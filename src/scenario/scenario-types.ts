@@ -70,7 +70,21 @@ export interface SlowStopBehaviour {
   readonly kind: 'slowStop';
 }
 
-export type PodBehaviour = ExitBehaviour | OOMKillBehaviour | ImagePullFailureBehaviour | StartDelayBehaviour | ReadinessBehaviour | SlowStopBehaviour;
+/** One resource's simulated use: an amount (cores, bytes), or a share of the container's request. */
+export type UsageAmount = { readonly amount: number } | { readonly ofRequest: number };
+
+/**
+ * What the containers use, for `/stats/summary` and `/metrics/resource` (and so `kubectl top`
+ * and the HorizontalPodAutoscaler); a resource left out keeps the default share.
+ */
+export interface UsageBehaviour {
+  readonly kind: 'usage';
+  readonly cpu?: UsageAmount;
+  readonly memory?: UsageAmount;
+  readonly container?: string;
+}
+
+export type PodBehaviour = ExitBehaviour | OOMKillBehaviour | ImagePullFailureBehaviour | StartDelayBehaviour | ReadinessBehaviour | SlowStopBehaviour | UsageBehaviour;
 
 export const NODE_CONDITIONS = Object.freeze(['NotReady', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const);
 export type NodeConditionChange = (typeof NODE_CONDITIONS)[number];
@@ -95,4 +109,4 @@ export interface Scenario {
 }
 
 /** The behaviours' keys in a scenario, as the file spells them. */
-export const BEHAVIOUR_KEYS = Object.freeze(['exit', 'oomKill', 'imagePullFailure', 'startDelay', 'readiness', 'slowStop', 'nodeCondition'] as const);
+export const BEHAVIOUR_KEYS = Object.freeze(['exit', 'oomKill', 'imagePullFailure', 'startDelay', 'readiness', 'slowStop', 'usage', 'nodeCondition'] as const);

@@ -11,6 +11,7 @@ import { formatDuration } from '../../../src/values/go-duration.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type FieldType } from '../../../src/config/fields.js';
 import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
 import { hasErrorCode } from '../../../src/errors.js';
+import { BEHAVIOUR_KEYS } from '../../../src/scenario/scenario-types.js';
 
 // A default as the docs show it: a Go duration, a number or an address in backticks, or words.
 function formatDefault(type: FieldType): string {
@@ -137,6 +138,7 @@ describe('examples/scenarios.yaml', () => {
     const path = new URL('../../../../examples/scenarios.yaml', import.meta.url).pathname;
     const { config, ignoredFields } = await loadAgentConfig({ config: path }, { hostname: () => 'node-a' });
     assert.deepEqual(ignoredFields, []);
-    assert.deepEqual(new Set(config.scenarios.map((s) => s.behaviour.kind)), new Set(['exit', 'imagePullFailure', 'oomKill', 'startDelay', 'slowStop', 'readiness', 'nodeCondition']));
+    // Every behaviour the parser knows (a new one needs its example).
+    assert.deepEqual(new Set(config.scenarios.map((s) => s.behaviour.kind)), new Set<string>(BEHAVIOUR_KEYS));
   });
 });

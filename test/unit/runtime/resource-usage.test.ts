@@ -7,6 +7,7 @@ import type { V1Container, V1ContainerState, V1PodStatus } from '@kubernetes/cli
 import { createResourceUsage, DEFAULT_USAGE_SHARE, IDLE_USAGE, SYSTEM_USAGE, USAGE_NOISE, type UsageOverride } from '../../../src/runtime/resource-usage.js';
 import { usagePlan } from '../../../src/runtime/usage-annotation.js';
 import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
+import { parseScenarios } from '../../../src/scenario/parse-scenarios.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import type { Pod } from '../../../src/pod/types.js';
 import type { Logger } from '../../../src/logger.js';
@@ -195,5 +196,46 @@ describe('the override hook (scenarios)', () => {
     const p = pod('uid-10', [container('main', undefined, { cpu: '2' }), container('side')], { [SIMULATION_ANNOTATIONS.usage]: '*=20m/20Mi' });
     assert.deepEqual(usage.rateOf(p, p.spec!.containers[0]!), { cpuCores: 2, memoryBytes: 300 * MI });
     assert.deepEqual(usage.rateOf(p, p.spec!.containers[1]!), { cpuCores: 0.02, memoryBytes: 20 * MI });
+  });
+});
+
+describe('usage scenarios (a workload by rule)', () => {
+  const scenarios = (() => {
+    const problems: string[] = [];
+    const list = parseScenarios(
+      [
+        { name: 'hot-web', match: { labels: { app: 'web' } }, usage: { cpu: '90%', memory: '200Mi', container: 'main' } },
+        { name: 'half-of-batch', match: { namespace: 'batch' }, fraction: 0.5, usage: { cpu: '1500m' } },
+      ],
+      'scenarios',
+      problems,
+    );
+    assert.deepEqual(problems, []);
+    return list;
+  })();
+
+  it('apply to the containers they concern, a share of the request or an amount, the rest at the default', () => {
+    const usage = createResourceUsage({ clock: new FakeClock(START), scenarios });
+    const p: Pod = { ...pod('uid-20', [container('main', { cpu: '1', memory: '1Gi' }), container('side', { cpu: '100m' })]), metadata: { name: 'web-1', namespace: 'default', uid: 'uid-20', labels: { app: 'web' } } };
+    assert.deepEqual(usage.rateOf(p, p.spec!.containers[0]!), { cpuCores: 0.9, memoryBytes: 200 * MI });
+    const side = usage.rateOf(p, p.spec!.containers[1]!);
+    assert.ok(Math.abs(side.cpuCores - 0.1 * DEFAULT_USAGE_SHARE) <= 0.1 * DEFAULT_USAGE_SHARE * USAGE_NOISE + 1e-9, `side uses ${side.cpuCores} cores`);
+  });
+
+  it('pick their fraction of the pods by UID, the same pods in every run', () => {
+    const batch = (uid: string): Pod => ({ ...pod(uid, [container('job', { cpu: '2' })]), metadata: { name: `job-${uid}`, namespace: 'batch', uid } });
+    const hot = (u: ReturnType<typeof createResourceUsage>) => Array.from({ length: 400 }, (_, i) => batch(`uid-b${i}`)).filter((p) => u.rateOf(p, p.spec!.containers[0]!).cpuCores === 1.5).map((p) => p.metadata!.uid);
+    const first = hot(createResourceUsage({ clock: new FakeClock(START), scenarios }));
+    assert.deepEqual(hot(createResourceUsage({ clock: new FakeClock(START), scenarios })), first);
+    assert.ok(first.length > 150 && first.length < 250, `${first.length} of 400 pods picked at a fraction of 0.5`);
+  });
+
+  it("yield to the pod's own annotation and to the override hook", () => {
+    const labelled = (annotations?: Record<string, string>): Pod => ({ ...pod('uid-21', [container('main', { cpu: '1' })], annotations), metadata: { name: 'web-2', namespace: 'default', uid: 'uid-21', labels: { app: 'web' }, ...(annotations ? { annotations } : {}) } });
+    const annotated = labelled({ [SIMULATION_ANNOTATIONS.usage]: 'main=10m/' });
+    assert.equal(createResourceUsage({ clock: new FakeClock(START), scenarios }).rateOf(annotated, annotated.spec!.containers[0]!).cpuCores, 0.01);
+    const plain = labelled();
+    const override: UsageOverride = () => ({ cpuCores: 0.3, memoryBytes: MI });
+    assert.equal(createResourceUsage({ clock: new FakeClock(START), scenarios, override }).rateOf(plain, plain.spec!.containers[0]!).cpuCores, 0.3);
   });
 });

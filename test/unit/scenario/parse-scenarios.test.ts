@@ -58,6 +58,8 @@ describe('parseScenarios', () => {
         { name: 'dup', slowStop: true },
         { name: 'dup', startDelay: '1s' },
         { match: { labels: { replicas: 3 } }, oomKill: { after: '1s' }, other: 1 },
+        { usage: { cpu: 'lots', memory: '-5%' } },
+        { usage: { container: 'main' } },
       ]),
       [
         'scenarios[1].fraction: must be a number from 0 to 1, got 1.5',
@@ -65,7 +67,7 @@ describe('parseScenarios', () => {
         'scenarios[1].exit.after: must be a duration, such as "30s" or "1m30s", got "soon"',
         'scenarios[2].match.colour: unknown field',
         'scenarios[2].match.image: must be an image pattern, such as "*:broken"',
-        'scenarios[3]: needs exactly one behaviour (exit, oomKill, imagePullFailure, startDelay, readiness, slowStop, nodeCondition), got startDelay, slowStop',
+        'scenarios[3]: needs exactly one behaviour (exit, oomKill, imagePullFailure, startDelay, readiness, slowStop, usage, nodeCondition), got startDelay, slowStop',
         'scenarios[4].nodeCondition.type: must be one of NotReady, MemoryPressure, DiskPressure, PIDPressure, got "Sleepy"',
         'scenarios[4].nodeCondition.until: must come after from',
         'scenarios[4].match.labels: a nodeCondition scenario picks nodes: only node and nodeLabels',
@@ -76,6 +78,9 @@ describe('parseScenarios', () => {
         'scenarios[9].name: "dup" is also the name of scenarios[8]; names seed the fraction, so each must be unique',
         'scenarios[10].other: unknown field',
         'scenarios[10].match.labels.replicas: must be a string (quote numbers and booleans), got 3',
+        'scenarios[11].usage.cpu: must be a quantity (such as "250m" or "128Mi") or a share of the request (such as "80%"), got "lots"',
+        'scenarios[11].usage.memory: must be a quantity (such as "250m" or "128Mi") or a share of the request (such as "80%"), got "-5%"',
+        'scenarios[12].usage: needs cpu or memory (a quantity such as "250m" or "128Mi", or a share of the request such as "80%")',
       ],
     );
   });
@@ -97,12 +102,16 @@ describe('formatScenarios', () => {
       { name: 'flaky', readiness: { flapPeriod: '20s', message: 'timeout' } },
       { name: 'stubborn', slowStop: true },
       { name: 'down', match: { node: ['pool-a-*'], nodeLabels: { pool: 'a' } }, nodeCondition: { type: 'NotReady', from: '10m0s', until: '15m0s' } },
+      { name: 'busy', usage: { cpu: '85%', memory: '200Mi', container: 'main' } },
+      { name: 'spin', usage: { cpu: '1500m' } },
     ];
     const problems: string[] = [];
     const parsed = parseScenarios(raw, 'scenarios', problems);
     const written = formatScenarios(parsed);
     assert.deepEqual(written[0], { name: 'crash', match: { namespace: ['shop'], labels: { app: 'web' }, owner: { kind: 'Deployment', name: 'web' } }, fraction: 0.05, exit: { code: 1, after: '1m30s', container: 'main' } });
     assert.deepEqual(written[6], { name: 'down', match: { node: ['pool-a-*'], nodeLabels: { pool: 'a' } }, nodeCondition: { type: 'NotReady', from: '10m0s', until: '15m0s' } });
+    assert.deepEqual(written[7], { name: 'busy', usage: { cpu: '85%', memory: String(200 * 2 ** 20), container: 'main' } });
+    assert.deepEqual(parsed[8]!.behaviour, { kind: 'usage', cpu: { amount: 1.5 } });
     assert.deepEqual(parseScenarios(written, 'scenarios', problems), parsed);
     assert.deepEqual(problems, []);
   });
