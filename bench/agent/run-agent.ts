@@ -12,6 +12,7 @@ import { LATENCY_NODE, LATENCY_REAL_NODE, runLatencyBench, type LatencyResult } 
 import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';
 import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-cost.js';
 import { fleetTable, runFleetBench, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
+import { runKwok } from './run-kwok.js';
 import {
   burstDetailTable,
   idleDetailTable,
@@ -87,7 +88,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'kwok'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -102,7 +103,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
     writeFileSync(join(resultsDir, `${name}${suffix}.md`), `${header}${table}\n`);
     console.log(`\n${title}\n${table}`);
   };
-  if (only.some((b) => b !== 'side-by-side' && b !== 'fleet')) {
+  if (only.some((b) => b !== 'side-by-side' && b !== 'fleet' && b !== 'kwok')) {
     const nodes = [LATENCY_NODE, LATENCY_REAL_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
     console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
     const cluster = await startLocalCluster({ nodes });
@@ -128,6 +129,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   }
   if (only.includes('side-by-side')) await runSideBySide(quick, write);
   if (only.includes('fleet')) await runFleet(quick, write);
+  if (only.includes('kwok')) await runKwok(quick, write);
 }
 
 /** N nodes × 5 static pods from one process (BENCH_FLEET_NODES overrides N, BENCH_FLEET_IDLE_MS the idle window, BENCH_FLEET_HEAP_GROWING_PERCENT the fleet's heapGrowingPercent, BENCH_FLEET_PARALLEL_SCAVENGE=1 its parallelScavenge; any of them: results not written), on a control plane of its own. */
@@ -160,7 +162,7 @@ async function runFleet(quick: boolean, write: Write): Promise<void> {
   write('agent-fleet', 'Many nodes from one process: kubelet-pods fleet', note, { ...result, loadAverageBefore: loadBefore }, fleetTable(result), { nodes, podsPerNode: FLEET_PODS_PER_NODE, idleWindowMs, settleMs });
 }
 
-type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;
+export type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;
 
 async function runSideBySide(quick: boolean, write: Write): Promise<void> {
   const started = performance.now();
