@@ -31,13 +31,14 @@ import { createNamespace, pool, tempDir } from './common.js';
 import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
 import { WatchedCount } from './watched-count.js';
 
-export const PEERS = ['kwok', 'fleet', 'fleet-instant'] as const;
+// The fleet runs in its default `--simulated-lifecycle=kubelet` only: under `instant` it runs
+// static pods alone and leaves ordinary pods Pending (docs/lifecycle.md, "Ordinary pods").
+export const PEERS = ['kwok', 'fleet'] as const;
 export type PeerName = (typeof PEERS)[number];
 
 export const PEER_LABELS: Record<PeerName, string> = {
   kwok: `kwok ${KWOK_VERSION}, fast stages`,
-  fleet: 'fleet, --simulated-lifecycle=kubelet',
-  'fleet-instant': 'fleet, --simulated-lifecycle=instant',
+  fleet: 'kubelet-pods fleet',
 };
 
 export interface KwokBenchSizes {
@@ -72,7 +73,7 @@ export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.
   };
 }
 
-/** BENCH_KWOK_PEERS=kwok,fleet picks some; all three by default. */
+/** BENCH_KWOK_PEERS=kwok or =fleet picks one; both by default. */
 export function kwokBenchPeers(env: NodeJS.ProcessEnv = process.env): PeerName[] {
   const raw = env.BENCH_KWOK_PEERS;
   if (raw === undefined || raw === '') return [...PEERS];
@@ -239,15 +240,12 @@ async function startKwokPeer(ctx: Ctx, logName: string): Promise<Running> {
   return { pid: kwok.pid, stop: () => kwok.stop(), logTail: async () => (await kwok.logs()).split('\n').slice(-30).join('\n') };
 }
 
-async function startFleetPeer(ctx: Ctx, logName: string, template: { name: string; count: number }, lifecycle: 'kubelet' | 'instant'): Promise<Running> {
+async function startFleetPeer(ctx: Ctx, logName: string, template: { name: string; count: number }): Promise<Running> {
   const kubeconfig = join(ctx.dir, 'fleet.kubeconfig');
   const configFile = join(ctx.dir, `${logName}.yaml`);
   const logFile = join(ctx.dir, `${logName}.log`);
-  // The fleet file users write: one template, no static pods, the kubelet's settings but the lifecycle.
-  await writeFile(
-    configFile,
-    JSON.stringify({ kubeconfig, readOnlyPort: 0, templates: [{ ...template, kubelet: { simulatedLifecycle: lifecycle } }] }, null, 2),
-  );
+  // The fleet file users write: one template, no static pods, every setting its default.
+  await writeFile(configFile, JSON.stringify({ kubeconfig, readOnlyPort: 0, templates: [template] }, null, 2));
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
@@ -273,7 +271,7 @@ async function startFleetPeer(ctx: Ctx, logName: string, template: { name: strin
 
 function startPeer(ctx: Ctx, peer: PeerName, logName: string, template: { name: string; count: number }): Promise<Running> {
   if (peer === 'kwok') return startKwokPeer(ctx, logName);
-  return startFleetPeer(ctx, logName, template, peer === 'fleet' ? 'kubelet' : 'instant');
+  return startFleetPeer(ctx, logName, template);
 }
 
 /** Waits for `until`, and on failure adds the subject's log tail to the error. */

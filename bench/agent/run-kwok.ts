@@ -2,7 +2,7 @@
 // bench/results/agent-kwok[-quick].{json,md}; with BENCH_KWOK_PODS_PER_NODE=100 (and nothing
 // else changed) to agent-kwok-100-pods-per-node.{json,md}; with any other override only printed.
 import { loadavg } from 'node:os';
-import { kwokBenchPeers, kwokBenchSizes, kwokTable, PEER_LABELS, runKwokBench, type KwokBenchSizes } from './kwok.bench.js';
+import { kwokBenchPeers, kwokBenchSizes, kwokTable, runKwokBench, type KwokBenchSizes } from './kwok.bench.js';
 import type { Write } from './run-agent.js';
 
 const OVERRIDES = ['BENCH_KWOK_NODES', 'BENCH_KWOK_IDLE_MS', 'BENCH_KWOK_PEERS'] as const;
@@ -27,7 +27,7 @@ export async function runKwok(quick: boolean, write: Write): Promise<void> {
   const note =
     `The same workload for each, one after the other, each on a fresh local control plane (bench/agent/kwok.bench.ts): ${sizes.nodes.toLocaleString('en-US')} nodes without static pods, then ${sizes.podsPerNode} ordinary pods per node created through the API with spec.nodeName (${sizes.concurrency} requests in flight, one keep-alive pool, the same for all), then all deleted. ` +
     `kwok: ${result.kwok.version} built from its Go module (tools/kwok, \`sigs.k8s.io/kwok/cmd/kwok\`) with its shipped stages ${result.kwok.stages.map((x) => `\`${x}\``).join(' and ')} (read from the module: ${result.kwok.stageFiles.map((f) => f.split('/').pop()).join(', ') || 'not run'}), managing the Nodes annotated ${'`kwok.x-k8s.io/node=fake`'} that the harness creates first (timed on its own row), with the admin kubeconfig. ` +
-    `The fleet: \`kubelet-pods fleet --config\` (the real command, its defaults: kubeAPIQPS 500 / burst 1000) with one template of ${sizes.nodes.toLocaleString('en-US')} nodes, the shipped ClusterRole's ServiceAccount token, ${peers.filter((p) => p !== 'kwok').map((p) => PEER_LABELS[p]).join('; ') || 'not run'}. ` +
+    `The fleet: \`kubelet-pods fleet --config\` (the real command, its defaults: kubeAPIQPS 500 / burst 1000) with one template of ${sizes.nodes.toLocaleString('en-US')} nodes and the shipped ClusterRole's ServiceAccount token, in its default \`--simulated-lifecycle=kubelet\` (\`instant\` runs static pods only, so it has no row here)${peers.includes('fleet') ? '' : ' (not run)'}. ` +
     `Ready, Running and gone: from watches opened before the step. Idle windows: ${sizes.settleMs / 1000} s after the step, then ${sizes.idleWindowMs / 1000} s: VmRSS (mean of 1 s samples), CPU (utime + stime) of the subject and of the control plane process (kube-apiserver, etcd, kube-scheduler and kube-controller-manager in one process), the harness's watches closed. ` +
     `Memory per node: against the same program serving one node on the same control plane (${sizes.baseSettleMs / 1000} s, then ${sizes.baseWindowMs / 1000} s). Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run; the run took ${runtimeS} s.`;
   const name = kwokResultsName(quick, sizes);

@@ -30,6 +30,8 @@ export class WatchedCount<T extends Named> {
   readonly #o: WatchedCountOptions<T>;
   readonly #present = new Set<string>();
   readonly #matching = new Set<string>();
+  /** The objects that do not match, for a failure message. */
+  readonly #waiting = new Map<string, T>();
   #waiters: Waiter[] = [];
   #abort: { abort(): void } | undefined;
   #stopped = false;
@@ -87,13 +89,27 @@ export class WatchedCount<T extends Named> {
       return;
     }
     this.#present.add(key);
-    if (this.#o.matches(obj)) this.#matching.add(key);
-    else this.#matching.delete(key);
+    if (this.#o.matches(obj)) {
+      this.#matching.add(key);
+      this.#waiting.delete(key);
+    } else {
+      this.#matching.delete(key);
+      this.#waiting.set(key, obj);
+    }
   }
 
   #remove(key: string): void {
     this.#present.delete(key);
     this.#matching.delete(key);
+    this.#waiting.delete(key);
+  }
+
+  /** One object that does not match (its name and status), for a message; '' when there is none. */
+  sample(): string {
+    const first = this.#waiting.values().next();
+    if (first.done === true) return '';
+    const obj = first.value as T & { status?: unknown };
+    return `${keyOf(obj)}: ${JSON.stringify(obj.status ?? {})}`;
   }
 
   #check(at: number): void {
@@ -117,7 +133,8 @@ export class WatchedCount<T extends Named> {
         reject,
         timer: setTimeout(() => {
           this.#waiters = this.#waiters.filter((x) => x !== w);
-          reject(new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what} (${this.matching} matching of ${this.total})`));
+          const sample = this.sample();
+          reject(new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what} (${this.matching} matching of ${this.total})${sample === '' ? '' : `; one that does not: ${sample}`}`));
         }, timeoutMs),
       };
       this.#waiters.push(w);

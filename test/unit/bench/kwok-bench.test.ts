@@ -40,9 +40,9 @@ describe('kwok benchmark', () => {
     assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_IDLE_MS: '0' }), /BENCH_KWOK_IDLE_MS/);
   });
 
-  it('peers: all three by default, a chosen few, and an unknown one refused', () => {
-    assert.deepEqual(kwokBenchPeers({}), ['kwok', 'fleet', 'fleet-instant']);
-    assert.deepEqual(kwokBenchPeers({ BENCH_KWOK_PEERS: 'fleet, kwok' }), ['fleet', 'kwok']);
+  it('peers: both by default, one chosen, and an unknown one refused', () => {
+    assert.deepEqual(kwokBenchPeers({}), ['kwok', 'fleet']);
+    assert.deepEqual(kwokBenchPeers({ BENCH_KWOK_PEERS: ' fleet' }), ['fleet']);
     assert.throws(() => kwokBenchPeers({ BENCH_KWOK_PEERS: 'kwok,kind' }), /unknown kind/);
   });
 
@@ -60,13 +60,13 @@ describe('kwok benchmark', () => {
     const result: KwokBenchResult = {
       sizes: kwokBenchSizes(true, {}),
       kwok: { version: 'v0.8.0', stages: ['kustomize/stage/node/fast'], stageFiles: [] },
-      runs: [run('kwok', 'kwok', 2000, 80, { nodesCreatedMs: 500 }), run('fleet', 'fleet', 5000, 240), run('fleet-instant', 'instant', 3000, 200)],
+      runs: [run('kwok', 'kwok', 2000, 80, { nodesCreatedMs: 500 }), run('fleet', 'fleet', 5000, 240)],
     };
     const lines = kwokTable(result).split('\n');
-    assert.equal(lines[0], '| measure | kwok | fleet | instant | fleet ÷ kwok | instant ÷ kwok |');
-    assert.ok(lines.includes('| all 20 Nodes Ready (from the process start) | 2.0 s | 5.0 s | 3.0 s | 2.50 | 1.50 |'), lines.join('\n'));
-    assert.ok(lines.includes('| RSS, idle, no pods | 80.0 MiB | 240.0 MiB | 200.0 MiB | 3.00 | 2.50 |'), lines.join('\n'));
-    assert.ok(lines.includes("| 20 Nodes created by the harness (kwok's) | 0.5 s | – | – | – | – |"), lines.join('\n'));
+    assert.equal(lines[0], '| measure | kwok | fleet | fleet ÷ kwok |');
+    assert.ok(lines.includes('| all 20 Nodes Ready (from the process start) | 2.0 s | 5.0 s | 2.50 |'), lines.join('\n'));
+    assert.ok(lines.includes('| RSS, idle, no pods | 80.0 MiB | 240.0 MiB | 3.00 |'), lines.join('\n'));
+    assert.ok(lines.includes("| 20 Nodes created by the harness (kwok's) | 0.5 s | – | – |"), lines.join('\n'));
     assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
   });
 });
