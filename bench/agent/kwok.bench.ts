@@ -14,7 +14,7 @@
 // window without pods. Convergence is timed from watches opened before the step.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -394,6 +394,8 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
     }
   } finally {
     await cluster.dispose();
+    // It holds the fleet's token; the logs' tails went into any error already.
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
