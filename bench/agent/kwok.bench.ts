@@ -438,6 +438,7 @@ export function kwokTable(r: KwokBenchResult): string {
     [`RSS, idle, ${p} pods`, (x) => x.idleWithPods.rssBytes, mib],
     [`CPU, idle, ${p} pods`, (x) => x.idleWithPods.cpuPercent, pct],
     [`control plane CPU while idle, ${p} pods`, (x) => x.idleWithPods.controlPlaneCpuPercent, pct],
+    [`${p} deletes sent by the harness (first sent → last answered)`, (x) => x.podsDeleteSentMs, s],
     [`${p} pods deleted → all gone`, (x) => x.goneMs, s],
     ['RSS serving one node (the base of the next row)', (x) => x.oneNode.rssBytes, mib],
     ['memory per node: (idle RSS − one node\'s) ÷ (nodes − 1)', (x) => x.rssBytesPerNode, kib],
