@@ -5,11 +5,14 @@ import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { createAgent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
+import { applyRunGcSettings } from '../../src/cli/run-gc-settings.js';
 import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
 import type { AgentChildOptions, RequestLogEntry } from './common.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
+// What `kubelet-pods run` does first (src/cli/run-command.ts); BENCH_AGENT_NODE_OPTIONS may override it.
+applyRunGcSettings();
 
 const requestTimes: number[] = [];
 /** Every request sent (watches included), by method and response status, as client-go's rest_client_requests_total. */

@@ -1,5 +1,6 @@
 // A process that holds only a fleet (and this thin IPC shim), so that its RSS, heap and CPU are
-// the fleet's. Forked by fleet.bench.ts with { kubeconfig, manifestDir, nodes, prefix } as argv[2].
+// the fleet's. Forked by fleet.bench.ts and fleet-process.ts with { kubeconfig, manifestDir, nodes, prefix,
+// simulatedLifecycle? } as argv[2].
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
@@ -8,7 +9,7 @@ import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string };
+const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string; simulatedLifecycle?: string };
 
 // Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
 // creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
@@ -67,7 +68,7 @@ https.Agent.prototype.createConnection = function (this: https.Agent, ...args: P
 } as typeof createConnection;
 
 const config = resolveFleetConfig(
-  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir }] },
+  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir, ...(options.simulatedLifecycle ? { kubelet: { simulatedLifecycle: options.simulatedLifecycle } } : {}) }] },
   {
     ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),

@@ -17,7 +17,7 @@
 //   static pods, measured in the very idle window of the fleet (both idle, so they do not
 //   compete for the cores): RSS (VmRSS sampled every second), CPU (utime + stime) and API
 //   requests per second, each of the fleet's divided by its nodes against the kubelet's.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,9 @@ import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createLoop, rate, type PhaseRate } from './bulk.bench.js';
+import { FleetChild, convergeFleet } from './fleet-process.js';
+import { startLocalCluster } from '../../src/cluster/local-cluster.js';
+import { SIMULATED_LIFECYCLES, type SimulatedLifecycle } from '../../src/config/types.js';
 import { NodePodObserver, createNamespace, manifestYaml, tempDir } from './common.js';
 import { procCpuMs, procCpuSplitMs, procRss, requestCount, startSubject, countsDelta, type Subject } from './subjects.js';
 
@@ -98,26 +101,6 @@ export interface KubeletIdle {
   cpuPercent: number;
   /** Every request its client-go counted (rest_client_requests_total), watches included. */
   requestsPerSecond: number;
-}
-
-class FleetChild {
-  #id = 0;
-  #pending = new Map<number, (v: unknown) => void>();
-  constructor(readonly child: ChildProcess) {
-    child.on('message', (m: { id: number; value?: unknown; error?: string }) => {
-      this.#pending.get(m.id)?.(m.error !== undefined ? new Error(m.error) : m.value);
-      this.#pending.delete(m.id);
-    });
-  }
-  async call<T>(op: string): Promise<T> {
-    const id = ++this.#id;
-    const value = await new Promise<unknown>((resolve) => {
-      this.#pending.set(id, resolve);
-      this.child.send({ id, op });
-    });
-    if (value instanceof Error) throw value;
-    return value as T;
-  }
 }
 
 const quantile = (sorted: readonly number[], q: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
@@ -406,4 +389,37 @@ async function watchLeaseRenewals(kc: KubeConfig): Promise<{ renewals: Map<strin
       current?.abort();
     },
   };
+}
+
+/** One fleet converged from its fork in each `--simulated-lifecycle` mode, each on a fresh control plane. */
+export interface FleetModeRun {
+  mode: SimulatedLifecycle;
+  nodes: number;
+  readyMs: number;
+  runningMs: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+export async function runFleetModes(nodes: number): Promise<FleetModeRun[]> {
+  const runs: FleetModeRun[] = [];
+  for (const mode of SIMULATED_LIFECYCLES) {
+    console.error(`fleet: ${nodes} nodes in ${mode} mode, on a fresh control plane…`);
+    const cluster = await startLocalCluster({ nodes: [] });
+    try {
+      runs.push({ mode, nodes, ...(await convergeFleet(cluster, { nodes, podsPerNode: FLEET_PODS_PER_NODE, prefix: 'fm-', namespace: 'fleet-modes', simulatedLifecycle: mode })) });
+    } finally {
+      await cluster.dispose();
+    }
+  }
+  return runs;
+}
+
+export function fleetModesTable(runs: readonly FleetModeRun[]): string {
+  const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+  return [
+    '| `--simulated-lifecycle` | nodes × static pods | all Nodes Ready | all mirrors Running | RSS after a full GC | heap used |',
+    '|---|---|---:|---:|---:|---:|',
+    ...runs.map((r) => `| ${r.mode} | ${r.nodes.toLocaleString('en-US')} × ${FLEET_PODS_PER_NODE} | ${(r.readyMs / 1000).toFixed(1)} s | ${(r.runningMs / 1000).toFixed(1)} s | ${mib(r.rssBytes)} | ${mib(r.heapUsedBytes)} |`),
+  ].join('\n');
 }

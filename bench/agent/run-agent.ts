@@ -1,7 +1,9 @@
 // The agent benchmarks on one real local control plane: latency, bulk (with its ceiling and the
 // QPS check) and resources. Writes bench/results/agent-{latency,bulk,resources}[-quick].{json,md}.
 // Then the real kubelet and our agent side by side, on a control plane of their own:
-// bench/results/agent-side-by-side[-quick].{json,md}.
+// bench/results/agent-side-by-side[-quick].{json,md}; the fleet (agent-fleet), and the control
+// plane with and without its scheduler and controller manager (agent-cluster), and kwok beside the
+// fleet (agent-kwok, run-kwok.ts), each on control planes of their own.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +13,8 @@ import { BULK_NODES, runBulkBench, type BulkResult } from './bulk.bench.js';
 import { LATENCY_NODE, LATENCY_REAL_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
 import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';
 import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-cost.js';
-import { fleetTable, runFleetBench, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
+import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
+import { clusterTable, runClusterBench } from './cluster.bench.js';
 import { runKwok } from './run-kwok.js';
 import {
   burstDetailTable,
@@ -88,7 +91,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'kwok'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'cluster', 'kwok'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -103,7 +106,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
     writeFileSync(join(resultsDir, `${name}${suffix}.md`), `${header}${table}\n`);
     console.log(`\n${title}\n${table}`);
   };
-  if (only.some((b) => b !== 'side-by-side' && b !== 'fleet' && b !== 'kwok')) {
+  if (only.some((b) => b === 'latency' || b === 'bulk' || b === 'resources')) {
     const nodes = [LATENCY_NODE, LATENCY_REAL_NODE, ...BULK_NODES, resourceNode(0), ...sizes.resourceSizes.map(resourceNode)];
     console.error(`starting the local control plane for the agent benchmarks (${nodes.length} node identities)…`);
     const cluster = await startLocalCluster({ nodes });
@@ -129,7 +132,25 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   }
   if (only.includes('side-by-side')) await runSideBySide(quick, write);
   if (only.includes('fleet')) await runFleet(quick, write);
+  if (only.includes('cluster')) await runCluster(quick, write);
   if (only.includes('kwok')) await runKwok(quick, write);
+}
+
+/** The cost of kube-scheduler and kube-controller-manager (BENCH_CLUSTER_FLEET_NODES overrides the fleet's size). */
+async function runCluster(quick: boolean, write: Write): Promise<void> {
+  const options = {
+    rounds: quick ? 1 : 3,
+    idleWindowMs: quick ? 10_000 : 60_000,
+    fleetNodes: Number(process.env.BENCH_CLUSTER_FLEET_NODES ?? (quick ? 20 : 1000)),
+  };
+  const loadBefore = loadavg();
+  const rounds = await runClusterBench(options);
+  const note =
+    `The local control plane (tools/control-plane, Kubernetes v1.34.4) started from its cached binary with the API server alone (\`scheduler: false, controllerManager: false\`) and with kube-scheduler and kube-controller-manager, in turn, ${options.rounds} round(s) each, a fresh control plane every time (bench/agent/cluster.bench.ts). ` +
+    `Start → ready: \`startLocalCluster\` until /readyz of the API server and the components' health endpoints answer. RSS: VmRSS right after ready (private: RssAnon; the rest is the shared binary's pages); idle CPU: utime + stime over ${options.idleWindowMs / 1000} s with nothing else running. ` +
+    `Then a fleet of ${options.fleetNodes} nodes × ${FLEET_PODS_PER_NODE} static pods (bench/agent/fleet-child.ts, the shipped ClusterRole's token) from its fork to all Nodes Ready and all mirrors Running, polled; with the components the node lifecycle controller watches every Lease and the scheduler every pod. ` +
+    `Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run.`;
+  write('agent-cluster', 'The control plane with and without kube-scheduler and kube-controller-manager', note, { rounds, loadAverageBefore: loadBefore }, clusterTable(rounds), options);
 }
 
 /** N nodes × 5 static pods from one process (BENCH_FLEET_NODES overrides N, BENCH_FLEET_IDLE_MS the idle window, BENCH_FLEET_HEAP_GROWING_PERCENT the fleet's heapGrowingPercent, BENCH_FLEET_PARALLEL_SCAVENGE=1 its parallelScavenge; any of them: results not written), on a control plane of its own. */
@@ -159,7 +180,11 @@ async function runFleet(quick: boolean, write: Write): Promise<void> {
     console.log(`\nFleet (${overrides.join(', ')} set: results not written)\n${fleetTable(result)}`);
     return;
   }
-  write('agent-fleet', 'Many nodes from one process: kubelet-pods fleet', note, { ...result, loadAverageBefore: loadBefore }, fleetTable(result), { nodes, podsPerNode: FLEET_PODS_PER_NODE, idleWindowMs, settleMs });
+  // Both lifecycle modes, each converged once on a fresh control plane: what the kubelet's life
+  // (a relist between the runtime and the workers) costs against `instant`.
+  const modes = await runFleetModes(nodes);
+  const table = `${fleetTable(result)}\n\n## Both lifecycle modes (a fresh control plane each, convergence only)\n\n${fleetModesTable(modes)}`;
+  write('agent-fleet', 'Many nodes from one process: kubelet-pods fleet', note, { ...result, modes, loadAverageBefore: loadBefore }, table, { nodes, podsPerNode: FLEET_PODS_PER_NODE, idleWindowMs, settleMs });
 }
 
 export type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;

@@ -7,6 +7,7 @@ import { noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync } from '../mirror/mirror-sync.js';
 import { goArch } from '../node/machine-info.js';
+import { ownNodeLabels, scenarioNodeConditions } from './node-scenarios.js';
 import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
@@ -19,7 +20,7 @@ import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
-import type { ClockTimer } from '../time/clock.js';
+import type { Clock, ClockTimer } from '../time/clock.js';
 import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
 import { late } from './late.js';
 import type { AgentNodeOptions } from './node-options.js';
@@ -178,6 +179,7 @@ export function createAgent(options: AgentOptions): Agent {
       machine: cluster.machine,
       watch: cluster.nodeWatch(logger),
       ...nodeExtras(options.node),
+      ...scenarioConditions(config, options.node, clock),
       clock,
       logger,
     });
@@ -439,6 +441,12 @@ function nodeExtras(node: AgentNodeOptions | undefined): Partial<NodeRegistratio
     ...(node?.allocatable ? { allocatable: node.allocatable } : {}),
     ...(node?.spread ? { spread: node.spread } : {}),
   };
+}
+
+/** The Node conditions the configured scenarios turn bad on this node, if any pick it. */
+function scenarioConditions(config: AgentConfig, node: AgentNodeOptions | undefined, clock: Clock): Partial<NodeRegistrationOptions> {
+  const goneBad = scenarioNodeConditions(config.scenarios, config.nodeName, ownNodeLabels(config.nodeName, node?.labels), clock);
+  return goneBad === undefined ? {} : { conditionsGoneBad: goneBad };
 }
 
 /** A logger for one source that also counts its errors and warnings in the metrics. */

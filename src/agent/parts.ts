@@ -12,6 +12,7 @@ import type { ApiserverSourceOptions } from '../sources/apiserver-source.js';
 import { createFileSource, type FileSource, type FileSourceOptions } from '../sources/file-source.js';
 import { createHttpSource, type HttpSource, type HttpSourceOptions } from '../sources/http-source.js';
 import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import { ownNodeLabels } from './node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 
@@ -83,6 +84,8 @@ export function defaultParts(config: AgentConfig, overrides: AgentPartOverrides 
           hostIP: config.nodeIP,
           podCIDR: config.podCIDR,
           clusterDNS: config.clusterDNS,
+          scenarios: config.scenarios,
+          nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(name) : undefined),
           shouldPodContentBeRemoved: (uid) => node.shouldPodContentBeRemoved(uid),
         })),
     createFileSource: overrides.createFileSource ?? createFileSource,

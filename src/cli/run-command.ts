@@ -5,6 +5,7 @@ import { createAgent } from '../agent/agent.js';
 import { createLogger } from '../logger.js';
 import { IGNORED_FIELDS_MESSAGE } from '../config/kubelet-config-file.js';
 import { parseRunArgs, resolveRunConfig, RUN_FLAG_NAMES } from './flags.js';
+import { applyRunGcSettings } from './run-gc-settings.js';
 import { untilSignal } from './signals.js';
 
 export const help = `usage: kubelet-pods run [flags]
@@ -33,6 +34,8 @@ export async function run(args: string[]): Promise<number> {
   const { config, ignoredFields } = await resolveRunConfig(args);
   const logger = createLogger();
   if (ignoredFields.length > 0) logger.info({ ignoredFields }, IGNORED_FIELDS_MESSAGE);
+  const v8Flags = applyRunGcSettings();
+  if (v8Flags.length > 0) logger.debug({ v8Flags }, 'garbage collector set for an agent');
   const agent = createAgent({ config, logger });
   await agent.start();
   const signal = await untilSignal();

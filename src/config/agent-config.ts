@@ -7,6 +7,7 @@ import { DEFAULT_POD_CIDR, formatIP, parseIP, podCidrProblem } from '../values/i
 import { nodeNameFromHostname } from '../values/node-name.js';
 import { parseDuration } from '../values/go-duration.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type ScalarFieldType } from './fields.js';
+import { parseScenarios } from '../scenario/parse-scenarios.js';
 import { decodeKubeletConfigFile, describeValue, ignoredFieldsOf, type KubeletConfigFile } from './kubelet-config-file.js';
 import { SIMULATED_LIFECYCLES, type AgentConfig, type RunFlags, type SimulatedLifecycle } from './types.js';
 
@@ -157,6 +158,8 @@ function resolveAgentConfig(
       ? dnsServers(flags.clusterDNS.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''), '--cluster-dns', p.flags)
       : ((fromFile('clusterDNS') as readonly string[] | undefined) ?? Object.freeze([]));
 
+  const scenarios = (fromFile('scenarios') as AgentConfig['scenarios'] | undefined) ?? Object.freeze([]);
+
   // Everything wrong is reported at once; flag problems ride along with the file's.
   if (p.file.length > 0) throw kpError('KP_ERR_CONFIG_INVALID', [path, [...p.file, ...p.flags]]);
   if (p.flags.length > 0) throw kpError('KP_ERR_CONFIG_FLAGS', [p.flags]);
@@ -175,6 +178,7 @@ function resolveAgentConfig(
     nodeIP,
     podCIDR,
     clusterDNS,
+    scenarios,
   });
 }
 
@@ -216,6 +220,8 @@ export function fileFieldValue(f: ConfigField, file: KubeletConfigFile, dir: str
     }
     case 'clusterDNS':
       return dnsServersFromFile(v, problems);
+    case 'scenarios':
+      return parseScenarios(v, f.field, problems);
     default:
       // A new field of kind `other` needs its rule here; the table test runs every field.
       throw new Error(`no file rule for the configuration field ${f.field}`);

@@ -282,6 +282,12 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     type: { kind: 'choice', values: ['kubelet', 'instant'], default: 'kubelet' },
     doc: "kubelet-pods' own: `kubelet` lives each pod's life as the kubelet's pod workers do (graceful termination, one running static pod per full name, mirrors replaced or deleted only once the old pod has stopped; docs/lifecycle.md); `instant` replaces and deletes mirrors at once, for benchmarks and users who want speed over fidelity",
   },
+  {
+    key: 'scenarios',
+    field: 'scenarios',
+    type: { kind: 'other', defaultDoc: 'none' },
+    doc: "kubelet-pods' own: how the simulated pods and the Node misbehave, by selector and fraction instead of per-pod annotations (crash loops, OOM kills, failing image pulls, slow starts and stops, failing readiness, a NotReady or pressure window); docs/lifecycle.md, \"Scenarios\". A file field only",
+  },
 ] satisfies ConfigField[]);
 
 /** The fields with a scalar type, in table order. */

@@ -1,6 +1,7 @@
 import type { AgentConfig } from './types.js';
 import { formatDuration } from '../values/go-duration.js';
 import { CONFIG_FIELDS } from './fields.js';
+import { formatScenarios } from '../scenario/format-scenarios.js';
 
 /** What stands for a secret in the configuration shown (header values of the manifest URL). */
 export const REDACTED = '[redacted]';
@@ -9,7 +10,7 @@ export const REDACTED = '[redacted]';
  * The resolved configuration as a `kubelet.config.k8s.io/v1beta1` KubeletConfiguration, as the
  * kubelet's `/configz` shows its own: the honoured fields under their v1beta1 names and nesting
  * (`authentication.x509.clientCAFile`), durations in Go syntax, fields without a value left
- * out, without `kind` and `apiVersion`. Secrets are redacted: every `staticPodURLHeader` value
+ * out, without `kind` and `apiVersion`, scenarios as the file writes them. Secrets are redacted: every `staticPodURLHeader` value
  * is `[redacted]` (the header names stay).
  */
 export function kubeletConfigurationOf(config: AgentConfig): Record<string, unknown> {
@@ -23,6 +24,11 @@ export function kubeletConfigurationOf(config: AgentConfig): Record<string, unkn
       const headers = value as Readonly<Record<string, readonly string[]>>;
       if (Object.keys(headers).length === 0) continue;
       value = Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.map(() => REDACTED)]));
+    }
+    if (f.key === 'scenarios') {
+      const scenarios = value as AgentConfig['scenarios'];
+      if (scenarios.length === 0) continue;
+      value = formatScenarios(scenarios);
     }
     setPath(out, f.field.split('.'), value);
   }

@@ -4,6 +4,8 @@
  * imports that table, both read them without importing each other.
  */
 
+import type { Scenario } from '../scenario/scenario-types.js';
+
 /** The validated, frozen result. Durations are milliseconds. */
 export interface AgentConfig {
   /** `--hostname-override` or the host name, lower-cased. */
@@ -63,6 +65,8 @@ export interface AgentConfig {
   readonly clusterDNS: readonly string[];
   /** How pods live and die: as the kubelet's pod workers (`kubelet`) or at once (`instant`). */
   readonly simulatedLifecycle: SimulatedLifecycle;
+  /** How simulated pods and the Node misbehave (`scenarios`, src/scenario/); none by default. */
+  readonly scenarios: readonly Scenario[];
 }
 
 export type SimulatedLifecycle = 'kubelet' | 'instant';

@@ -5,6 +5,8 @@ import type { V1Taint } from '@kubernetes/client-node';
 import { kubeletSettings, type AgentConfig } from '../config/agent-config.js';
 import type { ConfigField } from '../config/fields.js';
 import { kpError } from '../errors.js';
+import { parseScenarios } from '../scenario/parse-scenarios.js';
+import type { Scenario } from '../scenario/scenario-types.js';
 import { isValidNodeName, NODE_NAME_RULE } from '../values/node-name.js';
 import { FLEET_GC_DEFAULTS } from './gc-settings.js';
 
@@ -72,6 +74,8 @@ export interface FleetConfig {
   readonly shard?: { readonly index: number; readonly count: number };
   /** Share the nodes with other replicas by Lease, as this identity (docs/fleet.md). */
   readonly shardByLease?: string;
+  /** How the fleet's pods and nodes misbehave, fleet-wide (docs/fleet.md, "Scenarios"). */
+  readonly scenarios: readonly Scenario[];
 }
 
 export const FLEET_DEFAULTS = Object.freeze({
@@ -106,7 +110,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet']);
 /** The fields of the configuration table a template's `kubelet:` may set: those each node has for itself. */
 export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
@@ -119,7 +123,7 @@ export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
   'staticPodURLHeader',
   'simulatedLifecycle',
 ]);
-const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst']);
+const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'scenarios']);
 
 /** Why a field of the table is not a template's to set; undefined when it is. */
 function notPerNode(f: ConfigField): string | undefined {
@@ -264,6 +268,13 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     if (shard !== undefined) problems.push(['shardByLease', 'cannot be combined with shard']);
     if (kubeconfig === undefined) problems.push(['shardByLease', 'needs kubeconfig (the one credential)']);
   }
+  // One list for the fleet; its node selectors (names, template labels) pick the pools.
+  const scenarioProblems: string[] = [];
+  const scenarios = parseScenarios(doc['scenarios'], 'scenarios', scenarioProblems);
+  for (const problem of scenarioProblems) {
+    const colon = problem.indexOf(': ');
+    problems.push([problem.slice(0, colon), problem.slice(colon + 2)]);
+  }
   if (nodes.length > MAX_NODES) problems.push(['templates', `${nodes.length} nodes; at most ${MAX_NODES}`]);
   if (kubeconfig === undefined && nodeKubeconfigDir === undefined) problems.push(['kubeconfig', 'one of kubeconfig (one credential) or nodeKubeconfigDir (one per node) is needed']);
 
@@ -281,6 +292,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
     ...(shard !== undefined ? { shard } : {}),
     ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
+    scenarios,
   });
 }
 

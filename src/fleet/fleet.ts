@@ -13,6 +13,7 @@ import { isStaticPod } from '../pod/classify.js';
 import { healthzRoute } from '../server/healthz.js';
 import { createAgentServer, send, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
 import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import { ownNodeLabels } from '../agent/node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { createFileWatchHub } from './file-watch-hub.js';
@@ -102,7 +103,13 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   }
   const watchHub = createFileWatchHub(undefined, { clock });
   const machine = readMachineInfo();
-  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock }));
+  // The scenarios' pod behaviours, for every node; their node selectors see the templates' labels.
+  const templateOf = new Map(config.nodes.map((n) => [n.name, config.templates[n.template]!]));
+  const nodeLabels = (name: string): Record<string, string> | undefined => {
+    const template = templateOf.get(name);
+    return template === undefined ? undefined : ownNodeLabels(name, template.labels);
+  };
+  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock, scenarios: config.scenarios, nodeLabels }));
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
@@ -124,6 +131,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
       maxPods: Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
+      // The node scenarios pick by name and template labels (src/agent/node-scenarios.ts).
+      scenarios: config.scenarios,
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;

@@ -69,6 +69,12 @@ export interface NodeRegistrationOptions {
    * too). Without it, both are seen at the next read, every `nodeStatusUpdateFrequencyMs`.
    */
   watch?: NodeWatch;
+  /**
+   * The conditions gone bad at `now` (a scenario's window: docs/lifecycle.md, "Scenarios"):
+   * `Ready` is then False, a pressure condition True, each with the kubelet's reason and
+   * message. Asked at each status computation; none by default.
+   */
+  conditionsGoneBad?: (now: Date) => ReadonlySet<NodeConditionType>;
   /** First retry delay after a failure; doubles up to `nodeStatusUpdateFrequencyMs`. 500 ms by default. */
   retryInitialMs?: number;
   clock?: Clock;
@@ -122,6 +128,7 @@ export function createNodeRegistration(options: NodeRegistrationOptions): NodeRe
 }
 
 const CONDITION_TYPES = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'] as const;
+export type NodeConditionType = (typeof CONDITION_TYPES)[number];
 
 type NodeStatus = NonNullable<V1Node['status']>;
 
@@ -158,7 +165,7 @@ class NodeRegistrationLoop implements NodeRegistration {
    * writes the Node; comparing it again would give the same answer (the heartbeat times, the
    * only inputs that move, are not compared).
    */
-  #settled: { status: NodeStatus; port: number } | undefined;
+  #settled: { status: NodeStatus; port: number; bad: string } | undefined;
 
   constructor(options: NodeRegistrationOptions) {
     validateNodeName(options.nodeName);
@@ -299,10 +306,12 @@ class NodeRegistrationLoop implements NodeRegistration {
     const nowMs = this.#clock.monotonic();
     const port = this.#kubeletPort();
     const have = current.status;
-    const settled = have !== undefined && this.#settled?.status === have && this.#settled.port === port;
+    // A condition window opening or closing is an input that moves too.
+    const bad = [...(this.#options.conditionsGoneBad?.(this.#clock.now()) ?? [])].sort().join(',');
+    const settled = have !== undefined && this.#settled?.status === have && this.#settled.port === port && this.#settled.bad === bad;
     let desired = settled ? undefined : this.#status(this.#clock.now(), have, port);
     const changed = desired !== undefined && statusChanged(have ?? {}, desired);
-    if (!changed && have !== undefined) this.#settled = { status: have, port };
+    if (!changed && have !== undefined) this.#settled = { status: have, port, bad };
     const due = this.#lastReport === undefined || nowMs - this.#lastReport >= this.#reportMs + this.#reportDelayMs;
     if (!changed && !due) return;
     desired ??= this.#status(this.#clock.now(), have, port);
@@ -371,8 +380,9 @@ class NodeRegistrationLoop implements NodeRegistration {
 
   #status(now: Date, previous: NodeStatus | undefined, port = this.#kubeletPort()) {
     const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
+    const bad = this.#options.conditionsGoneBad?.(now);
     return {
-      conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now)),
+      conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now, bad?.has(type) === true)),
       addresses: this.#addresses(),
       capacity: this.#resources(),
       allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources(),
@@ -475,9 +485,21 @@ const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string;
   Ready: { status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
 };
 
+/**
+ * The conditions gone bad (a scenario's), in the kubelet's words: the pressure setters of
+ * pkg/kubelet/nodestatus/setters.go, and for Ready its `KubeletNotReady` with the runtime's
+ * error of pkg/kubelet/runtime.go (the runtime status check failing).
+ */
+const BAD_CONDITION_TEXT: Record<NodeConditionType, { status: string; reason: string; message: string }> = {
+  MemoryPressure: { status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' },
+  DiskPressure: { status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' },
+  PIDPressure: { status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' },
+  Ready: { status: 'False', reason: 'KubeletNotReady', message: 'container runtime is down' },
+};
+
 // The heartbeat moves every update; the transition time only when the status flips.
-function condition(type: (typeof CONDITION_TYPES)[number], previous: V1NodeCondition | undefined, now: Date) {
-  const text = CONDITION_TEXT[type];
+function condition(type: NodeConditionType, previous: V1NodeCondition | undefined, now: Date, bad = false) {
+  const text = bad ? BAD_CONDITION_TEXT[type] : CONDITION_TEXT[type];
   const nowText = toRFC3339(now);
   const transition =
     previous?.status === text.status && previous.lastTransitionTime !== undefined

@@ -83,3 +83,28 @@ export function missingClusterDNSEvent(pod: Pod): Omit<ContainerEvent, 'pod' | '
 export function sandboxChangedEvent(): Event {
   return { type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' };
 }
+
+/**
+ * A pull that failed (the image manager's `Failed`, then kuberuntime's `Failed` with the error
+ * kind): pkg/kubelet/images/image_manager.go and kuberuntime/kuberuntime_container.go.
+ */
+export function pullFailedEvents(image: string, error: string): Event[] {
+  return [
+    { type: 'Normal', reason: 'Pulling', message: `Pulling image ${JSON.stringify(image)}` },
+    { type: 'Warning', reason: 'Failed', message: `Failed to pull image ${JSON.stringify(image)}: ${error}` },
+    { type: 'Warning', reason: 'Failed', message: 'Error: ErrImagePull' },
+  ];
+}
+
+/** A sync that finds the image's pull still backing off (the image manager's `BackOff`). */
+export function pullBackOffEvents(image: string): Event[] {
+  return [
+    { type: 'Normal', reason: 'BackOff', message: `Back-off pulling image ${JSON.stringify(image)}` },
+    { type: 'Warning', reason: 'Failed', message: 'Error: ImagePullBackOff' },
+  ];
+}
+
+/** A readiness probe that failed (the prober's `Unhealthy`, pkg/kubelet/prober/prober.go). */
+export function readinessFailedEvent(output: string): Event {
+  return { type: 'Warning', reason: 'Unhealthy', message: `Readiness probe failed: ${output}` };
+}

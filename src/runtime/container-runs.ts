@@ -3,7 +3,10 @@ import { backOffEvent, missingClusterDNSEvent, sandboxChangedEvent } from './con
 import { crashLoopRestart, exitReason, shouldRestart, stopOutcome } from './container-lifecycle.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { containerKind, continuedRun, type ContainerRun, type TrackedPod } from './runtime-state.js';
-import { exitPlan, stopMsOf, type PlannedExit } from './simulation-annotations.js';
+import { startFailingPulls } from './image-pulls.js';
+import { startReadiness } from './readiness-probes.js';
+import { plannedExits } from './scenario-plan.js';
+import { stopMsOf, type PlannedExit } from './simulation-annotations.js';
 
 /**
  * The life of a started pod's containers, as timers on the runtime's clock: init containers in
@@ -31,7 +34,7 @@ export function startContainers(ctx: RuntimeContext, uid: string, tracked: Track
  */
 function runInits(ctx: RuntimeContext, uid: string, tracked: TrackedPod, from: number, at: number): void {
   const inits = tracked.pod.spec?.initContainers ?? [];
-  const exits = exitPlan(tracked.pod);
+  const exits = plannedExits(tracked.pod, tracked.plan);
   for (let i = from; i < inits.length; i++) {
     const c = inits[i]!;
     ctx.containerStarts(tracked.pod, c);
@@ -51,16 +54,21 @@ function runInits(ctx: RuntimeContext, uid: string, tracked: TrackedPod, from: n
     complete(ctx, uid, c.name, run, at);
   }
   tracked.initializedAt = at;
-  for (const c of tracked.pod.spec?.containers ?? []) {
+  // A container whose image never pulls (a scenario's) is not started: image-pulls.ts.
+  const failing = tracked.plan?.pullFailures;
+  const starting = (tracked.pod.spec?.containers ?? []).filter((c) => failing?.has(c.name) !== true);
+  for (const c of starting) {
     ctx.containerStarts(tracked.pod, c);
     ctx.log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
   }
   tracked.runs = new Map();
-  for (const c of tracked.pod.spec?.containers ?? []) {
+  for (const c of starting) {
     const run = continuedRun(at, tracked.previous?.get(c.name), true);
     tracked.runs.set(c.name, run);
     scheduleExit(ctx, uid, tracked, c.name, run, exits.get(c.name));
   }
+  startFailingPulls(ctx, uid, tracked, at);
+  startReadiness(ctx, uid, tracked, at);
 }
 
 /** A regular init container that exits 0 at `at`. */
@@ -72,15 +80,16 @@ function complete(ctx: RuntimeContext, uid: string, name: string, run: Container
 
 function scheduleExit(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: string, run: ContainerRun, plan: PlannedExit | undefined): void {
   if (plan === undefined || ctx.isStopped()) return;
-  run.timer = ctx.clock.setTimeout(() => containerExited(ctx, uid, tracked, name, run, plan.exitCode), plan.afterMs);
+  run.timer = ctx.clock.setTimeout(() => containerExited(ctx, uid, tracked, name, run, plan.exitCode, plan.reason), plan.afterMs);
 }
 
 /**
- * A running container exits with `exitCode` now: a completed init container lets the next one
- * start; otherwise it is restarted per the restart policy, after its crash-loop back-off, or
- * stays exited. Ignored once the pod is stopping, forgotten, or the container is not running.
+ * A running container exits with `exitCode` now (and `reason`, by the code by default): a
+ * completed init container lets the next one start; otherwise it is restarted per the restart
+ * policy, after its crash-loop back-off, or stays exited. Ignored once the pod is stopping,
+ * forgotten, or the container is not running.
  */
-export function containerExited(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: string, run: ContainerRun, exitCode: number): void {
+export function containerExited(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: string, run: ContainerRun, exitCode: number, reason?: string): void {
   run.timer = undefined;
   if (!ctx.isCurrent(uid, tracked) || run.state !== 'running' || tracked.stopping !== undefined) return;
   const now = ctx.clock.now().getTime();
@@ -94,7 +103,7 @@ export function containerExited(ctx: RuntimeContext, uid: string, tracked: Track
     ctx.notify(uid);
     return;
   }
-  run.terminated = { exitCode, reason: exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
+  run.terminated = { exitCode, reason: reason ?? exitReason(exitCode), startedAt: run.startedAt, finishedAt: now };
   tracked.changedAt = now;
   ctx.log(uid, name, now, `container ${JSON.stringify(name)} exited with code ${exitCode} (${run.terminated.reason})`);
   // A sidecar is restarted whatever the pod's policy; a failed init container is unless the
@@ -145,7 +154,7 @@ function restart(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: st
   const spec = [...(tracked.pod.spec?.containers ?? []), ...(tracked.pod.spec?.initContainers ?? [])].find((c) => c.name === name);
   if (spec !== undefined) ctx.containerStarts(tracked.pod, spec);
   ctx.log(uid, name, now, `restarted container ${JSON.stringify(name)} (image ${spec?.image ?? ''}), restart ${run.restartCount}`);
-  const plan = exitPlan(tracked.pod).get(name);
+  const plan = plannedExits(tracked.pod, tracked.plan).get(name);
   // An init container restarted without a planned exit completes at once.
   if (plan === undefined && containerKind(tracked.pod, name) === 'init') containerExited(ctx, uid, tracked, name, run, 0);
   else scheduleExit(ctx, uid, tracked, name, run, plan);
@@ -161,14 +170,14 @@ function restart(ctx: RuntimeContext, uid: string, tracked: TrackedPod, name: st
  */
 export function resumeAdopted(ctx: RuntimeContext, uid: string, tracked: TrackedPod, now: number, completed: boolean): void {
   if (completed) return;
-  const exits = exitPlan(tracked.pod);
+  const exits = plannedExits(tracked.pod, tracked.plan);
   // A snapshot: restarting an init container may start the ones after it.
   const adopted = [...(tracked.inits ?? []), ...(tracked.runs ?? [])];
   for (const [name, run] of adopted) {
     if (run.state === 'running') {
       const plan = exits.get(name);
       if (plan !== undefined && !ctx.isStopped()) {
-        run.timer = ctx.clock.setTimeout(() => containerExited(ctx, uid, tracked, name, run, plan.exitCode), Math.max(0, run.startedAt + plan.afterMs - now));
+        run.timer = ctx.clock.setTimeout(() => containerExited(ctx, uid, tracked, name, run, plan.exitCode, plan.reason), Math.max(0, run.startedAt + plan.afterMs - now));
       }
       continue;
     }
@@ -178,7 +187,12 @@ export function resumeAdopted(ctx: RuntimeContext, uid: string, tracked: Tracked
     const policy = kind === 'sidecar' ? 'Always' : tracked.pod.spec?.restartPolicy;
     if (run.state === 'waiting' || shouldRestart(policy, exitCode)) restart(ctx, uid, tracked, name, run);
   }
-  if (tracked.runs !== undefined) return;
+  if (tracked.runs !== undefined) {
+    // The scenarios' failing pulls and probes go on from now.
+    startFailingPulls(ctx, uid, tracked, now);
+    startReadiness(ctx, uid, tracked, now);
+    return;
+  }
   // Not initialized yet: the next init container starts once those before it are done.
   const inits = tracked.pod.spec?.initContainers ?? [];
   let next = 0;

@@ -22,7 +22,9 @@ export function stopPod(ctx: RuntimeContext, uid: string, tracked: TrackedPod, g
   // Nothing to signal when every container has already exited for good (a completed pod).
   const running = started && allRuns(tracked).some((r) => r.state !== 'exited');
   // A pod that has not started has nothing to stop: its start is cancelled.
-  const outcome = running ? stopOutcome(stopMsOf(pod, ctx.node.stopMs), grace, preStopSleepOf(pod)) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
+  // A scenario's slowStop ignores SIGTERM: the kill comes at the end of the budget.
+  const stopMs = stopMsOf(pod, tracked.plan?.slowStop === true ? Infinity : ctx.node.stopMs);
+  const outcome = running ? stopOutcome(stopMs, grace, preStopSleepOf(pod)) : { afterMs: 0, exitCode: 0, reason: 'Completed' };
   return new Promise<void>((resolve) => {
     const at = now + outcome.afterMs;
     let stopping = tracked.stopping;

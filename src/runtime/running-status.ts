@@ -38,6 +38,8 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
       ...mounts(c, node),
     };
     if (run.last !== undefined) status.lastState = terminatedState(c, run.last);
+    // A scenario's failing readiness probe (readiness-probes.ts): started, not ready.
+    if (tracked.unready?.has(c.name) === true) status.ready = false;
     if (run.state === 'running' || run.terminated === undefined) return status;
     status.ready = false;
     status.started = false;
@@ -62,7 +64,12 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
   const initContainerStatuses = inits.map(initStatus);
   const containerStatuses = containers.map((c) => {
     const run = tracked.runs?.get(c.name);
-    return run === undefined ? waitingStatus(c, 'PodInitializing', node, tracked.previous?.get(c.name)) : known(c, run);
+    if (run !== undefined) return known(c, run);
+    // A scenario's image that never pulls (image-pulls.ts): waiting with the last sync's reason.
+    const pull = tracked.pulls?.get(c.name);
+    const waiting = waitingStatus(c, pull?.reason ?? 'PodInitializing', node, tracked.previous?.get(c.name));
+    if (pull !== undefined) waiting.state = { waiting: { reason: pull.reason, message: pull.message } };
+    return waiting;
   });
   let phase = kubeletPodPhase(pod, initContainerStatuses, containerStatuses, tracked.stopped, tracked.runs !== undefined, isStaticPod(pod));
   // The status manager's TerminatePod: an ordinary pod the kubelet stopped ends terminal.

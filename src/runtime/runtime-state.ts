@@ -4,6 +4,8 @@ import type { Pod } from '../pod/types.js';
 import { isSidecar } from '../status/pod-phase.js';
 import { exitReason, type CrashLoopEntry } from './container-lifecycle.js';
 import type { ExitedContainer, ExitedPod } from './exited-containers.js';
+import type { FailingPull } from './image-pulls.js';
+import type { PodPlan } from './scenario-plan.js';
 
 /**
  * What the simulated runtime holds: facts about its node, and per pod and container the state
@@ -82,6 +84,14 @@ export interface TrackedPod {
   stopped: boolean;
   /** The exited containers of an earlier run of this UID, which this run continues. */
   previous: ExitedPod | undefined;
+  /** What the configured scenarios ask of this pod (scenario-plan.ts); none by default. */
+  plan?: PodPlan;
+  /** Containers whose image pull keeps failing (image-pulls.ts), and the pod's sync retry. */
+  pulls?: Map<string, FailingPull>;
+  pullTimer?: ClockTimer;
+  /** Containers whose readiness probe fails now (readiness-probes.ts), and their flap timers. */
+  unready?: Set<string>;
+  probeTimers?: Map<string, ClockTimer>;
 }
 
 function newRun(at: number): ContainerRun {

@@ -13,6 +13,9 @@ import { createExitedContainers } from './exited-containers.js';
 import { createPodAddressAllocator } from './pod-addresses.js';
 import { DEFAULT_POD_CIDR, parseIP } from '../values/ip.js';
 import { SimulatedStatusProvider } from './simulated-status-provider.js';
+import type { Scenario } from '../scenario/scenario-types.js';
+import type { NodeLabelsOf } from '../scenario/select.js';
+import { podPlan } from './scenario-plan.js';
 
 export interface SimulatedStatusProviderOptions {
   /** How long a pod stays Pending after it is first seen; 1000 ms by default. */
@@ -58,6 +61,14 @@ export interface SimulatedStatusProviderOptions {
    * pod whose DNS policy asks for them reports `MissingClusterDNS`, as the kubelet does.
    */
   clusterDNS?: readonly string[];
+  /**
+   * Scenarios (src/scenario/, docs/lifecycle.md "Scenarios"): the pod behaviours of those that
+   * pick a pod, worked out when the runtime first sees it. The pod's own simulation annotations
+   * win over them. Node scenarios are not the runtime's (the agent hands them to the Node).
+   */
+  scenarios?: readonly Scenario[];
+  /** The labels of a node by name, for the scenarios' `nodeLabels`; unknown by default. */
+  nodeLabels?: NodeLabelsOf;
 }
 
 /** The simulated runtime's own calls, beyond the StatusProvider contract. */
@@ -140,6 +151,17 @@ export interface SimulatedRuntime extends StatusProvider {
  * status read back compares equal to the one written. Listeners hear about every Pending →
  * Running step through a timer; `stop` clears every timer.
  *
+ * Scenarios (`scenarios`) add behaviours to the pods they pick (scenario-plan.ts): a later
+ * start (`startDelay`); a container that exits with a code after each start (`exit`, then the
+ * restart policy and the crash-loop back-off as above) or is OOM-killed (`oomKill`: exit code
+ * 137, reason `OOMKilled`); an image that never pulls (`imagePullFailure`: the container waits
+ * with `ErrImagePull`, then `ImagePullBackOff` between pulls on the kubelet's image back-off,
+ * 10 s doubling to 300 s, with its `Pulling`, `Failed` and `BackOff` Events; image-pulls.ts); a
+ * readiness probe that fails or flaps (`readiness`: the container runs but is not ready, with
+ * `Unhealthy` Events; readiness-probes.ts); containers that ignore SIGTERM (`slowStop`: a stop
+ * takes the whole grace period and ends in exit code 137). The `exit` and `stop-seconds`
+ * annotations win over them.
+ *
  * Its runtime "writes" each container's life to the container's log, each line stamped in whole
  * seconds: `started container "web" (image nginx:1.27)` as it starts (a regular init container
  * then `container "init" exited with code 0 (Completed)`); `container "web" exited with code 1
@@ -166,6 +188,8 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     const v = options[key];
     if (v !== undefined && !(v >= 0 && Number.isFinite(v))) throw kpError('KP_ERR_STATUS_OPTIONS', [key, String(v)]);
   }
+  const scenarios = options.scenarios ?? [];
+  const nodeLabels = options.nodeLabels ?? (() => undefined);
   return new SimulatedStatusProvider(
     startDelayMs,
     options.clock ?? realClock,
@@ -179,5 +203,6 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     },
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
     createExitedContainers({ clock: options.clock ?? realClock, shouldPodContentBeRemoved: options.shouldPodContentBeRemoved }),
+    (pod) => podPlan(scenarios, pod, nodeLabels),
   );
 }

@@ -15,6 +15,7 @@ import { stopPod } from './pod-termination.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { allRuns, type NodeFacts, type TrackedPod } from './runtime-state.js';
 import { runningStatus } from './running-status.js';
+import type { PodPlan } from './scenario-plan.js';
 import type { SimulatedRuntime } from './simulated-runtime.js';
 
 /**
@@ -42,6 +43,8 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
     readonly node: NodeFacts,
     readonly logs: ContainerLogBuffer,
     readonly exited: ExitedContainers,
+    // What the configured scenarios ask of a pod (scenario-plan.ts), asked once per pod.
+    readonly planFor: (pod: Pod) => PodPlan | undefined = () => undefined,
   ) {
     this.#context = {
       clock,
@@ -90,6 +93,8 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
       const kept = published.podIP ? this.addresses.claim(uid, published.podIP) : undefined;
       if (kept === undefined && this.addresses.allocate(uid) === undefined) return;
     }
+    const plan = this.planFor(pod);
+    if (plan !== undefined) tracked.plan = plan;
     this.#tracked.set(uid, tracked);
     const phase = published.phase;
     resumeAdopted(this.#context, uid, tracked, now, phase === 'Succeeded' || phase === 'Failed');
@@ -167,6 +172,10 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
       this.clock.clearTimeout(run.timer);
       run.timer = undefined;
     }
+    this.clock.clearTimeout(tracked.pullTimer);
+    tracked.pullTimer = undefined;
+    for (const timer of tracked.probeTimers?.values() ?? []) this.clock.clearTimeout(timer);
+    tracked.probeTimers?.clear();
   }
 
   #notify(uid: string): void {
@@ -193,6 +202,8 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
       stopped: false,
       previous: this.exited.take(uid),
     };
+    const plan = this.planFor(pod);
+    if (plan !== undefined) tracked.plan = plan;
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
@@ -205,7 +216,7 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
 
   /** Starts the pod's start delay at `from` and tells listeners when it ends. */
   #startIn(uid: string, entry: TrackedPod, from: number): void {
-    const delay = this.startDelayMs + Math.floor(this.node.startJitterMs * podJitterFraction(uid));
+    const delay = this.startDelayMs + Math.floor(this.node.startJitterMs * podJitterFraction(uid)) + (entry.plan?.startDelayMs ?? 0);
     entry.runningAt = from + delay;
     // Asked at the moment it starts (no delay): Running now, and nobody needs telling.
     if (delay === 0) {

@@ -19,6 +19,8 @@ export const SIMULATION_ANNOTATIONS = Object.freeze({
 export interface PlannedExit {
   exitCode: number;
   afterMs: number;
+  /** The reason the runtime gives (`OOMKilled` from a scenario); by the exit code otherwise. */
+  reason?: string;
 }
 
 /** The stop time of a pod's containers: its annotation, else the provider's. */

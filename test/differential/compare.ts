@@ -240,7 +240,8 @@ export function parseListedDifferences(markdown: string): ListedDifference[] {
   return rows.map((m) => ({ id: m[1]!, pattern: m[3]!, sometimes: m[2] === '?' }));
 }
 
-function patternRegExp(pattern: string): RegExp {
+/** A listed key pattern as a RegExp: `*` stands for any run of characters without a space. */
+export function patternRegExp(pattern: string): RegExp {
   const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^ ]*');
   return new RegExp(`^${escaped}$`);
 }

@@ -313,10 +313,15 @@ export interface EventContext {
   podUIDs: ReadonlySet<string>;
   /** Their `kubernetes.io/config.mirror` values: the static pods' UIDs, which kubectl describe looks up. */
   mirrorKeys: ReadonlySet<string>;
+  /** The pod's name when a controller chose it (random on each node), replaced by `<pod>`. */
+  podName?: string;
 }
 
-/** The pods of one name a node had (from the recorder's records), as an EventContext. */
-export function eventContext(node: string, pods: readonly WatchRecord[]): EventContext {
+/**
+ * The pods of one name a node had (from the recorder's records), as an EventContext; `podName`
+ * for a pod a controller named.
+ */
+export function eventContext(node: string, pods: readonly WatchRecord[], podName?: string): EventContext {
   const podUIDs = new Set<string>();
   const mirrorKeys = new Set<string>();
   for (const r of pods) {
@@ -324,7 +329,7 @@ export function eventContext(node: string, pods: readonly WatchRecord[]): EventC
     const key = r.object.metadata?.annotations?.['kubernetes.io/config.mirror'];
     if (key !== undefined) mirrorKeys.add(key);
   }
-  return { node, podUIDs, mirrorKeys };
+  return { node, podUIDs, mirrorKeys, ...(podName !== undefined ? { podName } : {}) };
 }
 
 interface EventLike {
@@ -338,14 +343,17 @@ interface EventLike {
  * One Event in a line: type, reason, the part of the pod (`spec.containers{main}`, or `(pod)`),
  * what it refers to (`static-pod`: the UID kubectl describe finds through the mirror's
  * config.mirror; `pod`: an ordinary pod's own UID, `+rv` with a resourceVersion) and the
- * message with the node name and the pod's UIDs replaced; an image's pull or presence is one
- * message (`image "X" pulled or present`), since which one depends on what ran before.
+ * message with the node name, the pod's UIDs and a controller's pod name replaced; an image's
+ * pull or presence is one message (`image "X" pulled or present`), since which one depends on
+ * what ran before.
  */
 export function describeEvent(e: EventLike, ctx: EventContext): string {
   const uid = e.involvedObject?.uid ?? '';
   let ref = ctx.mirrorKeys.has(uid) ? 'static-pod' : ctx.podUIDs.has(uid) ? 'pod' : 'other';
   if (e.involvedObject?.resourceVersion !== undefined) ref += '+rv';
-  let message = (e.message ?? '').split(ctx.node).join('<node>');
+  let message = e.message ?? '';
+  if (ctx.podName !== undefined) message = message.split(ctx.podName).join('<pod>');
+  message = message.split(ctx.node).join('<node>');
   for (const u of [...ctx.mirrorKeys, ...ctx.podUIDs]) if (u !== '') message = message.split(u).join('<uid>');
   message = message
     .replace(/^Successfully pulled image ("[^"]*") in .*$/, 'image $1 pulled or present')
@@ -377,15 +385,15 @@ export function clusterDNSWarnings(records: readonly WatchRecord[], ctx: EventCo
 export const AT_ONCE_MS = 750;
 
 /**
- * How soon a node reacted: `at once` (its first step within AT_ONCE_MS of the action) or
+ * How soon a node reacted: `at once` (its first step within `atOnceMs` of the action) or
  * `later`; undefined when it took no step. Steps by someone else (the user's own delete) do
  * not count. Times come from the printed timeline; only this class is compared, because
  * both nodes' exact times vary from run to run.
  */
-export function reaction(steps: readonly Step[]): string | undefined {
+export function reaction(steps: readonly Step[], atOnceMs = AT_ONCE_MS): string | undefined {
   const own = steps.find((s) => !/ by other$/.test(s.text));
   if (own === undefined) return undefined;
-  return own.t < AT_ONCE_MS ? 'at once' : 'later';
+  return own.t < atOnceMs ? 'at once' : 'later';
 }
 
 /** `1.23 s` or `850 ms`. */

@@ -36,6 +36,7 @@ const standalone: AgentConfig = {
   podCIDR: '10.88.0.0/16',
   clusterDNS: [],
   simulatedLifecycle: 'kubelet',
+  scenarios: [],
 };
 
 async function desiredPods(agent: ReturnType<typeof createAgent>): Promise<Record<string, number>> {

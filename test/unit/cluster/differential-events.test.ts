@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import type { RecordedRequest } from '../../differential/api-proxy.js';
 import { podOfRequest } from '../../differential/api-proxy.js';
 import {
+  clusterDNSWarnings,
   collapse,
+  eventContext,
   eventReasons,
   leaseSteps,
   nodeSteps,
@@ -241,5 +243,26 @@ describe('differential event sequences', () => {
     assert.equal(reaction([{ t: 20, text: 'deleted #1 by node (grace 0)' }]), 'at once');
     assert.equal(reaction([{ t: 5, text: 'deletion requested #1 grace 2 by other' }, { t: 1200, text: 'deleted #1 by node (grace 0)' }]), 'later');
     assert.equal(reaction([]), undefined);
+    // A scenario may set its own bound.
+    assert.equal(reaction([{ t: 1200, text: 'created #2 h1' }], 10_000), 'at once');
+    assert.equal(reaction([{ t: 63_000, text: 'created #2 h1' }], 10_000), 'later');
+  });
+
+  it("event details: the node name, the pod's UIDs and a pod name a controller chose are replaced", () => {
+    const ordinary: ApiObject = { metadata: { name: 'web-real-1-7dd87f8bb-dvgrc', namespace: 'ns', uid: 'u-1' } };
+    const warning = (name: string, uid: string): ApiObject => ({
+      type: 'Warning',
+      reason: 'MissingClusterDNS',
+      involvedObject: { uid, resourceVersion: '5' },
+      message: `pod: "${name}_ns(${uid})". node real-1 has no ClusterDNS IP`,
+    });
+    const event = (name: string, uid: string): WatchRecord => rec(1, 'ADDED', warning(name, uid), 'event');
+    const records = [event('web-real-1-7dd87f8bb-dvgrc', 'u-1')];
+    const expected = 'Warning MissingClusterDNS (pod) ref=pod+rv: pod: "<pod>_ns(<uid>)". node <node> has no ClusterDNS IP';
+    assert.deepEqual(clusterDNSWarnings(records, eventContext('real-1', [rec(0, 'ADDED', ordinary)], 'web-real-1-7dd87f8bb-dvgrc')), [expected]);
+    // Without the name, the name is kept (with the node name inside it replaced): mirrors' names differ by the node only.
+    assert.deepEqual(clusterDNSWarnings(records, eventContext('real-1', [rec(0, 'ADDED', ordinary)])), [
+      'Warning MissingClusterDNS (pod) ref=pod+rv: pod: "web-<node>-7dd87f8bb-dvgrc_ns(<uid>)". node <node> has no ClusterDNS IP',
+    ]);
   });
 });

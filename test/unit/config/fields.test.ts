@@ -10,6 +10,7 @@ import { AGENT_CONFIG_DEFAULTS, defaultWithoutFile, loadAgentConfig } from '../.
 import { formatDuration } from '../../../src/values/go-duration.js';
 import { CONFIG_FIELDS, scalarFields, type ConfigField, type FieldType } from '../../../src/config/fields.js';
 import { ignoredFieldsOf } from '../../../src/config/kubelet-config-file.js';
+import { hasErrorCode } from '../../../src/errors.js';
 
 // A default as the docs show it: a Go duration, a number or an address in backticks, or words.
 function formatDefault(type: FieldType): string {
@@ -103,5 +104,39 @@ describe('the configuration table', () => {
     for (const f of CONFIG_FIELDS) if (f.field !== undefined && !f.field.includes('.')) file[f.field] = 'x';
     assert.deepEqual(ignoredFieldsOf(file), ['authentication.x509.other', 'evictionHard']);
     assert.deepEqual(ignoredFieldsOf({ authorization: 'Webhook', tlsMinVersion: 'x' }), ['authorization', 'tlsMinVersion']);
+  });
+});
+
+describe('the scenarios field of the configuration file', () => {
+  const file = (text: string) => ({ hostname: () => 'node-a', readFile: async () => `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${text}` });
+
+  it('is read from the file, none by default', async () => {
+    const { config, ignoredFields } = await loadAgentConfig(
+      { config: '/c.yaml' },
+      file('scenarios:\n- name: pulls\n  match: {image: "*:broken"}\n  imagePullFailure: {}\n- nodeCondition: {type: DiskPressure, from: 1m}\n'),
+    );
+    assert.deepEqual(config.scenarios.map((s) => [s.name, s.behaviour.kind]), [['pulls', 'imagePullFailure'], ['scenarios[1]', 'nodeCondition']]);
+    assert.deepEqual(ignoredFields, [], 'an honoured field');
+    assert.deepEqual((await loadAgentConfig({}, { hostname: () => 'node-a' })).config.scenarios, []);
+  });
+
+  it('refuses a bad scenario naming the file and the field\'s path, with the other problems', async () => {
+    await assert.rejects(
+      loadAgentConfig({ config: '/c.yaml' }, file('maxPods: many\nscenarios:\n- slowStop: true\n- exit: {code: 1, after: 5s}\n  fraction: 2\n')),
+      (err: unknown) =>
+        hasErrorCode(err, 'KP_ERR_CONFIG_INVALID') &&
+        err.message.includes('"/c.yaml"') &&
+        err.message.includes('scenarios[1].fraction: must be a number from 0 to 1, got 2') &&
+        err.message.includes('maxPods: must be a number'),
+    );
+  });
+});
+
+describe('examples/scenarios.yaml', () => {
+  it('is a valid configuration file with one scenario of each behaviour', async () => {
+    const path = new URL('../../../../examples/scenarios.yaml', import.meta.url).pathname;
+    const { config, ignoredFields } = await loadAgentConfig({ config: path }, { hostname: () => 'node-a' });
+    assert.deepEqual(ignoredFields, []);
+    assert.deepEqual(new Set(config.scenarios.map((s) => s.behaviour.kind)), new Set(['exit', 'imagePullFailure', 'oomKill', 'startDelay', 'slowStop', 'readiness', 'nodeCondition']));
   });
 });

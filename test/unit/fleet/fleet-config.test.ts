@@ -88,6 +88,7 @@ describe('fleet configuration', () => {
     { desc: 'a duration that is not one', kubelet: { syncFrequency: 30 }, field: /templates\[0\]\.kubelet\.syncFrequency: must be a duration string/ },
     { desc: 'a lifecycle that does not exist', kubelet: { simulatedLifecycle: 'slow' }, field: /templates\[0\]\.kubelet\.simulatedLifecycle: must be one of kubelet, instant, got "slow"/ },
     { desc: 'a fleet-wide field', kubelet: { kubeAPIQPS: 5 }, field: /templates\[0\]\.kubelet\.kubeAPIQPS: fleet-wide/ },
+    { desc: 'scenarios in a template (one list for the fleet)', kubelet: { scenarios: [] }, field: /templates\[0\]\.kubelet\.scenarios: fleet-wide/ },
     { desc: 'an endpoint field', kubelet: { authorization: { mode: 'Webhook' } }, field: /templates\[0\]\.kubelet\.authorization\.mode: not a per-node setting/ },
     { desc: 'a manifest path (the template has its own)', kubelet: { staticPodPath: '/m' }, field: /templates\[0\]\.kubelet\.staticPodPath: the template's staticPodPath/ },
     { desc: 'a kubelet that is not a mapping', kubelet: 'fast', field: /templates\[0\]\.kubelet: must be a mapping/ },
@@ -96,6 +97,24 @@ describe('fleet configuration', () => {
   for (const c of kubeletCases) {
     it(`refuses ${c.desc}, naming its path`, () => refused({ kubeconfig: '/k', templates: [{ name: 'x', kubelet: c.kubelet, ...(c.capacity ? { capacity: c.capacity } : {}) }] }, c.field));
   }
+
+  it('reads one scenarios list for the fleet, and names a bad scenario\'s field by its path', () => {
+    const config = resolveFleetConfig(
+      {
+        kubeconfig: '/k',
+        templates: [{ name: 'pool-a-{i}', count: 2, labels: { pool: 'a' } }],
+        scenarios: [
+          { name: 'crash', match: { labels: { app: 'web' } }, fraction: 0.05, exit: { code: 1, after: '30s' } },
+          { name: 'pool-a-down', match: { nodeLabels: { pool: 'a' } }, nodeCondition: { type: 'NotReady', from: '10m', until: '15m' } },
+        ],
+      },
+      {},
+    );
+    assert.deepEqual(config.scenarios.map((s) => [s.name, s.behaviour.kind]), [['crash', 'exit'], ['pool-a-down', 'nodeCondition']]);
+    assert.deepEqual(resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 'x' }] }, {}).scenarios, [], 'none by default');
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }], scenarios: [{ slowStop: true }, { slowStop: true }, { match: { image: 7 }, imagePullFailure: {} }] }, /invalid fleet configuration flags: scenarios\[2\]\.match\.image: must be an image pattern/);
+    refused({ kubeconfig: '/k', templates: [{ name: 'x' }], scenarios: { exit: {} } }, /scenarios: must be a list of scenarios/);
+  });
 
   it('the per-node kubelet fields are fields of the configuration table', () => {
     const fields = new Set(CONFIG_FIELDS.flatMap((f) => (f.field !== undefined ? [f.field] : [])));

@@ -39,10 +39,11 @@ async function serve(handler: Parameters<typeof createHttpServer>[1], timeouts: 
 }
 
 it('the deadline is cleared once the answer is read: a finished call leaves its connection alone', async () => {
-  const s = await serve((req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Node"}'), { heartbeatMs: 50, otherMs: 50 });
+  // Deadlines long enough for a first call on a loaded machine; the pause is twice as long.
+  const s = await serve((req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Node"}'), { heartbeatMs: 500, otherMs: 500 });
   try {
     assert.deepEqual(await s.transport.call({ method: 'GET', path: '/api/v1/nodes/n1' }), { kind: 'Node' });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.deepEqual(await s.transport.call({ method: 'GET', path: '/api/v1/nodes/n1' }), { kind: 'Node' });
     assert.equal(s.connections.length, 1, 'the keep-alive connection of the first call served the second: no deadline destroyed it');
   } finally {

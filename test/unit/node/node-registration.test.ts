@@ -124,6 +124,61 @@ describe('createNodeRegistration with reads from a watch (the fleet: the same ob
   });
 });
 
+describe('createNodeRegistration with conditions gone bad (a scenario\'s window)', () => {
+  it('reports NotReady and a pressure condition in the kubelet\'s words inside the window, read from a watch too', async () => {
+    const api = new FakeNodeApi();
+    // One object per version of the Node, as in the fleet: the window must still be seen.
+    let cached: { version: V1Node; copy: V1Node } | undefined;
+    const fromWatch = {
+      createNode: (p: { body: V1Node }) => api.createNode(p),
+      patchNodeStatus: (...args: Parameters<NodeApi['patchNodeStatus']>) => api.patchNodeStatus(...args),
+      readNode: async (p: { name: string }) => {
+        await api.readNode(p);
+        if (cached === undefined || cached.version !== api.node) cached = { version: api.node!, copy: structuredClone(api.node!) };
+        return cached.copy;
+      },
+    } as NodeApi;
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00.000Z'));
+    const start = clock.now().getTime();
+    const reg = createNodeRegistration({
+      nodeName: 'node-a',
+      api: fromWatch,
+      clock,
+      machine: MACHINE,
+      random: () => 0.5,
+      conditionsGoneBad: (now) => {
+        const t = now.getTime() - start;
+        return new Set(t >= 20_000 && t < 40_000 ? (['Ready', 'MemoryPressure'] as const) : []);
+      },
+    });
+    reg.start();
+    await clock.advance(0);
+    await clock.advance(10_000);
+    assert.equal(conditions(api.node).Ready?.status, 'True');
+    await clock.advance(10_000); // 20 s: the window opens at this status update
+    const inside = conditions(api.node);
+    assert.deepEqual(
+      { status: inside.Ready?.status, reason: inside.Ready?.reason, message: inside.Ready?.message },
+      { status: 'False', reason: 'KubeletNotReady', message: 'container runtime is down' },
+    );
+    assert.deepEqual(
+      { status: inside.MemoryPressure?.status, reason: inside.MemoryPressure?.reason, message: inside.MemoryPressure?.message },
+      { status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' },
+    );
+    assert.equal(new Date(String(inside.Ready?.lastTransitionTime)).toISOString(), '2026-05-01T12:00:20.000Z');
+    assert.equal(inside.DiskPressure?.status, 'False', 'the others stay as they were');
+    const writes = patches(api);
+    await clock.advance(10_000); // 30 s: still inside, nothing new to write
+    assert.equal(patches(api), writes);
+    await clock.advance(10_000); // 40 s: the window closes
+    const after = conditions(api.node);
+    assert.deepEqual({ status: after.Ready?.status, reason: after.Ready?.reason }, { status: 'True', reason: 'KubeletReady' });
+    assert.deepEqual({ status: after.MemoryPressure?.status, reason: after.MemoryPressure?.reason }, { status: 'False', reason: 'KubeletHasSufficientMemory' });
+    assert.equal(new Date(String(after.Ready?.lastTransitionTime)).toISOString(), '2026-05-01T12:00:40.000Z');
+    await reg.stop();
+  });
+});
+
 describe('createNodeRegistration', () => {
   it('creates the Node with labels, addresses, capacity and nodeInfo, then reports Ready', async () => {
     const { api, clock, reg } = setup();

@@ -68,9 +68,21 @@ describe('/configz', () => {
   it('leaves out fields without a value (no staticPodPath, no headers)', async () => {
     const { config } = await resolveRunConfig(['--hostname-override', 'n']);
     const kc = kubeletConfigurationOf(config);
-    assert.ok(!('staticPodPath' in kc) && !('staticPodURLHeader' in kc) && !('tlsCertFile' in kc));
+    assert.ok(!('staticPodPath' in kc) && !('staticPodURLHeader' in kc) && !('tlsCertFile' in kc) && !('scenarios' in kc));
     assert.equal(kc['readOnlyPort'], 10255);
     assert.equal((kc['authorization'] as { mode: string }).mode, 'AlwaysAllow');
+  });
+});
+
+describe('scenarios in /configz', () => {
+  it('shows them as the file writes them', async () => {
+    const { config } = await resolveRunConfig(['--config', '/c.yaml', '--hostname-override', 'n'], {
+      readFile: async () => 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nscenarios:\n- match: {image: "*:broken"}\n  imagePullFailure: {}\n- nodeCondition: {from: 90s}\n',
+    });
+    assert.deepEqual(kubeletConfigurationOf(config)['scenarios'], [
+      { name: 'scenarios[0]', match: { image: '*:broken' }, imagePullFailure: {} },
+      { name: 'scenarios[1]', nodeCondition: { type: 'NotReady', from: '1m30s' } },
+    ]);
   });
 });
 
