@@ -217,7 +217,7 @@ function benchPod(node: string, i: number): V1Pod {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: `${node}-p${i}`, namespace: NAMESPACE, labels: { app: 'kwok-bench' } },
-    spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+    spec: { nodeName: node, containers: [{ name: 'main', image: 'pause:3.10' }] },
   };
 }
 
@@ -274,7 +274,7 @@ function startPeer(ctx: Ctx, peer: PeerName, logName: string, template: { name: 
   return startFleetPeer(ctx, logName, template);
 }
 
-/** Waits for `until`, and on failure adds the subject's log tail to the error. */
+/** Awaits `work`; a failure gets the last lines of the subject's log added to its message. */
 async function orLog<T>(running: Running, work: Promise<T>): Promise<T> {
   try {
     return await work;
