@@ -11,10 +11,11 @@
 // then the real kubelet (tools/hollow-kubelet) and our agent side by side on a control plane of
 // their own (memory, idle CPU and writes, bursts of 1, 100 and 1,000 manifests; quick mode: up
 // to 100, about 2.5 minutes); the fleet (N nodes from one process, then both lifecycle modes);
-// and the control plane with and without kube-scheduler and kube-controller-manager. They write
-// bench/results/agent-*[-quick].{json,md}.
+// and the control plane with and without kube-scheduler and kube-controller-manager; last, kwok
+// (tools/kwok) and `kubelet-pods fleet` on the same nodes and pods, each on a fresh control plane
+// (bench/agent/kwok.bench.ts). They write bench/results/agent-*[-quick].{json,md}.
 // --pod-manager-only / --agent-only pick one; --agent=bulk (or latency, resources, side-by-side,
-// fleet, cluster, comma-separated) runs only those agent benchmarks.
+// fleet, cluster, kwok, comma-separated) runs only those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -51,6 +51,7 @@ const templates = {
   KP_ERR_CLUSTER_STOPPED: (what: string) => `${what}: the local control plane has been disposed of`,
   KP_ERR_CLUSTER_KUBELET_START: (log: string, reason: string) =>
     `the hollow kubelet did not become ready: ${reason} (log: ${quote(log)})`,
+  KP_ERR_CLUSTER_KWOK_START: (where: string, reason: string) => `kwok did not become ready: ${reason} (${where})`,
   KP_ERR_CLI_USAGE: (reason: string) => `${reason} (see --help)`,
   KP_ERR_MIRROR_NODE_UID: (node: string, reason: string) => `failed to get node UID for node ${quote(node)}: ${reason}`,
   KP_ERR_MIRROR_CREATE: (fullName: string, reason: string) =>

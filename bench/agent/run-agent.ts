@@ -2,8 +2,8 @@
 // QPS check) and resources. Writes bench/results/agent-{latency,bulk,resources}[-quick].{json,md}.
 // Then the real kubelet and our agent side by side, on a control plane of their own:
 // bench/results/agent-side-by-side[-quick].{json,md}; the fleet (agent-fleet), and the control
-// plane with and without its scheduler and controller manager (agent-cluster), each on control
-// planes of their own.
+// plane with and without its scheduler and controller manager (agent-cluster), and kwok beside the
+// fleet (agent-kwok, run-kwok.ts), each on control planes of their own.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { resourceNode, runResourcesBench, type ResourceRow } from './resources.b
 import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-cost.js';
 import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
 import { clusterTable, runClusterBench } from './cluster.bench.js';
+import { runKwok } from './run-kwok.js';
 import {
   burstDetailTable,
   idleDetailTable,
@@ -90,7 +91,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'cluster'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'cluster', 'kwok'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -132,6 +133,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('side-by-side')) await runSideBySide(quick, write);
   if (only.includes('fleet')) await runFleet(quick, write);
   if (only.includes('cluster')) await runCluster(quick, write);
+  if (only.includes('kwok')) await runKwok(quick, write);
 }
 
 /** The cost of kube-scheduler and kube-controller-manager (BENCH_CLUSTER_FLEET_NODES overrides the fleet's size). */
@@ -185,7 +187,7 @@ async function runFleet(quick: boolean, write: Write): Promise<void> {
   write('agent-fleet', 'Many nodes from one process: kubelet-pods fleet', note, { ...result, modes, loadAverageBefore: loadBefore }, table, { nodes, podsPerNode: FLEET_PODS_PER_NODE, idleWindowMs, settleMs });
 }
 
-type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;
+export type Write = (name: string, title: string, note: string, data: unknown, table: string, benchSizes?: unknown) => void;
 
 async function runSideBySide(quick: boolean, write: Write): Promise<void> {
   const started = performance.now();

@@ -35,6 +35,13 @@ export interface GoTool {
    * they are part of the cache key; a tool without them keeps the plain source hash.
    */
   readonly buildArgs?: readonly string[];
+  /**
+   * The package to build, when it is not the module's own directory: a main package of a
+   * required module (kwok's `sigs.k8s.io/kwok/cmd/kwok`, pinned by go.mod's `tool` line), so
+   * the program is built from its upstream module without a copy of its main in tools/. Part
+   * of the cache key when set.
+   */
+  readonly buildPackage?: string;
   /** Roughly how many packages the program has, for "N of about M" progress lines. */
   readonly approxPackages: number;
   /** How long a first build takes with nothing in Go's build cache, for the first progress line. */
@@ -68,6 +75,12 @@ export interface GoToolBinary {
   built: boolean;
   /** The hash the cache directory is named after ('' for the env override). */
   sourceHash: string;
+}
+
+/** What besides the sources decides the program: the build arguments, and the package when it is not `.`. */
+function cacheKeyArgs(tool: GoTool): readonly string[] {
+  const args = tool.buildArgs ?? [];
+  return tool.buildPackage === undefined ? args : [...args, `package=${tool.buildPackage}`];
 }
 
 /** tools/<id> relative to this file, from both src/ (ts) and an output dir such as build/src/ (js). */
@@ -171,8 +184,7 @@ export async function ensureGoTool(tool: GoTool, options: GoToolBuildOptions = {
       `no Go module there: the Go sources of tools/${tool.id} are missing (the npm package ships only the control plane's; the hollow kubelet needs a checkout), or set ${tool.binaryEnv} to a built ${tool.binaryName}`,
     ]);
   }
-  const buildArgs = tool.buildArgs ?? [];
-  const sourceHash = await goSourceHash(sourceDir, buildArgs);
+  const sourceHash = await goSourceHash(sourceDir, cacheKeyArgs(tool));
   const cacheDir = join(cacheRoot, `${tool.id}-${sourceHash}`);
   const binary = join(cacheDir, tool.binaryName);
   if (await isExecutable(binary)) return { path: binary, built: false, sourceHash };
@@ -222,7 +234,7 @@ function runGoBuild(
   // -trimpath matches the flags of a manual build in tools/<id>, and every tool uses it, so
   // they all share Go's build cache: packages the control plane compiled are not compiled
   // again for the hollow kubelet.
-  const args = ['build', '-trimpath', ...(tool.buildArgs ?? []), '-v', '-o', output, '.'];
+  const args = ['build', '-trimpath', ...(tool.buildArgs ?? []), '-v', '-o', output, tool.buildPackage ?? '.'];
   const started = Date.now();
   const about = tool.approxPackages.toLocaleString('en-US');
   progress(

@@ -12,6 +12,7 @@ import { hasErrorCode } from '../../../src/errors.js';
 import { ensureGoTool, goSourceHash, type GoTool } from '../../../src/cluster/go-tool-build.js';
 import { CONTROL_PLANE_TOOL, controlPlaneSourceHash } from '../../../src/cluster/control-plane-build.js';
 import { HOLLOW_KUBELET_TOOL } from '../../helpers/hollow-kubelet.js';
+import { KWOK_TOOL } from '../../helpers/kwok.js';
 
 async function moduleDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kp-gotool-src-'));
@@ -106,6 +107,20 @@ describe('Go tool builder', () => {
     assert.equal((await readFile(go.argsLog, 'utf8')).trim().split('\n').length, args.length, 'go ran once');
   });
 
+  it('a tool with a build package builds that package instead of ., under a key of its own', async () => {
+    const src = await moduleDir();
+    const cacheRoot = await mkdtemp(join(tmpdir(), 'kp-gotool-cache-'));
+    const go = await fakeGo();
+    const tool = { ...TOOL, buildPackage: 'example.org/upstream/cmd/tool' };
+    const built = await ensureGoTool(tool, { sourceDir: src, cacheRoot, goCommand: go.command, progress: () => {} });
+    assert.equal(built.built, true);
+    const args = (await readFile(go.argsLog, 'utf8')).trim().split('\n');
+    assert.equal(args.at(-1), 'example.org/upstream/cmd/tool', 'the package is the last argument of go build');
+    assert.ok(!args.includes('.'));
+    assert.notEqual(built.sourceHash, await goSourceHash(src), 'the package is part of the key');
+    assert.equal(built.sourceHash, await goSourceHash(src, ['package=example.org/upstream/cmd/tool']));
+  });
+
   it('without Go, or with an old one, fails with KP_ERR_CLUSTER_NO_GO naming the tool', async () => {
     const src = await moduleDir();
     const cacheRoot = await mkdtemp(join(tmpdir(), 'kp-gotool-cache-'));
@@ -134,9 +149,14 @@ describe('Go tool builder', () => {
     }
   });
 
-  it('the two tools of this repository have distinct ids, binaries and overrides', () => {
-    assert.notEqual(CONTROL_PLANE_TOOL.id, HOLLOW_KUBELET_TOOL.id);
-    assert.notEqual(CONTROL_PLANE_TOOL.binaryEnv, HOLLOW_KUBELET_TOOL.binaryEnv);
-    assert.ok(!HOLLOW_KUBELET_TOOL.id.startsWith(CONTROL_PLANE_TOOL.id) && !CONTROL_PLANE_TOOL.id.startsWith(HOLLOW_KUBELET_TOOL.id));
+  it('the tools of this repository have distinct ids, binaries and overrides, none a prefix of another', () => {
+    const tools = [CONTROL_PLANE_TOOL, HOLLOW_KUBELET_TOOL, KWOK_TOOL];
+    for (const a of tools) {
+      for (const b of tools) {
+        if (a === b) continue;
+        assert.notEqual(a.binaryEnv, b.binaryEnv);
+        assert.ok(!a.id.startsWith(b.id), `${a.id} starts with ${b.id}`);
+      }
+    }
   });
 });

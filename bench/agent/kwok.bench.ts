@@ -1,0 +1,465 @@
+// kwok (kubernetes-sigs/kwok v0.8.0 with its shipped "fast" stages, tools/kwok) and `kubelet-pods
+// fleet` on the same workload, one after the other, each on a fresh local control plane:
+//
+//   N Nodes without static pods Ready (the fleet registers its own from a template; kwok's are
+//   created by this harness first, timed on their own) → idle window → P ordinary pods per node
+//   created through the API with spec.nodeName → all Running → idle window → all deleted → all
+//   gone.
+//
+// Idle windows: VmRSS of the subject's process (mean of 1 s samples), its CPU (utime + stime),
+// and the control plane process's CPU (kube-apiserver, etcd, scheduler and controller manager
+// run in one process here), after a settling pause, with this harness's own watches closed.
+// Memory per node and per pod are RSS differences: per node against the same program serving
+// one node (its own short run on the same control plane, first), per pod against the idle
+// window without pods. Convergence is timed from watches opened before the step.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { startLocalCluster, type LocalCluster } from '../../src/cluster/local-cluster.js';
+import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
+import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
+import { unlimited } from '../../src/kube/rate-limiter.js';
+import type { CoreV1Api as LeanCoreV1Api } from '../../src/kube/typed-apis.js';
+import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
+import { KWOK_FAST_STAGES, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from '../../test/helpers/kwok.js';
+import { createNamespace, pool, tempDir } from './common.js';
+import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
+import { WatchedCount } from './watched-count.js';
+
+// The fleet runs in its default `--simulated-lifecycle=kubelet` only: under `instant` it runs
+// static pods alone and leaves ordinary pods Pending (docs/lifecycle.md, "Ordinary pods").
+export const PEERS = ['kwok', 'fleet'] as const;
+export type PeerName = (typeof PEERS)[number];
+
+export const PEER_LABELS: Record<PeerName, string> = {
+  kwok: `kwok ${KWOK_VERSION}, fast stages`,
+  fleet: 'kubelet-pods fleet',
+};
+
+export interface KwokBenchSizes {
+  nodes: number;
+  podsPerNode: number;
+  /** Creates and deletes in flight at once, the same for every subject. */
+  concurrency: number;
+  /** Pause after a convergence before an idle window. */
+  settleMs: number;
+  idleWindowMs: number;
+  /** The one-node run that memory per node is measured against: its pause and window. */
+  baseSettleMs: number;
+  baseWindowMs: number;
+}
+
+export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.env): KwokBenchSizes {
+  const base: KwokBenchSizes = quick
+    ? { nodes: 20, podsPerNode: 5, concurrency: 20, settleMs: 5_000, idleWindowMs: 10_000, baseSettleMs: 3_000, baseWindowMs: 5_000 }
+    : { nodes: 1_000, podsPerNode: 10, concurrency: 50, settleMs: 20_000, idleWindowMs: 60_000, baseSettleMs: 10_000, baseWindowMs: 10_000 };
+  const num = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a whole number ≥ 1, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  return {
+    ...base,
+    nodes: num('BENCH_KWOK_NODES', base.nodes),
+    podsPerNode: num('BENCH_KWOK_PODS_PER_NODE', base.podsPerNode),
+    idleWindowMs: num('BENCH_KWOK_IDLE_MS', base.idleWindowMs),
+  };
+}
+
+/** BENCH_KWOK_PEERS=kwok or =fleet picks one; both by default. */
+export function kwokBenchPeers(env: NodeJS.ProcessEnv = process.env): PeerName[] {
+  const raw = env.BENCH_KWOK_PEERS;
+  if (raw === undefined || raw === '') return [...PEERS];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(PEERS as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`BENCH_KWOK_PEERS: unknown ${unknown.join(', ')}; choose from ${PEERS.join(', ')}`);
+  return names as PeerName[];
+}
+
+export interface IdleWindow {
+  windowMs: number;
+  /** VmRSS, mean of 1 s samples. */
+  rssBytes: number;
+  rssMaxBytes: number;
+  /** % of one core. */
+  cpuPercent: number;
+  /** The control plane process (API server, etcd, scheduler, controller manager), % of one core. */
+  controlPlaneCpuPercent: number;
+}
+
+export interface PeerRun {
+  peer: PeerName;
+  label: string;
+  /** kwok only: the harness creating the N Nodes kwok then manages. */
+  nodesCreatedMs?: number;
+  /** Process start → every Node Ready (in a watch). */
+  readyMs: number;
+  /** The program serving one node alone, idle: what memory per node is measured against. */
+  oneNode: IdleWindow;
+  idle: IdleWindow;
+  /** First pod create sent → last answered. */
+  podsCreatedMs: number;
+  podCreateFailures: number;
+  /** First pod create sent → every pod Running (in a watch). */
+  runningMs: number;
+  idleWithPods: IdleWindow;
+  /** First delete sent → last answered. */
+  podsDeleteSentMs: number;
+  /** First delete sent → no pod left (in a watch). */
+  goneMs: number;
+  /** (idle RSS − one node's RSS) ÷ (N − 1). */
+  rssBytesPerNode: number;
+  /** (idle RSS with pods − idle RSS without) ÷ pods. */
+  rssBytesPerPod: number;
+  loadAverageBefore: number[];
+  loadAverageAfter: number[];
+}
+
+export interface KwokBenchResult {
+  sizes: KwokBenchSizes;
+  kwok: { version: string; stages: readonly string[]; stageFiles: readonly string[] };
+  runs: PeerRun[];
+}
+
+const NODE_PREFIX = 'kb-';
+const BASE_NODE = 'kb-base';
+const NAMESPACE = 'kwok-bench';
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+const mean = (v: readonly number[]): number => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+
+/** A subject process this harness started. */
+interface Running {
+  pid: number;
+  stop(): Promise<void>;
+  logTail(): Promise<string>;
+}
+
+const isReady = (n: V1Node): boolean => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+function nodeWatch(kc: KubeConfig, admin: CoreV1Api, names: (name: string) => boolean): WatchedCount<V1Node> {
+  return new WatchedCount<V1Node>({
+    kc,
+    path: '/api/v1/nodes',
+    list: () => admin.listNode(),
+    include: (n) => names(n.metadata?.name ?? ''),
+    matches: isReady,
+  });
+}
+
+function podWatch(kc: KubeConfig, admin: CoreV1Api): WatchedCount<V1Pod> {
+  return new WatchedCount<V1Pod>({
+    kc,
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    list: () => admin.listNamespacedPod({ namespace: NAMESPACE }),
+    matches: (p) => p.status?.phase === 'Running',
+  });
+}
+
+/** Samples one process (and the control plane) after `settleMs`, over `windowMs`. */
+async function idleWindow(pid: number, controlPlanePid: number, settleMs: number, windowMs: number): Promise<IdleWindow> {
+  await delay(settleMs);
+  const cpu0 = procCpuMs(pid);
+  const cp0 = procCpuMs(controlPlanePid);
+  const t0 = performance.now();
+  const rss: number[] = [];
+  for (;;) {
+    rss.push(procRss(pid).rss);
+    const left = windowMs - (performance.now() - t0);
+    if (left <= 0) break;
+    await delay(Math.min(1000, left));
+  }
+  const wall = performance.now() - t0;
+  return {
+    windowMs: Math.round(wall),
+    rssBytes: Math.round(mean(rss)),
+    rssMaxBytes: Math.max(...rss),
+    cpuPercent: round2(((procCpuMs(pid) - cpu0) / wall) * 100),
+    controlPlaneCpuPercent: round2(((procCpuMs(controlPlanePid) - cp0) / wall) * 100),
+  };
+}
+
+/** Retries a call a few times (the API server may answer 429 or time out under this load); `accept` ends it as done. */
+async function withRetries(call: () => Promise<unknown>, accept: (status: number | undefined) => boolean): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await call();
+      return true;
+    } catch (err) {
+      const status = (err as { code?: number; statusCode?: number }).code ?? (err as { statusCode?: number }).statusCode;
+      if (accept(status)) return true;
+      await delay(200 * (attempt + 1));
+    }
+  }
+  return false;
+}
+
+function kwokNode(name: string): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value },
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok' },
+    },
+  };
+}
+
+function benchPod(node: string, i: number): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${node}-p${i}`, namespace: NAMESPACE, labels: { app: 'kwok-bench' } },
+    spec: { nodeName: node, containers: [{ name: 'main', image: 'pause:3.10' }] },
+  };
+}
+
+interface Ctx {
+  cluster: LocalCluster;
+  dir: string;
+  sizes: KwokBenchSizes;
+  kc: KubeConfig;
+  admin: CoreV1Api;
+  /** The harness's writes: one keep-alive pool, no client-side limit. */
+  lean: LeanCoreV1Api;
+  /** Set by the kwok runs, for the report. */
+  stageFiles?: readonly string[];
+}
+
+async function startKwokPeer(ctx: Ctx, logName: string): Promise<Running> {
+  const logFile = join(ctx.dir, `${logName}.log`);
+  const kwok = await startKwok({ kubeconfig: ctx.cluster.adminKubeconfig, logFile, stages: KWOK_FAST_STAGES });
+  ctx.stageFiles = kwok.stageFiles;
+  return { pid: kwok.pid, stop: () => kwok.stop(), logTail: async () => (await kwok.logs()).split('\n').slice(-30).join('\n') };
+}
+
+async function startFleetPeer(ctx: Ctx, logName: string, template: { name: string; count: number }): Promise<Running> {
+  const kubeconfig = join(ctx.dir, 'fleet.kubeconfig');
+  const configFile = join(ctx.dir, `${logName}.yaml`);
+  const logFile = join(ctx.dir, `${logName}.log`);
+  // The fleet file users write: one template, no static pods, every setting its default.
+  await writeFile(configFile, JSON.stringify({ kubeconfig, readOnlyPort: 0, templates: [template] }, null, 2));
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const fd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [cli, 'fleet', '--config', configFile], { stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const tail = async (): Promise<string> => (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-30).join('\n');
+  return {
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    logTail: tail,
+  };
+}
+
+function startPeer(ctx: Ctx, peer: PeerName, logName: string, template: { name: string; count: number }): Promise<Running> {
+  if (peer === 'kwok') return startKwokPeer(ctx, logName);
+  return startFleetPeer(ctx, logName, template);
+}
+
+/** Awaits `work`; a failure gets the last lines of the subject's log added to its message. */
+async function orLog<T>(running: Running, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- log tail ---\n${await running.logTail()}`, { cause: err });
+  }
+}
+
+/** The program serving one node alone, idle, on the same control plane; its Node and Lease go afterwards. */
+async function oneNodeBaseline(ctx: Ctx, peer: PeerName, controlPlanePid: number): Promise<IdleWindow> {
+  if (peer === 'kwok') await ctx.lean.createNode({ body: kwokNode(BASE_NODE) });
+  const watch = nodeWatch(ctx.kc, ctx.admin, (name) => name === BASE_NODE);
+  await watch.start();
+  const running = await startPeer(ctx, peer, `${peer}-one-node`, { name: BASE_NODE, count: 1 });
+  try {
+    await orLog(running, watch.until((c) => c.matching === 1, `${BASE_NODE} Ready`, 120_000));
+    watch.stop();
+    return await idleWindow(running.pid, controlPlanePid, ctx.sizes.baseSettleMs, ctx.sizes.baseWindowMs);
+  } finally {
+    watch.stop();
+    await running.stop();
+    await ctx.admin.deleteNode({ name: BASE_NODE }).catch(() => undefined);
+    await ctx.kc.makeApiClient(CoordinationV1Api).deleteNamespacedLease({ name: BASE_NODE, namespace: 'kube-node-lease' }).catch(() => undefined);
+  }
+}
+
+async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFiles: readonly string[]) => void): Promise<PeerRun> {
+  const loadAverageBefore = loadavg();
+  const cluster = await startLocalCluster({ nodes: [] });
+  const dir = await tempDir(`kp-bench-kwok-${peer}-`);
+  try {
+    const controlPlanePid = childPidWithArg(`--dir=${cluster.dir}`);
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster.adminKubeconfig);
+    const admin = kc.makeApiClient(CoreV1Api);
+    const lean = createApiClients(kc, unlimited, { pool: createConnectionPool(sizes.concurrency) }).core;
+    const ctx: Ctx = { cluster, dir, sizes, kc, admin, lean };
+    await createNamespace(admin, NAMESPACE);
+    await waitForDefaultServiceAccount(admin, NAMESPACE);
+    if (peer !== 'kwok') await issueFleetToken({ adminKubeconfig: cluster.adminKubeconfig, out: join(dir, 'fleet.kubeconfig') });
+
+    const oneNode = await oneNodeBaseline(ctx, peer, controlPlanePid);
+
+    const { nodes, podsPerNode, concurrency } = sizes;
+    const names = Array.from({ length: nodes }, (_, i) => `${NODE_PREFIX}${i}`);
+    let nodesCreatedMs: number | undefined;
+    if (peer === 'kwok') {
+      const t = performance.now();
+      let failed = 0;
+      await pool(names, concurrency, async (name) => {
+        if (!(await withRetries(() => lean.createNode({ body: kwokNode(name) }), (s) => s === 409))) failed++;
+      });
+      if (failed > 0) throw new Error(`${failed} of ${nodes} Nodes could not be created`);
+      nodesCreatedMs = Math.round(performance.now() - t);
+    }
+    const isOurs = new Set(names);
+    const nodesWatch = nodeWatch(kc, admin, (name) => isOurs.has(name));
+    await nodesWatch.start();
+    const t0 = performance.now();
+    const running = await startPeer(ctx, peer, peer, { name: `${NODE_PREFIX}{i}`, count: nodes });
+    try {
+      const readyAt = await orLog(running, nodesWatch.until((c) => c.matching === nodes, `${nodes} Nodes Ready`, 120_000 + nodes * 300));
+      nodesWatch.stop();
+      if (peer === 'kwok') onKwok(ctx.stageFiles ?? []);
+      const idle = await idleWindow(running.pid, controlPlanePid, sizes.settleMs, sizes.idleWindowMs);
+
+      // P pods per node, through the API with spec.nodeName, node by node.
+      const pods = names.flatMap((node) => Array.from({ length: podsPerNode }, (_, i) => benchPod(node, i)));
+      const total = pods.length;
+      const podsWatch = podWatch(kc, admin);
+      await podsWatch.start();
+      let createFailures = 0;
+      const c0 = performance.now();
+      await pool(pods, concurrency, async (body) => {
+        if (!(await withRetries(() => lean.createNamespacedPod({ namespace: NAMESPACE, body }), (s) => s === 409))) createFailures++;
+      });
+      const podsCreatedMs = Math.round(performance.now() - c0);
+      if (createFailures > 0) throw new Error(`${createFailures} of ${total} pods could not be created`);
+      const runningAt = await orLog(running, podsWatch.until((c) => c.matching === total, `${total} pods Running`, 120_000 + total * 20));
+      podsWatch.stop();
+      const idleWithPods = await idleWindow(running.pid, controlPlanePid, sizes.settleMs, sizes.idleWindowMs);
+
+      const goneWatch = podWatch(kc, admin);
+      await goneWatch.start();
+      const d0 = performance.now();
+      let deleteFailures = 0;
+      await pool(pods, concurrency, async (pod) => {
+        const name = pod.metadata!.name!;
+        if (!(await withRetries(() => lean.deleteNamespacedPod({ namespace: NAMESPACE, name }), (s) => s === 404))) deleteFailures++;
+      });
+      const podsDeleteSentMs = Math.round(performance.now() - d0);
+      if (deleteFailures > 0) throw new Error(`${deleteFailures} of ${total} pods could not be deleted`);
+      const goneAt = await orLog(running, goneWatch.until((c) => c.total === 0, `all ${total} pods gone`, 120_000 + total * 20));
+      goneWatch.stop();
+
+      return {
+        peer,
+        label: PEER_LABELS[peer],
+        ...(nodesCreatedMs !== undefined ? { nodesCreatedMs } : {}),
+        readyMs: Math.round(readyAt - t0),
+        oneNode,
+        idle,
+        podsCreatedMs,
+        podCreateFailures: createFailures,
+        runningMs: Math.round(runningAt - c0),
+        idleWithPods,
+        podsDeleteSentMs,
+        goneMs: Math.round(goneAt - d0),
+        rssBytesPerNode: Math.round((idle.rssBytes - oneNode.rssBytes) / Math.max(1, nodes - 1)),
+        rssBytesPerPod: Math.round((idleWithPods.rssBytes - idle.rssBytes) / total),
+        loadAverageBefore,
+        loadAverageAfter: loadavg(),
+      };
+    } finally {
+      nodesWatch.stop();
+      await running.stop();
+    }
+  } finally {
+    await cluster.dispose();
+    // It holds the fleet's token; the logs' tails went into any error already.
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every peer in turn, each on a control plane of its own. */
+export async function runKwokBench(sizes: KwokBenchSizes, peers: readonly PeerName[]): Promise<KwokBenchResult> {
+  const runs: PeerRun[] = [];
+  let stageFiles: readonly string[] = [];
+  for (const peer of peers) {
+    console.error(`kwok bench: ${PEER_LABELS[peer]}, ${sizes.nodes} nodes × ${sizes.podsPerNode} pods…`);
+    runs.push(
+      await runPeer(peer, sizes, (files) => {
+        stageFiles = files;
+      }),
+    );
+  }
+  return { sizes, kwok: { version: KWOK_VERSION, stages: KWOK_FAST_STAGES, stageFiles }, runs };
+}
+
+const s = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);
+const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+const kib = (b: number): string => `${(b / 1024).toFixed(1)} KiB`;
+const pct = (p: number): string => `${p.toFixed(2)} %`;
+
+/** The table: one row per measure, a column per peer, and each fleet's ratio to kwok. */
+export function kwokTable(r: KwokBenchResult): string {
+  const { nodes, podsPerNode } = r.sizes;
+  const pods = nodes * podsPerNode;
+  const kwok = r.runs.find((x) => x.peer === 'kwok');
+  const others = r.runs.filter((x) => x.peer !== 'kwok');
+  const n = nodes.toLocaleString('en-US');
+  const p = pods.toLocaleString('en-US');
+  const rows: Array<[string, (x: PeerRun) => number | undefined, (v: number) => string]> = [
+    [`${n} Nodes created by the harness (kwok's)`, (x) => x.nodesCreatedMs, s],
+    [`all ${n} Nodes Ready (from the process start)`, (x) => x.readyMs, s],
+    ['RSS, idle, no pods', (x) => x.idle.rssBytes, mib],
+    ['CPU, idle, no pods (% of one core)', (x) => x.idle.cpuPercent, pct],
+    ['control plane CPU while idle, no pods', (x) => x.idle.controlPlaneCpuPercent, pct],
+    [`${p} pods created by the harness (first sent → last answered)`, (x) => x.podsCreatedMs, s],
+    [`${p} pods: first create → all Running`, (x) => x.runningMs, s],
+    [`RSS, idle, ${p} pods`, (x) => x.idleWithPods.rssBytes, mib],
+    [`CPU, idle, ${p} pods`, (x) => x.idleWithPods.cpuPercent, pct],
+    [`control plane CPU while idle, ${p} pods`, (x) => x.idleWithPods.controlPlaneCpuPercent, pct],
+    [`${p} deletes sent by the harness (first sent → last answered)`, (x) => x.podsDeleteSentMs, s],
+    [`${p} pods deleted → all gone`, (x) => x.goneMs, s],
+    ['RSS serving one node (the base of the next row)', (x) => x.oneNode.rssBytes, mib],
+    ['memory per node: (idle RSS − one node\'s) ÷ (nodes − 1)', (x) => x.rssBytesPerNode, kib],
+    ['memory per pod: (idle RSS with pods − without) ÷ pods', (x) => x.rssBytesPerPod, kib],
+  ];
+  const head = ['measure', ...r.runs.map((x) => x.label), ...(kwok ? others.map((x) => `${x.label} ÷ kwok`) : [])];
+  const lines = [`| ${head.join(' | ')} |`, `|---|${head.slice(1).map(() => '---:').join('|')}|`];
+  for (const [label, get, fmt] of rows) {
+    const values = r.runs.map(get);
+    if (values.every((v) => v === undefined)) continue;
+    const ratios = kwok
+      ? others.map((x) => {
+          const a = get(x);
+          const b = get(kwok);
+          return a === undefined || b === undefined || b <= 0 ? '–' : (a / b).toFixed(2);
+        })
+      : [];
+    lines.push(`| ${[label, ...values.map((v) => (v === undefined ? '–' : fmt(v))), ...ratios].join(' | ')} |`);
+  }
+  lines.push('');
+  lines.push('| run | load average before | load average after |', '|---|---|---|');
+  for (const x of r.runs) lines.push(`| ${x.label} | ${x.loadAverageBefore.map((l) => l.toFixed(2)).join(' ')} | ${x.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} |`);
+  return lines.join('\n');
+}

@@ -1,0 +1,72 @@
+// The kwok benchmark's sizes, peers, results name and table (bench/agent/kwok.bench.ts and
+// run-kwok.ts): what a user sets through the environment, and that the table's ratios are each
+// fleet's value over kwok's on the same row.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { kwokBenchPeers, kwokBenchSizes, kwokTable, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
+import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
+
+const idle = (rssMiB: number, cpu: number, cp: number): IdleWindow => ({ windowMs: 1000, rssBytes: rssMiB * 1024 * 1024, rssMaxBytes: rssMiB * 1024 * 1024, cpuPercent: cpu, controlPlaneCpuPercent: cp });
+
+function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: number, extra: Partial<PeerRun> = {}): PeerRun {
+  return {
+    peer,
+    label,
+    readyMs,
+    oneNode: idle(rssMiB / 2, 0, 0),
+    idle: idle(rssMiB, 5, 10),
+    podsCreatedMs: 1000,
+    podCreateFailures: 0,
+    runningMs: 2000,
+    idleWithPods: idle(rssMiB * 2, 6, 12),
+    podsDeleteSentMs: 1000,
+    goneMs: 3000,
+    rssBytesPerNode: 1024,
+    rssBytesPerPod: 2048,
+    loadAverageBefore: [1, 2, 3],
+    loadAverageAfter: [1.5, 2, 3],
+    ...extra,
+  };
+}
+
+describe('kwok benchmark', () => {
+  it('sizes: quick and full defaults, and the overrides it reads, refusing what is not a whole number', () => {
+    assert.deepEqual([kwokBenchSizes(true, {}).nodes, kwokBenchSizes(true, {}).podsPerNode], [20, 5]);
+    assert.deepEqual([kwokBenchSizes(false, {}).nodes, kwokBenchSizes(false, {}).podsPerNode], [1000, 10]);
+    assert.equal(kwokBenchSizes(false, { BENCH_KWOK_PODS_PER_NODE: '100' }).podsPerNode, 100);
+    assert.equal(kwokBenchSizes(true, { BENCH_KWOK_NODES: '3' }).nodes, 3);
+    assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_NODES: 'many' }), /BENCH_KWOK_NODES: expected a whole number/);
+    assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_IDLE_MS: '0' }), /BENCH_KWOK_IDLE_MS/);
+  });
+
+  it('peers: both by default, one chosen, and an unknown one refused', () => {
+    assert.deepEqual(kwokBenchPeers({}), ['kwok', 'fleet']);
+    assert.deepEqual(kwokBenchPeers({ BENCH_KWOK_PEERS: ' fleet' }), ['fleet']);
+    assert.throws(() => kwokBenchPeers({ BENCH_KWOK_PEERS: 'kwok,kind' }), /unknown kind/);
+  });
+
+  it('results are written for the default sizes and for 100 pods per node; any other override only prints', () => {
+    assert.equal(kwokResultsName(true, kwokBenchSizes(true, {}), {}), 'agent-kwok');
+    assert.equal(kwokResultsName(false, kwokBenchSizes(false, {}), {}), 'agent-kwok');
+    const hundred = { BENCH_KWOK_PODS_PER_NODE: '100' };
+    assert.equal(kwokResultsName(false, kwokBenchSizes(false, hundred), hundred), 'agent-kwok-100-pods-per-node');
+    const fewer = { BENCH_KWOK_NODES: '10' };
+    assert.equal(kwokResultsName(false, kwokBenchSizes(false, fewer), fewer), undefined);
+    assert.equal(kwokResultsName(false, kwokBenchSizes(false, {}), { BENCH_KWOK_PEERS: 'kwok' }), undefined);
+  });
+
+  it("the table puts each fleet's value over kwok's on the same row, and the load averages of each run", () => {
+    const result: KwokBenchResult = {
+      sizes: kwokBenchSizes(true, {}),
+      kwok: { version: 'v0.8.0', stages: ['kustomize/stage/node/fast'], stageFiles: [] },
+      runs: [run('kwok', 'kwok', 2000, 80, { nodesCreatedMs: 500 }), run('fleet', 'fleet', 5000, 240)],
+    };
+    const lines = kwokTable(result).split('\n');
+    assert.equal(lines[0], '| measure | kwok | fleet | fleet ÷ kwok |');
+    assert.ok(lines.includes('| all 20 Nodes Ready (from the process start) | 2.0 s | 5.0 s | 2.50 |'), lines.join('\n'));
+    assert.ok(lines.includes('| RSS, idle, no pods | 80.0 MiB | 240.0 MiB | 3.00 |'), lines.join('\n'));
+    assert.ok(lines.includes("| 20 Nodes created by the harness (kwok's) | 0.5 s | – | – |"), lines.join('\n'));
+    assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
+  });
+});
