@@ -43,15 +43,6 @@ export interface UIDTranslations {
 }
 
 /**
- * Full names of the pods the lookups by pod were asked about, by object. Pods are immutable
- * once handed over, so a pod's full name never changes; a lookup keyed by the object itself
- * costs one probe, less than finding the pod's UID slot or building and hashing the string
- * again. Adding and removing pods does not write here: for pods that are only stored, the
- * entries and the garbage collector's work on them would be wasted.
- */
-const lookupNames = new WeakMap<Pod, string>();
-
-/**
  * The in-memory index of the pods this node should run and of the mirror pods reflecting its
  * static pods, with the kubelet's `basicManager` semantics (v1.29) plus the v1.25 extras.
  *
@@ -65,15 +56,17 @@ const lookupNames = new WeakMap<Pod, string>();
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
-  // Every index keeps removed keys in place for a while (PodsByUID, PodsByFullName,
-  // TombstoneMap): pods come and go under the same UIDs and names, which V8's Map handles badly
-  // when a key is deleted and set again.
+  // Every index is a dictionary-mode object (dictionary.ts) and keeps removed keys in place for
+  // a while (PodsByUID, TombstoneMap): pods come and go under the same UIDs and names.
   #podByUID = new PodsByUID<ResolvedPodUID>();
   // Both full-name indexes: non-mirror pods and mirror pods.
   #byFullName = new PodsByFullName();
   // The same non-mirror entries for names that split one way only, for getPodByName.
   #podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
   #mirrorPodByUID = new PodsByUID<MirrorPodUID>();
+  // The static pods among the non-mirror ones, for getUIDTranslations: a node has few, and
+  // walking every pod to find them costs more than the index does on writes.
+  #staticPodByUID = new TombstoneMap<ResolvedPodUID, Pod>();
   // mirror UID → static UID. Written when either half of a pair arrives.
   #translationByUID = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
 
@@ -152,15 +145,25 @@ export class PodManager {
     return [...this.getPodsAndMirrorPods().orphanedMirrorPodFullNames];
   }
 
-  /** Replaces everything the manager holds with `pods`. */
+  /**
+   * Replaces everything the manager holds with `pods`. The indexes are emptied in place rather
+   * than replaced: a reload mostly stores the same UIDs and names again, and refilling their
+   * entries costs a fraction of inserting them into new tables.
+   */
   setPods(pods: readonly Pod[]): void {
-    this.#podByUID = new PodsByUID();
-    this.#byFullName = new PodsByFullName();
+    this.#podByUID.emptyAll();
+    this.#byFullName.holeAll();
+    this.#mirrorPodByUID.emptyAll();
+    this.#staticPodByUID.holeAll();
+    this.#translationByUID.holeAll();
     this.#podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
-    this.#mirrorPodByUID = new PodsByUID();
-    this.#translationByUID = new TombstoneMap();
     this.#ephemeralContainers = 0;
     for (const pod of pods) this.#upsert(pod);
+    this.#podByUID.settle();
+    this.#byFullName.settle();
+    this.#mirrorPodByUID.settle();
+    this.#staticPodByUID.settle();
+    this.#translationByUID.settle();
     this.#changed();
   }
 
@@ -191,11 +194,13 @@ export class PodManager {
       this.#byFullName.deleteMirror(fullNameOf(pod, slot));
       this.#translationByUID.delete(mirrorUID);
     } else {
-      const slot = this.#podByUID.slot(asResolvedPodUID(uid));
+      const resolvedUID = asResolvedPodUID(uid);
+      const slot = this.#podByUID.slot(resolvedUID);
       if (slot !== undefined) {
         // Count what was stored, not what was passed: the kubelet's delta bookkeeping counted
         // the argument and drifted when it differed from the stored pod or was never added.
         this.#ephemeralContainers -= countEphemeralContainers(slot.pod);
+        if (slot.pod !== undefined && isStaticPod(slot.pod)) this.#staticPodByUID.delete(resolvedUID);
         this.#podByUID.remove(slot);
       }
       this.#byFullName.deletePod(fullNameOf(pod, slot));
@@ -225,9 +230,7 @@ export class PodManager {
   getUIDTranslations(): UIDTranslations {
     const podToMirror = new Map<ResolvedPodUID, MirrorPodUID | ''>();
     const mirrorToPod = new Map<MirrorPodUID, ResolvedPodUID>();
-    this.#podByUID.forEach((pod, uid) => {
-      if (isStaticPod(pod)) podToMirror.set(uid, '');
-    });
+    this.#staticPodByUID.forEach((_pod, uid) => podToMirror.set(uid, ''));
     this.#translationByUID.forEach((podUID, mirrorUID) => {
       mirrorToPod.set(mirrorUID, podUID);
       podToMirror.set(podUID, mirrorUID);
@@ -257,32 +260,28 @@ export class PodManager {
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
       const fullName = this.#mirrorPodByUID.store(mirrorUID, pod);
-      const staticPod = this.#byFullName.setMirror(fullName, pod).pod;
+      const staticPod = this.#byFullName.setMirror(fullName, pod);
       if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(podUID(staticPod)));
     } else {
       const resolvedUID = asResolvedPodUID(uid);
       const slot = this.#podByUID.slot(resolvedUID);
       this.#ephemeralContainers += countEphemeralContainers(pod) - countEphemeralContainers(slot?.pod);
+      if (isStaticPod(pod)) this.#staticPodByUID.set(resolvedUID, pod);
+      else if (slot?.pod !== undefined && isStaticPod(slot.pod)) this.#staticPodByUID.delete(resolvedUID);
       const fullName = this.#podByUID.store(resolvedUID, pod, slot);
       // Last writer wins: two pods with one full name replace each other here.
-      const mirrorPod = this.#byFullName.setPod(fullName, pod).mirror;
+      const mirrorPod = this.#byFullName.setPod(fullName, pod);
       this.#podByNamespacedName.indexed(pod);
       if (mirrorPod) this.#setTranslation(asMirrorPodUID(podUID(mirrorPod)), resolvedUID);
     }
   }
 
   /**
-   * The full name of a pod a lookup was given. The first time, it comes from the pod's slot in
-   * `byUID` when that pod is stored, so that the string is the very key of the name indexes
-   * (compared by identity, not content), or else is built.
+   * The full name of a pod a lookup was given: the one kept in its slot in `byUID` when that
+   * pod is stored (no string to build; already a key of the name indexes), or else built.
    */
   #lookupFullName(pod: Pod, byUID: PodsByUID<string>): string {
-    let fullName = lookupNames.get(pod);
-    if (fullName === undefined) {
-      fullName = fullNameOf(pod, byUID.slot(podUID(pod)));
-      lookupNames.set(pod, fullName);
-    }
-    return fullName;
+    return fullNameOf(pod, byUID.slot(podUID(pod)));
   }
 
   #setTranslation(mirrorUID: MirrorPodUID, podUID: ResolvedPodUID): void {

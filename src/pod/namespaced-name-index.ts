@@ -1,3 +1,4 @@
+import { newDictionary, type Dictionary } from './dictionary.js';
 import type { PodsByFullName } from './pods-by-full-name.js';
 import type { Pod } from './types.js';
 import { TombstoneMap } from './tombstone-map.js';
@@ -24,7 +25,7 @@ const MIN_LOG_TO_DROP = 1024;
  */
 export class NamespacedNameIndex {
   readonly #fullNameIndex: PodsByFullName;
-  #byNamespace: Map<string, TombstoneMap<string, Pod>> | undefined;
+  #byNamespace: Dictionary<TombstoneMap<string, Pod>> | undefined;
   // Pods in the order they were indexed (true) or unindexed (false) since the last read.
   #logPods: Pod[] = [];
   #logAdds: boolean[] = [];
@@ -35,7 +36,7 @@ export class NamespacedNameIndex {
   }
 
   get(namespace: string, name: string): Pod | undefined {
-    return this.#current().get(namespace)?.get(name);
+    return this.#current()[namespace]?.get(name);
   }
 
   /** `pod` now holds its full name in the full-name index. */
@@ -55,10 +56,10 @@ export class NamespacedNameIndex {
     if (this.#logPods.length > MIN_LOG_TO_DROP && this.#logPods.length > this.#fullNameIndex.podCount) this.#drop();
   }
 
-  #current(): Map<string, TombstoneMap<string, Pod>> {
+  #current(): Dictionary<TombstoneMap<string, Pod>> {
     let byNamespace = this.#byNamespace;
     if (byNamespace === undefined) {
-      byNamespace = this.#byNamespace = new Map();
+      byNamespace = this.#byNamespace = newDictionary();
       this.#fullNameIndex.forEachPod((pod) => set(byNamespace!, pod));
       return byNamespace;
     }
@@ -82,21 +83,21 @@ export class NamespacedNameIndex {
   }
 }
 
-function set(byNamespace: Map<string, TombstoneMap<string, Pod>>, pod: Pod): void {
+function set(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
   const name = pod.metadata?.name ?? '';
   const namespace = pod.metadata?.namespace ?? '';
   if (!hasUnambiguousFullName(name, namespace)) return;
-  let byName = byNamespace.get(namespace);
-  if (byName === undefined) byNamespace.set(namespace, (byName = new TombstoneMap()));
+  let byName = byNamespace[namespace];
+  if (byName === undefined) byNamespace[namespace] = byName = new TombstoneMap();
   byName.set(name, pod);
 }
 
-function unset(byNamespace: Map<string, TombstoneMap<string, Pod>>, pod: Pod): void {
+function unset(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
   const name = pod.metadata?.name ?? '';
   const namespace = pod.metadata?.namespace ?? '';
   if (!hasUnambiguousFullName(name, namespace)) return;
-  const byName = byNamespace.get(namespace);
+  const byName = byNamespace[namespace];
   if (byName === undefined) return;
   byName.delete(name);
-  if (byName.size === 0) byNamespace.delete(namespace);
+  if (byName.size === 0) delete byNamespace[namespace];
 }

@@ -1,6 +1,6 @@
 // The indexes under the pod manager, each keeping removed keys in place until it sweeps them:
 // TombstoneMap, the pods-by-UID slots (which keep a removed pod's full name), the full-name
-// entries shared by pods and mirrors, and the lazily caught-up namespace → name index.
+// indexes of pods and of mirrors, and the lazily caught-up namespace → name index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NamespacedNameIndex } from '../../../src/pod/namespaced-name-index.js';
@@ -9,7 +9,7 @@ import { PodsByUID, fullNameOf } from '../../../src/pod/pods-by-uid.js';
 import { TombstoneMap } from '../../../src/pod/tombstone-map.js';
 import { newPod, ns } from './pod-fixtures.js';
 
-function entries<K, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
+function entries<K extends string, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
   const out: Array<[K, V]> = [];
   map.forEach((value, key) => out.push([key, value]));
   return out;
@@ -101,12 +101,13 @@ describe('PodsByUID', () => {
 });
 
 describe('PodsByFullName', () => {
-  test('holds a pod and a mirror per name independently, and pairs them in one lookup', () => {
+  test('holds a pod and a mirror per name independently, and hands each its partner', () => {
     const names = new PodsByFullName();
     const pod = newPod('s1', 'web', ns, 'static');
     const mirror = newPod('m1', 'web', ns, 'mirror');
-    assert.equal(names.setMirror('web_default', mirror).pod, undefined);
-    assert.equal(names.setPod('web_default', pod).mirror, mirror);
+    assert.equal(names.setMirror('web_default', mirror), undefined);
+    assert.equal(names.setPod('web_default', pod), mirror);
+    assert.equal(names.setMirror('web_default', mirror), pod);
     assert.equal(names.podCount, 1);
     assert.deepEqual(names.orphanedMirrorFullNames(), []);
     names.deletePod('web_default');
