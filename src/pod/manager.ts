@@ -64,9 +64,6 @@ export class PodManager {
   // The same non-mirror entries for names that split one way only, for getPodByName.
   #podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
   #mirrorPodByUID = new PodsByUID<MirrorPodUID>();
-  // The static pods among the non-mirror ones, for getUIDTranslations: a node has few, and
-  // walking every pod to find them costs more than the index does on writes.
-  #staticPodByUID = new TombstoneMap<ResolvedPodUID, Pod>();
   // mirror UID → static UID. Written when either half of a pair arrives.
   #translationByUID = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
 
@@ -154,7 +151,6 @@ export class PodManager {
     this.#podByUID.emptyAll();
     this.#byFullName.holeAll();
     this.#mirrorPodByUID.emptyAll();
-    this.#staticPodByUID.holeAll();
     this.#translationByUID.holeAll();
     this.#podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
     this.#ephemeralContainers = 0;
@@ -162,7 +158,6 @@ export class PodManager {
     this.#podByUID.settle();
     this.#byFullName.settle();
     this.#mirrorPodByUID.settle();
-    this.#staticPodByUID.settle();
     this.#translationByUID.settle();
     this.#changed();
   }
@@ -194,13 +189,11 @@ export class PodManager {
       this.#byFullName.deleteMirror(fullNameOf(pod, slot));
       this.#translationByUID.delete(mirrorUID);
     } else {
-      const resolvedUID = asResolvedPodUID(uid);
-      const slot = this.#podByUID.slot(resolvedUID);
+      const slot = this.#podByUID.slot(asResolvedPodUID(uid));
       if (slot !== undefined) {
         // Count what was stored, not what was passed: the kubelet's delta bookkeeping counted
         // the argument and drifted when it differed from the stored pod or was never added.
         this.#ephemeralContainers -= countEphemeralContainers(slot.pod);
-        if (slot.pod !== undefined && isStaticPod(slot.pod)) this.#staticPodByUID.delete(resolvedUID);
         this.#podByUID.remove(slot);
       }
       this.#byFullName.deletePod(fullNameOf(pod, slot));
@@ -230,7 +223,9 @@ export class PodManager {
   getUIDTranslations(): UIDTranslations {
     const podToMirror = new Map<ResolvedPodUID, MirrorPodUID | ''>();
     const mirrorToPod = new Map<MirrorPodUID, ResolvedPodUID>();
-    this.#staticPodByUID.forEach((_pod, uid) => podToMirror.set(uid, ''));
+    this.#podByUID.forEach((pod, uid) => {
+      if (isStaticPod(pod)) podToMirror.set(uid, '');
+    });
     this.#translationByUID.forEach((podUID, mirrorUID) => {
       mirrorToPod.set(mirrorUID, podUID);
       podToMirror.set(podUID, mirrorUID);
@@ -266,8 +261,6 @@ export class PodManager {
       const resolvedUID = asResolvedPodUID(uid);
       const slot = this.#podByUID.slot(resolvedUID);
       this.#ephemeralContainers += countEphemeralContainers(pod) - countEphemeralContainers(slot?.pod);
-      if (isStaticPod(pod)) this.#staticPodByUID.set(resolvedUID, pod);
-      else if (slot?.pod !== undefined && isStaticPod(slot.pod)) this.#staticPodByUID.delete(resolvedUID);
       const fullName = this.#podByUID.store(resolvedUID, pod, slot);
       // Last writer wins: two pods with one full name replace each other here.
       const mirrorPod = this.#byFullName.setPod(fullName, pod);
