@@ -98,7 +98,7 @@ export class PodManager {
 
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
-    return this.#byFullName.getPod(this.#lookupFullName(mirrorPod, this.#mirrorPodByUID));
+    return this.#podOf(mirrorPod);
   }
 
   /** The mirror pod of that full name (`name_namespace`), whether or not its static pod is known. */
@@ -107,7 +107,7 @@ export class PodManager {
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {
-    return this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID));
+    return this.#mirrorOf(pod);
   }
 
   /**
@@ -115,10 +115,8 @@ export class PodManager {
    * not the stored object of that UID.
    */
   getPodAndMirrorPod(pod: Pod): PodAndMirrorPod {
-    if (isMirrorPod(pod)) {
-      return { pod: this.#byFullName.getPod(this.#lookupFullName(pod, this.#mirrorPodByUID)), mirrorPod: pod, wasMirror: true };
-    }
-    return { pod, mirrorPod: this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID)), wasMirror: false };
+    if (isMirrorPod(pod)) return { pod: this.#podOf(pod), mirrorPod: pod, wasMirror: true };
+    return { pod, mirrorPod: this.#mirrorOf(pod), wasMirror: false };
   }
 
   /** All non-mirror pods, unordered; a frozen snapshot shared until the next change. */
@@ -270,11 +268,23 @@ export class PodManager {
   }
 
   /**
-   * The full name of a pod a lookup was given: the one kept in its slot in `byUID` when that
-   * pod is stored (no string to build; already a key of the name indexes), or else built.
+   * The non-mirror pod with `mirror`'s full name. A name that splits one way only is looked up
+   * by namespace then name, from the strings the mirror already holds; any other by its full
+   * name, kept in the mirror's slot when the mirror is stored (no string to build), or built.
    */
-  #lookupFullName(pod: Pod, byUID: PodsByUID<string>): string {
-    return fullNameOf(pod, byUID.slot(podUID(pod)));
+  #podOf(mirror: Pod): Pod | undefined {
+    const name = mirror.metadata?.name ?? '';
+    const namespace = mirror.metadata?.namespace ?? '';
+    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
+    return this.#byFullName.getPod(fullNameOf(mirror, this.#mirrorPodByUID.slot(asMirrorPodUID(podUID(mirror)))));
+  }
+
+  /** The mirror pod with `pod`'s full name; as `#podOf`, the other way. */
+  #mirrorOf(pod: Pod): Pod | undefined {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    if (hasUnambiguousFullName(name, namespace)) return this.#byFullName.getMirrorByName(namespace, name);
+    return this.#byFullName.getMirror(fullNameOf(pod, this.#podByUID.slot(asResolvedPodUID(podUID(pod)))));
   }
 
   #setTranslation(mirrorUID: MirrorPodUID, podUID: ResolvedPodUID): void {

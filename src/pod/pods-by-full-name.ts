@@ -1,3 +1,5 @@
+import { newDictionary, type Dictionary } from './dictionary.js';
+import { hasUnambiguousFullName } from './namespaced-name-index.js';
 import { TombstoneMap } from './tombstone-map.js';
 import type { Pod } from './types.js';
 
@@ -12,6 +14,9 @@ export class PodsByFullName {
   #pods = new TombstoneMap<string, Pod>();
   // A node has few mirrors: lookups of a mirror by name probe a small table.
   #mirrors = new TombstoneMap<string, Pod>();
+  // The same mirrors by namespace then name, for names that split one way only: a lookup by
+  // pod then reads the pod's own name strings instead of finding its full name first.
+  #mirrorsByNamespace: Dictionary<TombstoneMap<string, Pod>> = newDictionary();
 
   /** Non-mirror pods indexed. */
   get podCount(): number {
@@ -26,6 +31,11 @@ export class PodsByFullName {
     return this.#mirrors.get(fullName);
   }
 
+  /** The mirror whose full name `name_namespace` is; only for names with `hasUnambiguousFullName`. */
+  getMirrorByName(namespace: string, name: string): Pod | undefined {
+    return this.#mirrorsByNamespace[namespace]?.get(name);
+  }
+
   /** Makes `pod` the non-mirror pod of `fullName`; returns the mirror of that name, which pairs with it. */
   setPod(fullName: string, pod: Pod): Pod | undefined {
     this.#pods.set(fullName, pod);
@@ -35,6 +45,13 @@ export class PodsByFullName {
   /** Makes `mirror` the mirror pod of `fullName`; returns the non-mirror pod of that name, which pairs with it. */
   setMirror(fullName: string, mirror: Pod): Pod | undefined {
     this.#mirrors.set(fullName, mirror);
+    const name = mirror.metadata?.name ?? '';
+    const namespace = mirror.metadata?.namespace ?? '';
+    if (hasUnambiguousFullName(name, namespace)) {
+      let byName = this.#mirrorsByNamespace[namespace];
+      if (byName === undefined) this.#mirrorsByNamespace[namespace] = byName = new TombstoneMap();
+      byName.set(name, mirror);
+    }
     return this.#pods.get(fullName);
   }
 
@@ -45,19 +62,25 @@ export class PodsByFullName {
 
   /** Forgets the mirror pod of `fullName`, whichever it is. */
   deleteMirror(fullName: string): void {
+    const mirror = this.#mirrors.get(fullName);
+    if (mirror === undefined) return;
     this.#mirrors.delete(fullName);
+    // A name that splits one way only is this mirror's own name and namespace.
+    this.#mirrorsByNamespace[mirror.metadata?.namespace ?? '']?.delete(mirror.metadata?.name ?? '');
   }
 
   /** Forgets every pod and mirror, keeping their names' entries for a reload (see TombstoneMap.holeAll). */
   holeAll(): void {
     this.#pods.holeAll();
     this.#mirrors.holeAll();
+    for (const namespace in this.#mirrorsByNamespace) this.#mirrorsByNamespace[namespace]!.holeAll();
   }
 
   /** After a reload: sweeps the names left empty if they outnumber the others. */
   settle(): void {
     this.#pods.settle();
     this.#mirrors.settle();
+    for (const namespace in this.#mirrorsByNamespace) this.#mirrorsByNamespace[namespace]!.settle();
   }
 
   /** Calls `fn` for each full name that has a non-mirror pod. */
