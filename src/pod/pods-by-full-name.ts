@@ -15,8 +15,9 @@ export class PodsByFullName {
   // A node has few mirrors: lookups of a mirror by name probe a small table.
   #mirrors = new TombstoneMap<string, Pod>();
   // The same mirrors by namespace then name, for names that split one way only: a lookup by
-  // pod then reads the pod's own name strings instead of finding its full name first.
-  #mirrorsByNamespace: Dictionary<TombstoneMap<string, Pod>> = newDictionary();
+  // pod then reads the pod's own name strings instead of finding its full name first. Built
+  // by the first such lookup, so a manager that is never asked keeps none.
+  #mirrorsByNamespace: Dictionary<TombstoneMap<string, Pod>> | undefined;
 
   /** Non-mirror pods indexed. */
   get podCount(): number {
@@ -33,7 +34,7 @@ export class PodsByFullName {
 
   /** The mirror whose full name `name_namespace` is; only for names with `hasUnambiguousFullName`. */
   getMirrorByName(namespace: string, name: string): Pod | undefined {
-    return this.#mirrorsByNamespace[namespace]?.get(name);
+    return (this.#mirrorsByNamespace ??= this.#indexMirrorsByName())[namespace]?.get(name);
   }
 
   /** Makes `pod` the non-mirror pod of `fullName`; returns the mirror of that name, which pairs with it. */
@@ -45,13 +46,7 @@ export class PodsByFullName {
   /** Makes `mirror` the mirror pod of `fullName`; returns the non-mirror pod of that name, which pairs with it. */
   setMirror(fullName: string, mirror: Pod): Pod | undefined {
     this.#mirrors.set(fullName, mirror);
-    const name = mirror.metadata?.name ?? '';
-    const namespace = mirror.metadata?.namespace ?? '';
-    if (hasUnambiguousFullName(name, namespace)) {
-      let byName = this.#mirrorsByNamespace[namespace];
-      if (byName === undefined) this.#mirrorsByNamespace[namespace] = byName = new TombstoneMap();
-      byName.set(name, mirror);
-    }
+    if (this.#mirrorsByNamespace !== undefined) indexByName(this.#mirrorsByNamespace, mirror);
     return this.#pods.get(fullName);
   }
 
@@ -66,21 +61,20 @@ export class PodsByFullName {
     if (mirror === undefined) return;
     this.#mirrors.delete(fullName);
     // A name that splits one way only is this mirror's own name and namespace.
-    this.#mirrorsByNamespace[mirror.metadata?.namespace ?? '']?.delete(mirror.metadata?.name ?? '');
+    this.#mirrorsByNamespace?.[mirror.metadata?.namespace ?? '']?.delete(mirror.metadata?.name ?? '');
   }
 
   /** Forgets every pod and mirror, keeping their names' entries for a reload (see TombstoneMap.holeAll). */
   holeAll(): void {
     this.#pods.holeAll();
     this.#mirrors.holeAll();
-    for (const namespace in this.#mirrorsByNamespace) this.#mirrorsByNamespace[namespace]!.holeAll();
+    this.#mirrorsByNamespace = undefined;
   }
 
   /** After a reload: sweeps the names left empty if they outnumber the others. */
   settle(): void {
     this.#pods.settle();
     this.#mirrors.settle();
-    for (const namespace in this.#mirrorsByNamespace) this.#mirrorsByNamespace[namespace]!.settle();
   }
 
   /** Calls `fn` for each full name that has a non-mirror pod. */
@@ -96,4 +90,19 @@ export class PodsByFullName {
     });
     return names;
   }
+
+  #indexMirrorsByName(): Dictionary<TombstoneMap<string, Pod>> {
+    const byNamespace: Dictionary<TombstoneMap<string, Pod>> = newDictionary();
+    this.#mirrors.forEach((mirror) => indexByName(byNamespace, mirror));
+    return byNamespace;
+  }
+}
+
+function indexByName(byNamespace: Dictionary<TombstoneMap<string, Pod>>, mirror: Pod): void {
+  const name = mirror.metadata?.name ?? '';
+  const namespace = mirror.metadata?.namespace ?? '';
+  if (!hasUnambiguousFullName(name, namespace)) return;
+  let byName = byNamespace[namespace];
+  if (byName === undefined) byNamespace[namespace] = byName = new TombstoneMap();
+  byName.set(name, mirror);
 }

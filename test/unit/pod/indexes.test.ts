@@ -139,6 +139,27 @@ describe('PodsByFullName', () => {
   });
 });
 
+describe('PodsByFullName mirrors by namespace and name', () => {
+  test('built on the first lookup, then kept up to date; names that split two ways stay out', () => {
+    const names = new PodsByFullName();
+    const web = newPod('m1', 'web', ns, 'mirror');
+    names.setMirror('web_default', web);
+    names.setMirror('a_b_default', newPod('m2', 'a_b', ns, 'mirror'));
+    assert.equal(names.getMirrorByName(ns, 'web'), web, 'a mirror set before the first lookup');
+    assert.equal(names.getMirrorByName(ns, 'a_b'), undefined, 'an ambiguous name is left to the full-name index');
+    const db = newPod('m3', 'db', 'kube-system', 'mirror');
+    names.setMirror('db_kube-system', db);
+    assert.equal(names.getMirrorByName('kube-system', 'db'), db, 'a mirror set after it');
+    names.deleteMirror('web_default');
+    assert.equal(names.getMirrorByName(ns, 'web'), undefined, 'a removed mirror');
+    names.holeAll();
+    assert.equal(names.getMirrorByName('kube-system', 'db'), undefined, 'a reload forgets every mirror');
+    names.setMirror('db_kube-system', db);
+    names.settle();
+    assert.equal(names.getMirrorByName('kube-system', 'db'), db, 'and finds the ones set again');
+  });
+});
+
 describe('NamespacedNameIndex', () => {
   test('catches up with logged changes when read, and rebuilds after dropping a long log', () => {
     const names = new PodsByFullName();
