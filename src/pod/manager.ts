@@ -87,8 +87,10 @@ export class PodManager {
   }
 
   getPodByName(namespace: string, name: string): Pod | undefined {
-    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
-    return this.#byFullName.getPod(buildPodFullName(name, namespace));
+    return (
+      this.#podByNamespacedName.get(namespace, name) ??
+      (hasUnambiguousFullName(name, namespace) ? undefined : this.#byFullName.getPod(buildPodFullName(name, namespace)))
+    );
   }
 
   /** Non-mirror pods only: a mirror UID finds nothing here (translate it first). */
@@ -268,22 +270,29 @@ export class PodManager {
   }
 
   /**
-   * The non-mirror pod with `mirror`'s full name. A name that splits one way only is looked up
-   * by namespace then name, from the strings the mirror already holds; any other by its full
-   * name, kept in the mirror's slot when the mirror is stored (no string to build), or built.
+   * The non-mirror pod with `mirror`'s full name, looked up by namespace then name from the
+   * strings the mirror already holds. That index holds only names that split one way only, so
+   * a hit is the answer. So is a miss, unless this name could split another way (a scan of
+   * both strings, paid only on a miss): only then is the full name looked up, the one kept in
+   * the mirror's slot when the mirror is stored, or else built. The same goes for getPodByName.
    */
   #podOf(mirror: Pod): Pod | undefined {
     const name = mirror.metadata?.name ?? '';
     const namespace = mirror.metadata?.namespace ?? '';
-    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
+    const pod = this.#podByNamespacedName.get(namespace, name);
+    if (pod !== undefined || hasUnambiguousFullName(name, namespace)) return pod;
     return this.#byFullName.getPod(fullNameOf(mirror, this.#mirrorPodByUID.slot(asMirrorPodUID(podUID(mirror)))));
   }
 
-  /** The mirror pod with `pod`'s full name; as `#podOf`, the other way. */
+  /**
+   * The mirror pod with `pod`'s full name; as `#podOf`, the other way, except that a miss needs
+   * no scan while no mirror's name splits more than one way.
+   */
   #mirrorOf(pod: Pod): Pod | undefined {
     const name = pod.metadata?.name ?? '';
     const namespace = pod.metadata?.namespace ?? '';
-    if (hasUnambiguousFullName(name, namespace)) return this.#byFullName.getMirrorByName(namespace, name);
+    const mirror = this.#byFullName.getMirrorByName(namespace, name);
+    if (mirror !== undefined || !this.#byFullName.hasAmbiguousMirrorNames || hasUnambiguousFullName(name, namespace)) return mirror;
     return this.#byFullName.getMirror(fullNameOf(pod, this.#podByUID.slot(asResolvedPodUID(podUID(pod)))));
   }
 

@@ -12,6 +12,15 @@ export function hasUnambiguousFullName(name: string, namespace: string): boolean
   return !name.includes('_') && !namespace.includes('_');
 }
 
+/**
+ * Whether a full name could come from more than one name and namespace: it has more than one
+ * `_`, which happens exactly when its name or namespace has one (the opposite of
+ * `hasUnambiguousFullName` for the two parts).
+ */
+export function isAmbiguousFullName(fullName: string): boolean {
+  return fullName.indexOf('_') !== fullName.lastIndexOf('_');
+}
+
 /** Changes kept before the index is dropped instead of brought up to date, beyond one per pod. */
 const MIN_LOG_TO_DROP = 1024;
 

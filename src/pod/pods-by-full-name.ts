@@ -1,5 +1,5 @@
 import { newDictionary, type Dictionary } from './dictionary.js';
-import { hasUnambiguousFullName } from './namespaced-name-index.js';
+import { hasUnambiguousFullName, isAmbiguousFullName } from './namespaced-name-index.js';
 import { TombstoneMap } from './tombstone-map.js';
 import type { Pod } from './types.js';
 
@@ -18,6 +18,16 @@ export class PodsByFullName {
   // pod then reads the pod's own name strings instead of finding its full name first. Built
   // by the first such lookup, so a manager that is never asked keeps none.
   #mirrorsByNamespace: Dictionary<TombstoneMap<string, Pod>> | undefined;
+  // Mirror names held that split more than one way (see isAmbiguousFullName): while there are
+  // none, a lookup by namespace and name that misses is a miss for the full name too. Counted
+  // for mirrors only, which are written rarely: most pods have no mirror, so most lookups of
+  // one miss, and checking the pod's own name instead would cost every such lookup a scan.
+  #ambiguousMirrorNames = 0;
+
+  /** Whether some mirror's full name splits more than one way. */
+  get hasAmbiguousMirrorNames(): boolean {
+    return this.#ambiguousMirrorNames > 0;
+  }
 
   /** Non-mirror pods indexed. */
   get podCount(): number {
@@ -45,7 +55,7 @@ export class PodsByFullName {
 
   /** Makes `mirror` the mirror pod of `fullName`; returns the non-mirror pod of that name, which pairs with it. */
   setMirror(fullName: string, mirror: Pod): Pod | undefined {
-    this.#mirrors.set(fullName, mirror);
+    if (this.#mirrors.set(fullName, mirror) && isAmbiguousFullName(fullName)) this.#ambiguousMirrorNames++;
     if (this.#mirrorsByNamespace !== undefined) indexByName(this.#mirrorsByNamespace, mirror);
     return this.#pods.get(fullName);
   }
@@ -60,6 +70,7 @@ export class PodsByFullName {
     const mirror = this.#mirrors.get(fullName);
     if (mirror === undefined) return;
     this.#mirrors.delete(fullName);
+    if (isAmbiguousFullName(fullName)) this.#ambiguousMirrorNames--;
     // A name that splits one way only is this mirror's own name and namespace.
     this.#mirrorsByNamespace?.[mirror.metadata?.namespace ?? '']?.delete(mirror.metadata?.name ?? '');
   }
@@ -69,6 +80,7 @@ export class PodsByFullName {
     this.#pods.holeAll();
     this.#mirrors.holeAll();
     this.#mirrorsByNamespace = undefined;
+    this.#ambiguousMirrorNames = 0;
   }
 
   /** After a reload: sweeps the names left empty if they outnumber the others. */

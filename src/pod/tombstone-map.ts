@@ -43,12 +43,15 @@ export class TombstoneMap<K extends string, V extends {}> {
     return value !== undefined && value !== HOLE;
   }
 
-  set(key: K, value: V): void {
+  /** Sets `key`; true when it was not there (absent or removed). */
+  set(key: K, value: V): boolean {
     const table = this.#table;
     const old = table[key];
+    table[key] = value;
     if (old === undefined) this.#keys.push(key);
     else if (old === HOLE) this.#holes--;
-    table[key] = value;
+    else return false;
+    return true;
   }
 
   /** Removes `key`; true when it was there. */

@@ -160,6 +160,24 @@ describe('PodsByFullName mirrors by namespace and name', () => {
   });
 });
 
+describe('PodsByFullName mirror names that split more than one way', () => {
+  test('are counted while held, once per name, and forgotten by a reload', () => {
+    const names = new PodsByFullName();
+    names.setMirror('web_default', newPod('m1', 'web', ns, 'mirror'));
+    assert.equal(names.hasAmbiguousMirrorNames, false);
+    names.setPod('p_q_default', newPod('u1', 'p_q', ns, 'extra'));
+    assert.equal(names.hasAmbiguousMirrorNames, false, 'pods are not counted');
+    names.setMirror('a_b_default', newPod('m2', 'a_b', ns, 'mirror'));
+    names.setMirror('a_b_default', newPod('m3', 'a', 'b_default', 'mirror'));
+    assert.equal(names.hasAmbiguousMirrorNames, true, 'a name with two `_`');
+    names.deleteMirror('a_b_default');
+    assert.equal(names.hasAmbiguousMirrorNames, false, 'counted once although set twice');
+    names.setMirror('x_y_default', newPod('m4', 'x_y', ns, 'mirror'));
+    names.holeAll();
+    assert.equal(names.hasAmbiguousMirrorNames, false);
+  });
+});
+
 describe('NamespacedNameIndex', () => {
   test('catches up with logged changes when read, and rebuilds after dropping a long log', () => {
     const names = new PodsByFullName();
