@@ -69,14 +69,14 @@ export class NamespacedNameIndex {
     let byNamespace = this.#byNamespace;
     if (byNamespace === undefined) {
       byNamespace = this.#byNamespace = newDictionary();
-      this.#fullNameIndex.forEachPod((pod) => set(byNamespace!, pod));
+      this.#fullNameIndex.forEachPod((pod) => indexByName(byNamespace!, pod));
       return byNamespace;
     }
     const pods = this.#logPods;
     if (pods.length > 0) {
       const adds = this.#logAdds;
       for (let i = 0; i < pods.length; i++) {
-        if (adds[i]) set(byNamespace, pods[i]!);
+        if (adds[i]) indexByName(byNamespace, pods[i]!);
         else unset(byNamespace, pods[i]!);
       }
       this.#logPods = [];
@@ -92,7 +92,8 @@ export class NamespacedNameIndex {
   }
 }
 
-function set(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
+/** Files `pod` under its namespace and name in `byNamespace`, if its full name splits one way only. */
+export function indexByName(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
   const name = pod.metadata?.name ?? '';
   const namespace = pod.metadata?.namespace ?? '';
   if (!hasUnambiguousFullName(name, namespace)) return;

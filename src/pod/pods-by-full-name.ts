@@ -1,5 +1,5 @@
 import { newDictionary, type Dictionary } from './dictionary.js';
-import { hasUnambiguousFullName, isAmbiguousFullName } from './namespaced-name-index.js';
+import { indexByName, isAmbiguousFullName } from './namespaced-name-index.js';
 import { TombstoneMap } from './tombstone-map.js';
 import type { Pod } from './types.js';
 
@@ -108,13 +108,4 @@ export class PodsByFullName {
     this.#mirrors.forEach((mirror) => indexByName(byNamespace, mirror));
     return byNamespace;
   }
-}
-
-function indexByName(byNamespace: Dictionary<TombstoneMap<string, Pod>>, mirror: Pod): void {
-  const name = mirror.metadata?.name ?? '';
-  const namespace = mirror.metadata?.namespace ?? '';
-  if (!hasUnambiguousFullName(name, namespace)) return;
-  let byName = byNamespace[namespace];
-  if (byName === undefined) byNamespace[namespace] = byName = new TombstoneMap();
-  byName.set(name, mirror);
 }
