@@ -63,7 +63,8 @@ export class PodsByUID<U extends string> {
   remove(slot: PodSlot): void {
     if (slot.pod === undefined) return;
     slot.pod = undefined;
-    if (++this.#empty > MIN_EMPTY_TO_SWEEP && this.#empty > this.#uids.length - this.#empty) this.#sweep();
+    this.#empty++;
+    this.settle();
   }
 
   /**

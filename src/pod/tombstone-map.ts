@@ -60,7 +60,8 @@ export class TombstoneMap<K extends string, V extends {}> {
     const value = table[key];
     if (value === undefined || value === HOLE) return false;
     table[key] = HOLE;
-    if (++this.#holes > MIN_HOLES_TO_SWEEP && this.#holes > this.#keys.length - this.#holes) this.#sweep();
+    this.#holes++;
+    this.settle();
     return true;
   }
 
