@@ -5,6 +5,9 @@
 // BENCH_QUICK=1 (or --quick): sizes 100 and 10,000 only with short budgets, for CI; the results
 // then go to bench/results/pod-manager-quick.{json,md} so they never overwrite a full run.
 // --ts-only skips Go. Without `go` on the PATH the TS figures are reported alone.
+// --rounds=N (3 by default, 1 in quick mode) runs Go and TS in turn, size by size, N times and
+// reports each cell's median with the spread of its TS/Go ratio over the rounds: the machine
+// is shared, and load that comes and goes would otherwise fall on one side only.
 //
 // Then the agent benchmarks (bench/agent/*.bench.ts) on a real local control plane: reaction
 // latency, bulk throughput against a client-node ceiling with the QPS check, and memory/CPU;
@@ -33,6 +36,18 @@ const resultsDir = join(repoRoot, 'bench', 'results');
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const tsOnly = process.argv.includes('--ts-only');
+const rounds = roundsArg();
+
+function roundsArg(): number {
+  const arg = process.argv.find((a) => a.startsWith('--rounds='));
+  if (!arg) return quick ? 1 : 3;
+  const n = Number(arg.slice('--rounds='.length));
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`--rounds needs a positive integer, got ${arg}`);
+    process.exit(2);
+  }
+  return n;
+}
 
 /** `--agent=bulk,latency` runs only those agent benchmarks (all of them by default). */
 function agentBenchFilter(): AgentBenchName[] {
@@ -69,9 +84,8 @@ function goBinary(version: string): string {
   return binary;
 }
 
-function runGo(binary: string): BenchResult[] {
-  const sizes = budget(quick).sizes.join(',');
-  const out = execFileSync(binary, ['-sizes', sizes, '-benchtime', quick ? '50ms' : '300ms'], {
+function runGo(binary: string, size: number): BenchResult[] {
+  const out = execFileSync(binary, ['-sizes', String(size), '-benchtime', quick ? '50ms' : '300ms'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 16 * 1024 * 1024,
@@ -92,17 +106,29 @@ function formatNs(ns: number | undefined): string {
 interface Row {
   method: string;
   size: number;
+  /** Medians over the rounds. */
   tsNsPerOp: number;
   goNsPerOp: number | undefined;
-  /** TS ns/op ÷ Go ns/op: below 1 means TS is faster. */
+  /** Median TS ns/op ÷ median Go ns/op: below 1 means TS is faster. */
   ratio: number | undefined;
+  /** Lowest and highest TS/Go ratio of a single round (TS and Go of the same round). */
+  ratioRange: [number, number] | undefined;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function table(rows: readonly Row[]): string {
-  const lines = ['| method | pods | TS ns/op | Go ns/op | TS/Go |', '|---|---:|---:|---:|---:|'];
+  const lines = ['| method | pods | TS ns/op | Go ns/op | TS/Go | TS/Go per round |', '|---|---:|---:|---:|---:|---:|'];
   for (const r of rows) {
     const ratio = r.ratio === undefined ? '–' : `${r.ratio.toFixed(2)}${r.ratio > 1 ? ' ⚠' : ''}`;
-    lines.push(`| ${r.method} | ${r.size.toLocaleString('en-US')} | ${formatNs(r.tsNsPerOp)} | ${formatNs(r.goNsPerOp)} | ${ratio} |`);
+    const range = r.ratioRange === undefined ? '–' : `${r.ratioRange[0].toFixed(2)}–${r.ratioRange[1].toFixed(2)}`;
+    lines.push(
+      `| ${r.method} | ${r.size.toLocaleString('en-US')} | ${formatNs(r.tsNsPerOp)} | ${formatNs(r.goNsPerOp)} | ${ratio} | ${range} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -111,27 +137,53 @@ async function podManagerMain(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
   const version = tsOnly ? undefined : goVersion();
-  let goResults: BenchResult[] = [];
+  const goResults: BenchResult[][] = [];
+  const tsResults: BenchResult[][] = [];
   let goNote: string | undefined;
+  let binary: string | undefined;
   if (tsOnly) {
     goNote = 'Go benchmark skipped (--ts-only)';
   } else if (version === undefined) {
     goNote = '`go` was not found on the PATH: reporting TS figures only (install Go ≥ 1.24 to compare)';
   } else {
-    console.error(`running the Go benchmark (${version}, k8s.io/kubernetes v1.34.4)…`);
-    goResults = runGo(goBinary(version));
+    binary = goBinary(version);
   }
   if (goNote) console.error(goNote);
 
-  console.error(`running the TS benchmark (node ${process.version})${quick ? ' in quick mode' : ''}…`);
-  const tsResults = await runPodManagerBench(budget(quick));
+  const { sizes, ...perSize } = budget(quick);
+  for (let round = 0; round < rounds; round++) {
+    const goRound: BenchResult[] = [];
+    const tsRound: BenchResult[] = [];
+    for (const size of sizes) {
+      if (binary !== undefined) {
+        console.error(`round ${round + 1}/${rounds}, ${size} pods: Go (${version}, k8s.io/kubernetes v1.34.4)…`);
+        goRound.push(...runGo(binary, size));
+      }
+      console.error(`round ${round + 1}/${rounds}, ${size} pods: TS (node ${process.version})${quick ? ' in quick mode' : ''}…`);
+      tsRound.push(...(await runPodManagerBench({ ...perSize, sizes: [size] })));
+    }
+    goResults.push(goRound);
+    tsResults.push(tsRound);
+  }
 
-  const goByKey = new Map(goResults.map((r) => [`${r.method}@${r.size}`, r.nsPerOp]));
+  const nsOf = (results: readonly BenchResult[][], key: string): number[] =>
+    results.flatMap((round) => round.filter((r) => `${r.method}@${r.size}` === key).map((r) => r.nsPerOp));
   const rows: Row[] = [];
   for (const method of METHOD_NAMES) {
-    for (const ts of tsResults.filter((r) => r.method === method)) {
-      const go = goByKey.get(`${method}@${ts.size}`);
-      rows.push({ method, size: ts.size, tsNsPerOp: ts.nsPerOp, goNsPerOp: go, ratio: go ? ts.nsPerOp / go : undefined });
+    for (const size of sizes) {
+      const key = `${method}@${size}`;
+      const ts = nsOf(tsResults, key);
+      if (ts.length === 0) continue;
+      const go = nsOf(goResults, key);
+      const perRound = go.length === ts.length ? ts.map((t, i) => t / go[i]!) : [];
+      rows.push({
+        method,
+        size,
+        tsNsPerOp: median(ts),
+        goNsPerOp: go.length > 0 ? median(go) : undefined,
+        ratio: go.length > 0 ? median(ts) / median(go) : undefined,
+        ratioRange: perRound.length > 0 ? [Math.min(...perRound), Math.max(...perRound)] : undefined,
+      });
     }
   }
 
@@ -153,6 +205,7 @@ async function podManagerMain(): Promise<void> {
     go: version ?? null,
     goSubject: version ? 'k8s.io/kubernetes v1.34.4 pkg/kubelet/pod NewBasicPodManager' : null,
     goNote: goNote ?? null,
+    rounds,
     machine,
     rows,
     ts: tsResults,
@@ -161,7 +214,7 @@ async function podManagerMain(): Promise<void> {
   const text = table(rows);
   console.log(text);
   const slower = rows.filter((r) => r.ratio !== undefined && r.ratio > 1);
-  if (goResults.length > 0) {
+  if (binary !== undefined) {
     console.log(slower.length === 0 ? '\nTS is at least as fast as Go everywhere.' : `\nTS slower than Go in ${slower.length} of ${rows.length} cells (⚠).`);
   }
 
@@ -175,7 +228,8 @@ async function podManagerMain(): Promise<void> {
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run`,
     '',
     'ns per call, lower is better; TS/Go below 1 means the TS PodManager is faster than the kubelet\'s basicManager. ' +
-      'Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
+      `Medians of ${rounds} round${rounds === 1 ? '' : 's'}, Go and TS in turn size by size; the last column is the lowest and highest ` +
+      'TS/Go ratio of a single round. Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
     ...(goNote ? ['', `Note: ${goNote}.`] : []),
     '',
   ];

@@ -43,15 +43,6 @@ export interface UIDTranslations {
 }
 
 /**
- * Full names of the pods the lookups by pod were asked about, by object. Pods are immutable
- * once handed over, so a pod's full name never changes; a lookup keyed by the object itself
- * costs one probe, less than finding the pod's UID slot or building and hashing the string
- * again. Adding and removing pods does not write here: for pods that are only stored, the
- * entries and the garbage collector's work on them would be wasted.
- */
-const lookupNames = new WeakMap<Pod, string>();
-
-/**
  * The in-memory index of the pods this node should run and of the mirror pods reflecting its
  * static pods, with the kubelet's `basicManager` semantics (v1.29) plus the v1.25 extras.
  *
@@ -65,9 +56,8 @@ const lookupNames = new WeakMap<Pod, string>();
 export class PodManager {
   // Non-mirror pods (static and API pods) by UID and by full name; the two can disagree, as in
   // the kubelet, because the full-name index keeps whichever pod wrote a name last.
-  // Every index keeps removed keys in place for a while (PodsByUID, PodsByFullName,
-  // TombstoneMap): pods come and go under the same UIDs and names, which V8's Map handles badly
-  // when a key is deleted and set again.
+  // Every index is a dictionary-mode object (dictionary.ts) and keeps removed keys in place for
+  // a while (PodsByUID, TombstoneMap): pods come and go under the same UIDs and names.
   #podByUID = new PodsByUID<ResolvedPodUID>();
   // Both full-name indexes: non-mirror pods and mirror pods.
   #byFullName = new PodsByFullName();
@@ -97,8 +87,10 @@ export class PodManager {
   }
 
   getPodByName(namespace: string, name: string): Pod | undefined {
-    if (hasUnambiguousFullName(name, namespace)) return this.#podByNamespacedName.get(namespace, name);
-    return this.#byFullName.getPod(buildPodFullName(name, namespace));
+    return (
+      this.#podByNamespacedName.get(namespace, name) ??
+      (hasUnambiguousFullName(name, namespace) ? undefined : this.#byFullName.getPod(buildPodFullName(name, namespace)))
+    );
   }
 
   /** Non-mirror pods only: a mirror UID finds nothing here (translate it first). */
@@ -108,7 +100,7 @@ export class PodManager {
 
   /** The non-mirror pod with the mirror's full name, static or not. */
   getPodByMirrorPod(mirrorPod: Pod): Pod | undefined {
-    return this.#byFullName.getPod(this.#lookupFullName(mirrorPod, this.#mirrorPodByUID));
+    return this.#podOf(mirrorPod);
   }
 
   /** The mirror pod of that full name (`name_namespace`), whether or not its static pod is known. */
@@ -117,7 +109,7 @@ export class PodManager {
   }
 
   getMirrorPodByPod(pod: Pod): Pod | undefined {
-    return this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID));
+    return this.#mirrorOf(pod);
   }
 
   /**
@@ -125,10 +117,8 @@ export class PodManager {
    * not the stored object of that UID.
    */
   getPodAndMirrorPod(pod: Pod): PodAndMirrorPod {
-    if (isMirrorPod(pod)) {
-      return { pod: this.#byFullName.getPod(this.#lookupFullName(pod, this.#mirrorPodByUID)), mirrorPod: pod, wasMirror: true };
-    }
-    return { pod, mirrorPod: this.#byFullName.getMirror(this.#lookupFullName(pod, this.#podByUID)), wasMirror: false };
+    if (isMirrorPod(pod)) return { pod: this.#podOf(pod), mirrorPod: pod, wasMirror: true };
+    return { pod, mirrorPod: this.#mirrorOf(pod), wasMirror: false };
   }
 
   /** All non-mirror pods, unordered; a frozen snapshot shared until the next change. */
@@ -152,15 +142,23 @@ export class PodManager {
     return [...this.getPodsAndMirrorPods().orphanedMirrorPodFullNames];
   }
 
-  /** Replaces everything the manager holds with `pods`. */
+  /**
+   * Replaces everything the manager holds with `pods`. The indexes are emptied in place rather
+   * than replaced: a reload mostly stores the same UIDs and names again, and refilling their
+   * entries costs a fraction of inserting them into new tables.
+   */
   setPods(pods: readonly Pod[]): void {
-    this.#podByUID = new PodsByUID();
-    this.#byFullName = new PodsByFullName();
+    this.#podByUID.emptyAll();
+    this.#byFullName.holeAll();
+    this.#mirrorPodByUID.emptyAll();
+    this.#translationByUID.holeAll();
     this.#podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
-    this.#mirrorPodByUID = new PodsByUID();
-    this.#translationByUID = new TombstoneMap();
     this.#ephemeralContainers = 0;
     for (const pod of pods) this.#upsert(pod);
+    this.#podByUID.settle();
+    this.#byFullName.settle();
+    this.#mirrorPodByUID.settle();
+    this.#translationByUID.settle();
     this.#changed();
   }
 
@@ -257,7 +255,7 @@ export class PodManager {
     if (isMirrorPod(pod)) {
       const mirrorUID = asMirrorPodUID(uid);
       const fullName = this.#mirrorPodByUID.store(mirrorUID, pod);
-      const staticPod = this.#byFullName.setMirror(fullName, pod).pod;
+      const staticPod = this.#byFullName.setMirror(fullName, pod);
       if (staticPod) this.#setTranslation(mirrorUID, asResolvedPodUID(podUID(staticPod)));
     } else {
       const resolvedUID = asResolvedPodUID(uid);
@@ -265,24 +263,37 @@ export class PodManager {
       this.#ephemeralContainers += countEphemeralContainers(pod) - countEphemeralContainers(slot?.pod);
       const fullName = this.#podByUID.store(resolvedUID, pod, slot);
       // Last writer wins: two pods with one full name replace each other here.
-      const mirrorPod = this.#byFullName.setPod(fullName, pod).mirror;
+      const mirrorPod = this.#byFullName.setPod(fullName, pod);
       this.#podByNamespacedName.indexed(pod);
       if (mirrorPod) this.#setTranslation(asMirrorPodUID(podUID(mirrorPod)), resolvedUID);
     }
   }
 
   /**
-   * The full name of a pod a lookup was given. The first time, it comes from the pod's slot in
-   * `byUID` when that pod is stored, so that the string is the very key of the name indexes
-   * (compared by identity, not content), or else is built.
+   * The non-mirror pod with `mirror`'s full name, looked up by namespace then name from the
+   * strings the mirror already holds. That index holds only names that split one way only, so
+   * a hit is the answer. So is a miss, unless this name could split another way (a scan of
+   * both strings, paid only on a miss): only then is the full name looked up, the one kept in
+   * the mirror's slot when the mirror is stored, or else built. The same goes for getPodByName.
    */
-  #lookupFullName(pod: Pod, byUID: PodsByUID<string>): string {
-    let fullName = lookupNames.get(pod);
-    if (fullName === undefined) {
-      fullName = fullNameOf(pod, byUID.slot(podUID(pod)));
-      lookupNames.set(pod, fullName);
-    }
-    return fullName;
+  #podOf(mirror: Pod): Pod | undefined {
+    const name = mirror.metadata?.name ?? '';
+    const namespace = mirror.metadata?.namespace ?? '';
+    const pod = this.#podByNamespacedName.get(namespace, name);
+    if (pod !== undefined || hasUnambiguousFullName(name, namespace)) return pod;
+    return this.#byFullName.getPod(fullNameOf(mirror, this.#mirrorPodByUID.slot(asMirrorPodUID(podUID(mirror)))));
+  }
+
+  /**
+   * The mirror pod with `pod`'s full name; as `#podOf`, the other way, except that a miss needs
+   * no scan while no mirror's name splits more than one way.
+   */
+  #mirrorOf(pod: Pod): Pod | undefined {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    const mirror = this.#byFullName.getMirrorByName(namespace, name);
+    if (mirror !== undefined || !this.#byFullName.hasAmbiguousMirrorNames || hasUnambiguousFullName(name, namespace)) return mirror;
+    return this.#byFullName.getMirror(fullNameOf(pod, this.#podByUID.slot(asResolvedPodUID(podUID(pod)))));
   }
 
   #setTranslation(mirrorUID: MirrorPodUID, podUID: ResolvedPodUID): void {

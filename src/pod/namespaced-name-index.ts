@@ -1,3 +1,4 @@
+import { newDictionary, type Dictionary } from './dictionary.js';
 import type { PodsByFullName } from './pods-by-full-name.js';
 import type { Pod } from './types.js';
 import { TombstoneMap } from './tombstone-map.js';
@@ -9,6 +10,15 @@ import { TombstoneMap } from './tombstone-map.js';
  */
 export function hasUnambiguousFullName(name: string, namespace: string): boolean {
   return !name.includes('_') && !namespace.includes('_');
+}
+
+/**
+ * Whether a full name could come from more than one name and namespace: it has more than one
+ * `_`, which happens exactly when its name or namespace has one (the opposite of
+ * `hasUnambiguousFullName` for the two parts).
+ */
+export function isAmbiguousFullName(fullName: string): boolean {
+  return fullName.indexOf('_') !== fullName.lastIndexOf('_');
 }
 
 /** Changes kept before the index is dropped instead of brought up to date, beyond one per pod. */
@@ -24,7 +34,7 @@ const MIN_LOG_TO_DROP = 1024;
  */
 export class NamespacedNameIndex {
   readonly #fullNameIndex: PodsByFullName;
-  #byNamespace: Map<string, TombstoneMap<string, Pod>> | undefined;
+  #byNamespace: Dictionary<TombstoneMap<string, Pod>> | undefined;
   // Pods in the order they were indexed (true) or unindexed (false) since the last read.
   #logPods: Pod[] = [];
   #logAdds: boolean[] = [];
@@ -35,7 +45,7 @@ export class NamespacedNameIndex {
   }
 
   get(namespace: string, name: string): Pod | undefined {
-    return this.#current().get(namespace)?.get(name);
+    return this.#current()[namespace]?.get(name);
   }
 
   /** `pod` now holds its full name in the full-name index. */
@@ -55,18 +65,18 @@ export class NamespacedNameIndex {
     if (this.#logPods.length > MIN_LOG_TO_DROP && this.#logPods.length > this.#fullNameIndex.podCount) this.#drop();
   }
 
-  #current(): Map<string, TombstoneMap<string, Pod>> {
+  #current(): Dictionary<TombstoneMap<string, Pod>> {
     let byNamespace = this.#byNamespace;
     if (byNamespace === undefined) {
-      byNamespace = this.#byNamespace = new Map();
-      this.#fullNameIndex.forEachPod((pod) => set(byNamespace!, pod));
+      byNamespace = this.#byNamespace = newDictionary();
+      this.#fullNameIndex.forEachPod((pod) => indexByName(byNamespace!, pod));
       return byNamespace;
     }
     const pods = this.#logPods;
     if (pods.length > 0) {
       const adds = this.#logAdds;
       for (let i = 0; i < pods.length; i++) {
-        if (adds[i]) set(byNamespace, pods[i]!);
+        if (adds[i]) indexByName(byNamespace, pods[i]!);
         else unset(byNamespace, pods[i]!);
       }
       this.#logPods = [];
@@ -82,21 +92,22 @@ export class NamespacedNameIndex {
   }
 }
 
-function set(byNamespace: Map<string, TombstoneMap<string, Pod>>, pod: Pod): void {
+/** Files `pod` under its namespace and name in `byNamespace`, if its full name splits one way only. */
+export function indexByName(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
   const name = pod.metadata?.name ?? '';
   const namespace = pod.metadata?.namespace ?? '';
   if (!hasUnambiguousFullName(name, namespace)) return;
-  let byName = byNamespace.get(namespace);
-  if (byName === undefined) byNamespace.set(namespace, (byName = new TombstoneMap()));
+  let byName = byNamespace[namespace];
+  if (byName === undefined) byNamespace[namespace] = byName = new TombstoneMap();
   byName.set(name, pod);
 }
 
-function unset(byNamespace: Map<string, TombstoneMap<string, Pod>>, pod: Pod): void {
+function unset(byNamespace: Dictionary<TombstoneMap<string, Pod>>, pod: Pod): void {
   const name = pod.metadata?.name ?? '';
   const namespace = pod.metadata?.namespace ?? '';
   if (!hasUnambiguousFullName(name, namespace)) return;
-  const byName = byNamespace.get(namespace);
+  const byName = byNamespace[namespace];
   if (byName === undefined) return;
   byName.delete(name);
-  if (byName.size === 0) byNamespace.delete(namespace);
+  if (byName.size === 0) delete byNamespace[namespace];
 }

@@ -1,4 +1,5 @@
 import { getPodFullName } from './classify.js';
+import { newDictionary, type Dictionary } from './dictionary.js';
 import type { Pod } from './types.js';
 
 /**
@@ -17,33 +18,36 @@ export interface PodSlot {
 const MIN_EMPTY_TO_SWEEP = 32;
 
 /**
- * Pods by UID for the pod manager. A removed pod leaves its slot empty rather than deleting the
- * key (see TombstoneMap for why deleting and re-setting a key is slow in V8), and empty slots
- * are swept once they outnumber live ones.
+ * Pods by UID for the pod manager, on a dictionary-mode object (see dictionary.ts). A removed
+ * pod leaves its slot empty rather than deleting the key (see TombstoneMap for why), and empty
+ * slots are swept once they outnumber live ones.
  */
-export class PodsByUID<U> {
-  #slots = new Map<U, PodSlot>();
+export class PodsByUID<U extends string> {
+  #slots: Dictionary<PodSlot> = newDictionary();
+  // The table's UIDs, empty slots included, for iterating (see TombstoneMap's keys).
+  #uids: U[] = [];
   #empty = 0;
 
   /** Live pods. */
   get size(): number {
-    return this.#slots.size - this.#empty;
+    return this.#uids.length - this.#empty;
   }
 
   get(uid: U): Pod | undefined {
-    return this.#slots.get(uid)?.pod;
+    return this.#slots[uid]?.pod;
   }
 
   /** The slot of `uid`, empty or not: its `last` pod and full name stay readable. */
   slot(uid: U): PodSlot | undefined {
-    return this.#slots.get(uid);
+    return this.#slots[uid];
   }
 
   /** Stores `pod` under `uid` (`slot` is that UID's slot if the caller already has it); returns its full name. */
-  store(uid: U, pod: Pod, slot: PodSlot | undefined = this.#slots.get(uid)): string {
+  store(uid: U, pod: Pod, slot: PodSlot | undefined = this.#slots[uid]): string {
     if (slot === undefined) {
       const fullName = getPodFullName(pod);
-      this.#slots.set(uid, { pod, last: pod, fullName });
+      this.#slots[uid] = { pod, last: pod, fullName };
+      this.#uids.push(uid);
       return fullName;
     }
     if (slot.pod === undefined) this.#empty--;
@@ -59,24 +63,59 @@ export class PodsByUID<U> {
   remove(slot: PodSlot): void {
     if (slot.pod === undefined) return;
     slot.pod = undefined;
-    if (++this.#empty > MIN_EMPTY_TO_SWEEP && this.#empty > this.#slots.size - this.#empty) this.#sweep();
+    this.#empty++;
+    this.settle();
+  }
+
+  /**
+   * Empties every slot, for a reload (setPods): the pods stored again refill their slots in
+   * place, full names included, instead of being inserted into a new table. Call `settle()`
+   * after the reload.
+   */
+  emptyAll(): void {
+    const slots = this.#slots;
+    for (const uid of this.#uids) slots[uid]!.pod = undefined;
+    this.#empty = this.#uids.length;
+  }
+
+  /** Sweeps the empty slots if they outnumber the live ones. */
+  settle(): void {
+    if (this.#empty > MIN_EMPTY_TO_SWEEP && this.#empty > this.#uids.length - this.#empty) this.#sweep();
   }
 
   /** Calls `fn` for each stored pod. */
   forEach(fn: (pod: Pod, uid: U) => void): void {
-    for (const [uid, slot] of this.#slots) if (slot.pod !== undefined) fn(slot.pod, uid);
+    const slots = this.#slots;
+    for (const uid of this.#uids) {
+      const pod = slots[uid]!.pod;
+      if (pod !== undefined) fn(pod, uid);
+    }
   }
 
   /** The stored pods, in no particular order. */
   pods(): Pod[] {
     const pods: Pod[] = [];
-    for (const slot of this.#slots.values()) if (slot.pod !== undefined) pods.push(slot.pod);
+    const slots = this.#slots;
+    for (const uid of this.#uids) {
+      const pod = slots[uid]!.pod;
+      if (pod !== undefined) pods.push(pod);
+    }
     return pods;
   }
 
+  // A new table with the live slots (see TombstoneMap's sweep).
   #sweep(): void {
-    const slots = this.#slots;
-    for (const [uid, slot] of slots) if (slot.pod === undefined) slots.delete(uid);
+    const old = this.#slots;
+    const slots: Dictionary<PodSlot> = newDictionary();
+    const uids: U[] = [];
+    for (const uid of this.#uids) {
+      const slot = old[uid]!;
+      if (slot.pod === undefined) continue;
+      slots[uid] = slot;
+      uids.push(uid);
+    }
+    this.#slots = slots;
+    this.#uids = uids;
     this.#empty = 0;
   }
 }

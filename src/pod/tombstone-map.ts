@@ -1,71 +1,114 @@
+import { newDictionary, type Dictionary } from './dictionary.js';
+
 const HOLE: unique symbol = Symbol('removed');
 
 /** Holes are swept once there are more of them than this and than live keys. */
 const MIN_HOLES_TO_SWEEP = 32;
 
 /**
- * A Map for indexes whose keys come and go, such as the pod manager's. A removed key is not
- * deleted at once: it stays as a hole, which a later `set` of the same key fills in place, and
- * the holes are deleted in one sweep once they outnumber the live keys (so at most about half
- * of the entries are holes, and the sweep costs O(1) per removal over time).
+ * A string-keyed map for indexes whose keys come and go, such as the pod manager's, on a
+ * dictionary-mode object (see dictionary.ts). A removed key is not deleted at once: it stays as
+ * a hole, which a later `set` of the same key fills in place, and the holes go in one sweep
+ * once they outnumber the live keys (so at most about half of the entries are holes, and the
+ * sweep costs O(1) per removal over time).
  *
- * Why: in V8, `delete` followed by `set` of the same key does not reuse the entry. It appends a
- * new one, and once the table's spare room is used up the whole table is copied, and grown when
- * live keys are many: at 10,000 keys a delete+set costs three to five times a set of a present
- * key, and the copies (megabytes at 100,000 keys) feed the garbage collector. A pod removed and
- * added again, or a full name taken over by another pod, is that pattern.
+ * Why: a pod removed and added again, or a full name taken over by another pod, deletes a key
+ * and sets it again. Deleting from a V8 hash table leaves a deleted marker and gives the key a
+ * new place (and, for a dictionary, a new enumeration index) when it comes back, and the table
+ * is rehashed once markers pile up; writing into a hole touches only the entry.
  *
  * Iteration order is the order in which keys were first set since they were last swept, which
  * callers must not rely on.
  */
-export class TombstoneMap<K, V extends {}> {
-  #map = new Map<K, V | typeof HOLE>();
+export class TombstoneMap<K extends string, V extends {}> {
+  #table: Dictionary<V | typeof HOLE> = newDictionary();
+  // The table's keys, holes included, in the order they were first set: iterating a
+  // dictionary-mode object lists and sorts its keys first, which at 100,000 keys costs a
+  // hundred times a walk over this array.
+  #keys: K[] = [];
   #holes = 0;
 
   /** Live keys. */
   get size(): number {
-    return this.#map.size - this.#holes;
+    return this.#keys.length - this.#holes;
   }
 
   get(key: K): V | undefined {
-    const value = this.#map.get(key);
+    const value = this.#table[key];
     return value === HOLE ? undefined : value;
   }
 
   has(key: K): boolean {
-    const value = this.#map.get(key);
+    const value = this.#table[key];
     return value !== undefined && value !== HOLE;
   }
 
-  set(key: K, value: V): void {
-    const map = this.#map;
-    if (map.get(key) === HOLE) this.#holes--;
-    map.set(key, value);
+  /** Sets `key`; true when it was not there (absent or removed). */
+  set(key: K, value: V): boolean {
+    const table = this.#table;
+    const old = table[key];
+    table[key] = value;
+    if (old === undefined) this.#keys.push(key);
+    else if (old === HOLE) this.#holes--;
+    else return false;
+    return true;
   }
 
   /** Removes `key`; true when it was there. */
   delete(key: K): boolean {
-    const map = this.#map;
-    const value = map.get(key);
+    const table = this.#table;
+    const value = table[key];
     if (value === undefined || value === HOLE) return false;
-    map.set(key, HOLE);
-    if (++this.#holes > MIN_HOLES_TO_SWEEP && this.#holes > map.size - this.#holes) this.#sweep();
+    table[key] = HOLE;
+    this.#holes++;
+    this.settle();
     return true;
   }
 
+  /**
+   * Turns every key into a hole, for a reload that will set most of them again (each then fills
+   * its hole in place). Call `settle()` after the reload.
+   */
+  holeAll(): void {
+    const table = this.#table;
+    for (const key of this.#keys) table[key] = HOLE;
+    this.#holes = this.#keys.length;
+  }
+
+  /** Sweeps the holes if they outnumber the live keys. */
+  settle(): void {
+    if (this.#holes > MIN_HOLES_TO_SWEEP && this.#holes > this.#keys.length - this.#holes) this.#sweep();
+  }
+
   clear(): void {
-    this.#map = new Map();
+    this.#table = newDictionary();
+    this.#keys = [];
     this.#holes = 0;
   }
 
   /** Calls `fn` for each live entry. */
   forEach(fn: (value: V, key: K) => void): void {
-    for (const [key, value] of this.#map) if (value !== HOLE) fn(value, key);
+    const table = this.#table;
+    for (const key of this.#keys) {
+      const value = table[key]!;
+      if (value !== HOLE) fn(value, key);
+    }
   }
 
+  // A new table with the live keys: deleting the holes one by one would shrink and rehash the
+  // old table several times over.
   #sweep(): void {
-    const map = this.#map;
-    for (const [key, value] of map) if (value === HOLE) map.delete(key);
+    const old = this.#table;
+    const table: Dictionary<V | typeof HOLE> = newDictionary();
+    const keys: K[] = [];
+    for (const key of this.#keys) {
+      const value = old[key]!;
+      if (value === HOLE) continue;
+      table[key] = value;
+      keys.push(key);
+    }
+    this.#table = table;
+    this.#keys = keys;
     this.#holes = 0;
   }
 }

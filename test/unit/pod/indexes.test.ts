@@ -1,6 +1,6 @@
 // The indexes under the pod manager, each keeping removed keys in place until it sweeps them:
 // TombstoneMap, the pods-by-UID slots (which keep a removed pod's full name), the full-name
-// entries shared by pods and mirrors, and the lazily caught-up namespace → name index.
+// indexes of pods and of mirrors, and the lazily caught-up namespace → name index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NamespacedNameIndex } from '../../../src/pod/namespaced-name-index.js';
@@ -9,7 +9,7 @@ import { PodsByUID, fullNameOf } from '../../../src/pod/pods-by-uid.js';
 import { TombstoneMap } from '../../../src/pod/tombstone-map.js';
 import { newPod, ns } from './pod-fixtures.js';
 
-function entries<K, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
+function entries<K extends string, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
   const out: Array<[K, V]> = [];
   map.forEach((value, key) => out.push([key, value]));
   return out;
@@ -101,12 +101,13 @@ describe('PodsByUID', () => {
 });
 
 describe('PodsByFullName', () => {
-  test('holds a pod and a mirror per name independently, and pairs them in one lookup', () => {
+  test('holds a pod and a mirror per name independently, and hands each its partner', () => {
     const names = new PodsByFullName();
     const pod = newPod('s1', 'web', ns, 'static');
     const mirror = newPod('m1', 'web', ns, 'mirror');
-    assert.equal(names.setMirror('web_default', mirror).pod, undefined);
-    assert.equal(names.setPod('web_default', pod).mirror, mirror);
+    assert.equal(names.setMirror('web_default', mirror), undefined);
+    assert.equal(names.setPod('web_default', pod), mirror);
+    assert.equal(names.setMirror('web_default', mirror), pod);
     assert.equal(names.podCount, 1);
     assert.deepEqual(names.orphanedMirrorFullNames(), []);
     names.deletePod('web_default');
@@ -135,6 +136,45 @@ describe('PodsByFullName', () => {
     assert.equal(names.getPod('p3_default'), pods[3]);
     assert.equal(names.getPod('p4_default'), undefined);
     assert.ok(names.getMirror('p99_default'));
+  });
+});
+
+describe('PodsByFullName mirrors by namespace and name', () => {
+  test('built on the first lookup, then kept up to date; names that split two ways stay out', () => {
+    const names = new PodsByFullName();
+    const web = newPod('m1', 'web', ns, 'mirror');
+    names.setMirror('web_default', web);
+    names.setMirror('a_b_default', newPod('m2', 'a_b', ns, 'mirror'));
+    assert.equal(names.getMirrorByName(ns, 'web'), web, 'a mirror set before the first lookup');
+    assert.equal(names.getMirrorByName(ns, 'a_b'), undefined, 'an ambiguous name is left to the full-name index');
+    const db = newPod('m3', 'db', 'kube-system', 'mirror');
+    names.setMirror('db_kube-system', db);
+    assert.equal(names.getMirrorByName('kube-system', 'db'), db, 'a mirror set after it');
+    names.deleteMirror('web_default');
+    assert.equal(names.getMirrorByName(ns, 'web'), undefined, 'a removed mirror');
+    names.holeAll();
+    assert.equal(names.getMirrorByName('kube-system', 'db'), undefined, 'a reload forgets every mirror');
+    names.setMirror('db_kube-system', db);
+    names.settle();
+    assert.equal(names.getMirrorByName('kube-system', 'db'), db, 'and finds the ones set again');
+  });
+});
+
+describe('PodsByFullName mirror names that split more than one way', () => {
+  test('are counted while held, once per name, and forgotten by a reload', () => {
+    const names = new PodsByFullName();
+    names.setMirror('web_default', newPod('m1', 'web', ns, 'mirror'));
+    assert.equal(names.hasAmbiguousMirrorNames, false);
+    names.setPod('p_q_default', newPod('u1', 'p_q', ns, 'extra'));
+    assert.equal(names.hasAmbiguousMirrorNames, false, 'pods are not counted');
+    names.setMirror('a_b_default', newPod('m2', 'a_b', ns, 'mirror'));
+    names.setMirror('a_b_default', newPod('m3', 'a', 'b_default', 'mirror'));
+    assert.equal(names.hasAmbiguousMirrorNames, true, 'a name with two `_`');
+    names.deleteMirror('a_b_default');
+    assert.equal(names.hasAmbiguousMirrorNames, false, 'counted once although set twice');
+    names.setMirror('x_y_default', newPod('m4', 'x_y', ns, 'mirror'));
+    names.holeAll();
+    assert.equal(names.hasAmbiguousMirrorNames, false);
   });
 });
 
