@@ -1,14 +1,18 @@
 // A process that holds only a fleet (and this thin IPC shim), so that its RSS, heap and CPU are
-// the fleet's. Forked by fleet.bench.ts with { kubeconfig, manifestDir, nodes, prefix } as argv[2].
+// the fleet's. Forked by fleet.bench.ts with { kubeconfig, manifestDir, nodes, prefix } as argv[2]
+// (fleet-memory.bench.ts leaves manifestDir out: nodes without static pods, and may ask for heap
+// snapshots, written into snapshotDir).
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string };
+const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir?: string; nodes: number; prefix: string; snapshotDir?: string };
 
 // Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
 // creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
@@ -67,7 +71,7 @@ https.Agent.prototype.createConnection = function (this: https.Agent, ...args: P
 } as typeof createConnection;
 
 const config = resolveFleetConfig(
-  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir }] },
+  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, ...(options.manifestDir !== undefined ? { staticPodPath: options.manifestDir } : {}) }] },
   {
     ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),
@@ -78,6 +82,7 @@ applyFleetGcSettings(config);
 const fleet = await createFleet({ config });
 await fleet.start();
 
+let snapshots = 0;
 const ops: ChildOps = {
   started: () => true,
   memory: () => {
@@ -86,6 +91,12 @@ const ops: ChildOps = {
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal };
   },
   cpu: () => process.cpuUsage(),
+  // A heap snapshot after a full GC (bench/agent/heap-attribution.ts reads it); its path.
+  snapshot: () => {
+    if (options.snapshotDir === undefined) throw new Error('no snapshotDir given');
+    (globalThis as { gc?: () => void }).gc?.();
+    return writeHeapSnapshot(join(options.snapshotDir, `fleet-${++snapshots}.heapsnapshot`));
+  },
   requests: () => requests,
   connections: () => connections,
   creates: () => ({ ok: creates.ok, failed: creates.failed, ms: creates.lastEnd - creates.firstStart, peakInFlight: creates.peakInFlight }),

@@ -100,7 +100,7 @@ export interface KubeletIdle {
   requestsPerSecond: number;
 }
 
-class FleetChild {
+export class FleetChild {
   #id = 0;
   #pending = new Map<number, (v: unknown) => void>();
   constructor(readonly child: ChildProcess) {
