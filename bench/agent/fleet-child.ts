@@ -1,18 +1,21 @@
 // A process that holds only a fleet (and this thin IPC shim), so that its RSS, heap and CPU are
 // the fleet's. Forked by fleet.bench.ts with { kubeconfig, manifestDir, nodes, prefix } as argv[2]
-// (fleet-memory.bench.ts leaves manifestDir out: nodes without static pods, and may ask for heap
-// snapshots, written into snapshotDir).
+// (fleet-memory.bench.ts leaves manifestDir out: nodes without static pods; sets `log`, for the
+// loggers `kubelet-pods fleet` makes, writing to /dev/null; and may ask for heap snapshots,
+// written into snapshotDir).
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
+import { createLogger } from '../../src/logger.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir?: string; nodes: number; prefix: string; snapshotDir?: string };
+const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir?: string; nodes: number; prefix: string; snapshotDir?: string; log?: boolean };
 
 // Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
 // creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
@@ -79,7 +82,9 @@ const config = resolveFleetConfig(
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts).
 applyFleetGcSettings(config);
-const fleet = await createFleet({ config });
+// The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away.
+const logger = options.log === true ? createLogger({ destination: createWriteStream('/dev/null') }) : undefined;
+const fleet = await createFleet({ config, ...(logger !== undefined ? { logger } : {}) });
 await fleet.start();
 
 let snapshots = 0;

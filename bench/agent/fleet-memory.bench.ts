@@ -9,7 +9,7 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
@@ -46,7 +46,7 @@ export interface FleetMemoryResult {
   podsPerNode: number;
   /** Fork → every Node Ready. */
   readyMs: number;
-  /** First pod created → every pod Running (as a watch of the namespace sees it). */
+  /** First pod created → every pod Running (polled from the API server's watch cache). */
   runningMs: number;
   /** Creating the pods alone (the API server's part of runningMs). */
   createMs: number;
@@ -64,26 +64,10 @@ interface Memory {
   heapTotal: number;
 }
 
-/** Counts the namespace's pods that are Running, from a list and a watch (the admin's view). */
-async function watchRunning(kc: KubeConfig): Promise<{ running: () => number; stop: () => void }> {
-  const phases = new Map<string, string>();
-  let running = 0;
-  const apply = (type: string, pod: V1Pod): void => {
-    const name = pod.metadata?.name ?? '';
-    if (phases.get(name) === 'Running') running--;
-    if (type === 'DELETED') phases.delete(name);
-    else phases.set(name, pod.status?.phase ?? '');
-    if (phases.get(name) === 'Running') running++;
-  };
-  const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NAMESPACE });
-  for (const pod of list.items) apply('ADDED', pod);
-  const controller = await new Watch(kc).watch(
-    `/api/v1/namespaces/${NAMESPACE}/pods`,
-    { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
-    (type, pod: V1Pod) => type !== 'BOOKMARK' && apply(type, pod),
-    () => undefined,
-  );
-  return { running: () => running, stop: () => controller.abort() };
+/** How many of the namespace's pods are Running, from the API server's watch cache. */
+async function runningPods(api: CoreV1Api): Promise<number> {
+  const list = await api.listNamespacedPod({ namespace: NAMESPACE, fieldSelector: 'status.phase=Running', resourceVersion: '0' });
+  return list.items.length;
 }
 
 /** An ordinary pod as a Deployment would make it, bound to `node`. */
@@ -115,13 +99,12 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
 
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
   const t0 = performance.now();
-  const child = fork(script, [JSON.stringify({ kubeconfig, nodes, prefix: PREFIX, ...(o.snapshotDir !== undefined ? { snapshotDir: o.snapshotDir } : {}) })], {
+  const child = fork(script, [JSON.stringify({ kubeconfig, nodes, prefix: PREFIX, log: true, ...(o.snapshotDir !== undefined ? { snapshotDir: o.snapshotDir } : {}) })], {
     execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const fleet = new FleetChild(child);
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  let watch: Awaited<ReturnType<typeof watchRunning>> | undefined;
   try {
     await fleet.call('started');
     const pollMs = nodes > 200 ? 2000 : 500;
@@ -148,7 +131,6 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
     };
     const empty = await measure();
 
-    watch = await watchRunning(adminKc);
     const api = createApiClients(adminKc, unlimited, { pool: createConnectionPool(CREATE_CONCURRENCY) }).core;
     const bodies: V1Pod[] = [];
     // Node by node, pod by pod: the last node gets its first pod only at the end.
@@ -159,11 +141,8 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
     });
     const createMs = performance.now() - c0;
     const total = nodes * podsPerNode;
-    const running = watch.running;
-    await until(() => running() === total, `${total} pods Running (last count: see the watch)`, 900_000, 200);
+    await until(async () => (await runningPods(admin)) === total, `${total} pods Running`, 900_000, pollMs);
     const runningMs = performance.now() - c0;
-    watch.stop();
-    watch = undefined;
     const withPods = await measure();
 
     return {
@@ -180,7 +159,6 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
       heapBytesPerPod: Math.round((withPods.heapUsedBytes - empty.heapUsedBytes) / total),
     };
   } finally {
-    watch?.stop();
     await fleet.call('stop').catch(() => undefined);
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;

@@ -203,6 +203,13 @@ function componentOfScript(url: string): string | undefined {
 export interface Attribution {
   /** Bytes charged to each component. */
   byComponent: Map<string, number>;
+  /** What is not owned by one component, by node type and name (the largest first). */
+  unowned: Map<string, number>;
+  /**
+   * The plain data reachable from pod objects (every copy; each object counted once), by the
+   * pod field it hangs under: what the pods themselves weigh, wherever they are held.
+   */
+  podData: Map<string, number>;
   /** Per pod UID: how many distinct pod objects, and who holds each (its component). */
   podCopies: Map<string, string[]>;
   totalBytes: number;
@@ -252,14 +259,17 @@ export function attribute(s: Snapshot): Attribution {
   }
   const owner = new Array<string>(count);
   const byComponent = new Map<string, number>();
+  const unowned = new Map<string, number>();
+  const UNOWNED = '(not owned by one component)';
   let totalBytes = 0;
   const stack: number[] = [0];
-  owner[0] = '(not owned by one component)';
+  owner[0] = UNOWNED;
   while (stack.length > 0) {
     const n = stack.pop()!;
     const self = s.nodes[n * s.nodeFieldCount + N_SELF]!;
     totalBytes += self;
     byComponent.set(owner[n]!, (byComponent.get(owner[n]!) ?? 0) + self);
+
     for (const c of children.get(n) ?? []) {
       owner[c] = mark.get(c) ?? owner[n]!;
       stack.push(c);
@@ -268,18 +278,77 @@ export function attribute(s: Snapshot): Attribution {
 
   // Pod objects: plain objects with metadata and spec whose metadata has a uid.
   const podCopies = new Map<string, string[]>();
+  const podObjects = new Set<number>();
   for (let n = 0; n < count; n++) {
     if (type(n) !== 'object' || str(n) !== 'Object' || owner[n] === undefined) continue;
     const metadata = child(n, 'metadata');
-    if (metadata < 0 || child(n, 'spec') < 0) continue;
+    const spec = child(n, 'spec');
+    if (metadata < 0 || spec < 0 || child(spec, 'containers') < 0) continue;
     const uid = child(metadata, 'uid');
     if (uid < 0 || !type(uid).includes('string')) continue;
     const key = str(uid);
+    podObjects.add(n);
     let holders = podCopies.get(key);
     if (holders === undefined) podCopies.set(key, (holders = []));
     holders.push(owner[n]!);
   }
-  return { byComponent, podCopies, totalBytes };
+  // The pods' data, by field: walked over plain data only (properties, elements, backing
+  // stores), so that no walk reaches a prototype or a hidden class shared by everything.
+  const podData = new Map<string, number>();
+  const seen = new Uint8Array(count);
+  const plain = (n: number): boolean => {
+    const t = type(n);
+    if (t === 'object') return ['Object', 'Array', 'Date'].includes(str(n));
+    return t === 'array' || t === 'number' || t.includes('string') || (t === 'hidden' && str(n).includes('PropertyArray'));
+  };
+  const walk = (from: number, field: string): void => {
+    const stack = [from];
+    let bytes = 0;
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      if (seen[n]) continue;
+      seen[n] = 1;
+      bytes += s.nodes[n * s.nodeFieldCount + N_SELF]!;
+      for (let e = s.firstEdge[n]!; e < s.firstEdge[n + 1]!; e += s.edgeFieldCount) {
+        const et = s.edgeTypes[s.edges[e + E_TYPE]!];
+        const name = edgeName(e);
+        const follow = et === 'property' ? name !== '__proto__' && name !== 'constructor' : et === 'element' || (et === 'internal' && (name === 'elements' || name === 'properties'));
+        const t = s.edges[e + E_TO]! / s.nodeFieldCount;
+        if (follow && !seen[t] && plain(t)) stack.push(t);
+      }
+    }
+    podData.set(field, (podData.get(field) ?? 0) + bytes);
+  };
+  const pods = [...podObjects];
+  for (const p of pods) seen[p] = 1;
+  for (const p of pods) podData.set('(pod objects)', (podData.get('(pod objects)') ?? 0) + s.nodes[p * s.nodeFieldCount + N_SELF]!);
+  for (const field of ['metadata.managedFields', 'metadata', 'spec', 'status']) {
+    for (const p of pods) {
+      const [top, sub] = field.split('.') as [string, string | undefined];
+      const t = child(p, top);
+      if (t < 0) continue;
+      if (sub === undefined) {
+        walk(t, field);
+        continue;
+      }
+      const u = child(t, sub);
+      if (u >= 0) walk(u, field);
+    }
+  }
+  for (const p of pods) {
+    for (let e = s.firstEdge[p]!; e < s.firstEdge[p + 1]!; e += s.edgeFieldCount) {
+      const t = s.edges[e + E_TO]! / s.nodeFieldCount;
+      if (!seen[t] && plain(t)) walk(t, 'other fields');
+    }
+  }
+  // What else no one component owns: the pods' data left out, by kind of object.
+  for (let n = 0; n < count; n++) {
+    if (owner[n] !== UNOWNED || seen[n]) continue;
+    const t = type(n);
+    const what = t === 'object' || t === 'closure' || t === 'hidden' || t === 'native' ? `${t} ${str(n).slice(0, 40)}` : t;
+    unowned.set(what, (unowned.get(what) ?? 0) + s.nodes[n * s.nodeFieldCount + N_SELF]!);
+  }
+  return { byComponent, unowned, podData, podCopies, totalBytes };
 }
 
 const kb = (b: number): string => (b / 1024).toFixed(0);
@@ -328,4 +397,14 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   console.log(table(a, b, Number(podsArg ?? 0)));
   console.log('');
   console.log(copiesTable(b ?? a));
+  console.log('');
+  const data = (x: Attribution): number => [...x.podData.values()].reduce((m, v) => m + v, 0);
+  console.log(`the pods' data (every copy, each object once), KiB${b !== undefined ? ' and bytes per pod' : ''}:`);
+  for (const [field, bytes] of (b ?? a).podData) console.log(`  ${kb(bytes)} KiB  ${field}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.podData.get(field) ?? 0)) / Number(podsArg)).toFixed(0)} bytes per pod)` : ''}`);
+  console.log(`  ${kb(data(b ?? a))} KiB  in all`);
+  console.log('');
+  console.log(`not owned by one component, the pods' data left out, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
+  for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
+    console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.unowned.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
+  }
 }

@@ -153,7 +153,7 @@ async function runFleetMemory(quick: boolean, write: Write): Promise<void> {
   }
   const table = fleetMemoryTable(result);
   const note =
-    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts, the kubelet lifecycle, no static pods) on a local control plane of its own (bench/agent/fleet-memory.bench.ts): ${nodes} nodes until all are Ready, then ${nodes * podsPerNode} ordinary pods created through the API with spec.nodeName (${podsPerNode} per node, 32 at a time, as admin) until a watch sees all Running. ` +
+    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts, the kubelet lifecycle, no static pods) on a local control plane of its own (bench/agent/fleet-memory.bench.ts): ${nodes} nodes until all are Ready, then ${nodes * podsPerNode} ordinary pods created through the API with spec.nodeName (${podsPerNode} per node, 32 at a time, as admin) until a list from the watch cache shows all Running. ` +
     `Memory after a full GC, ${sizes.settleMs / 1000} s after each convergence; per node: the empty fleet's total ÷ nodes; per pod: the difference ÷ pods. Idle CPU (utime + stime) over the ${sizes.idleWindowMs / 1000} s after each reading. Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after.`;
   const overrides = ['BENCH_FLEET_MEMORY_NODES', 'BENCH_FLEET_MEMORY_PODS', 'BENCH_FLEET_MEMORY_SNAPSHOTS'].filter((name) => process.env[name] !== undefined);
   if (overrides.length > 0) {
