@@ -57,8 +57,35 @@ export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
   );
 }
 
-/** A child logger with `bindings` on every line; silent when no logger was given. */
+/**
+ * A child logger with `bindings` on every line; silent when no logger was given. The child is
+ * made at its first line of an enabled level: a fleet gives each node several (node, lease,
+ * status writer, pod workers, sources), about a KiB each in pino, and most never write at the
+ * level set (docs/performance.md, "Where the fleet's memory goes").
+ */
 export function childLogger(logger: Logger | undefined, bindings: object): Logger {
   if (!logger) return noopLogger;
-  return logger.child?.(bindings) ?? logger;
+  if (logger.child === undefined) return logger;
+  return lazyChild(logger, () => logger.child!(bindings));
+}
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+function lazyChild(parent: Logger, make: () => Logger): Logger {
+  let made: Logger | undefined;
+  const real = (): Logger => (made ??= make());
+  // pino answers isLevelEnabled; a logger that does not is asked every time.
+  const enabled = (level: Level): boolean => (parent as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true;
+  const write =
+    (level: Level) =>
+    (obj: object, msg?: string): void => {
+      if (enabled(level)) real()[level](obj, msg);
+    };
+  return {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (more) => lazyChild(parent, () => real().child?.(more) ?? real()),
+  };
 }

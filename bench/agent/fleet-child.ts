@@ -8,7 +8,7 @@ import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
@@ -93,7 +93,9 @@ const ops: ChildOps = {
   memory: () => {
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
-    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal };
+    // Where the heap's committed memory is (what RSS holds beyond the live objects), in KiB.
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { committedKiB: Math.round(s.physical_space_size / 1024), usedKiB: Math.round(s.space_used_size / 1024) }]));
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spaces };
   },
   cpu: () => process.cpuUsage(),
   // A heap snapshot after a full GC (bench/agent/heap-attribution.ts reads it); its path.

@@ -37,6 +37,11 @@ export interface FleetMemoryOptions {
 export interface FleetMemoryState {
   rssBytes: number;
   heapUsedBytes: number;
+  /** The heap V8 has committed (RSS beyond heapUsed is mostly this, code and Node's own). */
+  heapTotalBytes: number;
+  externalBytes: number;
+  /** Per V8 heap space, committed and used KiB. */
+  spaces: Record<string, { committedKiB: number; usedKiB: number }>;
   idleCpuPercent: number;
   snapshot?: string;
 }
@@ -62,6 +67,8 @@ interface Memory {
   rss: number;
   heapUsed: number;
   heapTotal: number;
+  external: number;
+  spaces: Record<string, { committedKiB: number; usedKiB: number }>;
 }
 
 /** How many of the namespace's pods are Running, from the API server's watch cache. */
@@ -78,6 +85,25 @@ function ordinaryPod(node: string, i: number): V1Pod {
     metadata: { name: `${node}-p${i}`, namespace: NAMESPACE, labels: { app: 'fleet-memory', node } },
     spec: { nodeName: node, containers: [{ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] },
   };
+}
+
+/**
+ * Creates the pod, again after a timeout or overload of a busy API server (504, 429, 5xx, a
+ * broken connection); a 409 after such a failure means the first try got through.
+ */
+async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Pod): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await api.createNamespacedPod({ namespace: NAMESPACE, body });
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt > 1 && code === 409) return;
+      const transient = typeof code !== 'number' || code === 429 || code >= 500;
+      if (!transient || attempt >= 10) throw err;
+      await delay(500 * attempt);
+    }
+  }
 }
 
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number, pollMs: number): Promise<void> {
@@ -127,7 +153,7 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
       await delay(o.idleWindowMs);
       const idleCpuPercent = Math.round(((procCpuMs(child.pid!) - cpu0) / (performance.now() - w0)) * 10_000) / 100;
       const snapshot = o.snapshotDir !== undefined ? await fleet.call<string>('snapshot') : undefined;
-      return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, idleCpuPercent, ...(snapshot !== undefined ? { snapshot } : {}) };
+      return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external, spaces: memory.spaces, idleCpuPercent, ...(snapshot !== undefined ? { snapshot } : {}) };
     };
     const empty = await measure();
 
@@ -136,9 +162,7 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
     // Node by node, pod by pod: the last node gets its first pod only at the end.
     for (let i = 0; i < podsPerNode; i++) for (let n = 0; n < nodes; n++) bodies.push(ordinaryPod(`${PREFIX}${n}`, i));
     const c0 = performance.now();
-    await pool(bodies, CREATE_CONCURRENCY, async (body) => {
-      await api.createNamespacedPod({ namespace: NAMESPACE, body });
-    });
+    await pool(bodies, CREATE_CONCURRENCY, (body) => createPod(api, body));
     const createMs = performance.now() - c0;
     const total = nodes * podsPerNode;
     await until(async () => (await runningPods(admin)) === total, `${total} pods Running`, 900_000, pollMs);
