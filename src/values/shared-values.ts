@@ -12,8 +12,12 @@
  *
  * The table holds its objects weakly (a `WeakRef` per distinct object, keyed by a hash of the
  * content), so a tree no pod holds any more goes with the pods; entries whose object is gone
- * are dropped once the table has doubled since the last sweep. Values that are not plain
- * JSON (a Date, a class instance) are left as they are, and so is every object holding one.
+ * are dropped once the table has doubled since the last sweep. An object enters it only when
+ * its hash comes a second time: most of a pod's status and its uniquely named volumes never
+ * repeat, and an entry for each cost more than the sharing saved (the hashes seen once are
+ * kept as small integers, forgotten when they outnumber the entries four to one). Values that
+ * are not plain JSON (a Date, a class instance) are left as they are, and so is every object
+ * holding one.
  */
 export interface SharedValues {
   share<T>(value: T): T;
@@ -27,8 +31,9 @@ type Shared = { value: unknown; hash: number | undefined };
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+/** 30 bits, so that hashes stay small integers (no heap number per key). */
 function mix(hash: number, n: number): number {
-  return Math.imul(hash ^ n, FNV_PRIME) >>> 0;
+  return (Math.imul(hash ^ n, FNV_PRIME) >>> 2) & 0x3fffffff;
 }
 
 function hashString(hash: number, s: string): number {
@@ -61,6 +66,7 @@ function shallowEqual(a: object, b: object): boolean {
 
 export function createSharedValues(): SharedValues {
   const table = new Map<number, WeakRef<object>>();
+  const seenOnce = new Set<number>();
   let sweepAt = 1024;
 
   const sweep = (): void => {
@@ -109,6 +115,12 @@ export function createSharedValues(): SharedValues {
     Object.freeze(v);
     // A different object under the same hash keeps its place; this one stays unshared.
     if (found === undefined) {
+      if (!seenOnce.has(hash)) {
+        if (seenOnce.size >= Math.max(4096, table.size * 4)) seenOnce.clear();
+        seenOnce.add(hash);
+        return { value: v, hash };
+      }
+      seenOnce.delete(hash);
       table.set(hash, new WeakRef(v));
       if (table.size >= sweepAt) sweep();
     }
