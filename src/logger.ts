@@ -60,8 +60,8 @@ export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
 /**
  * A child logger with `bindings` on every line; silent when no logger was given. The child is
  * made at its first line of an enabled level: a fleet gives each node several (node, lease,
- * status writer, pod workers, sources), about a KiB each in pino, and most never write at the
- * level set (docs/performance.md, "Where the fleet's memory goes").
+ * status writer, pod workers, sources), and most never write at the level set
+ * (docs/performance.md, "Where the fleet's memory goes").
  */
 export function childLogger(logger: Logger | undefined, bindings: object): Logger {
   if (!logger) return noopLogger;

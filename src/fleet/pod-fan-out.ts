@@ -176,8 +176,8 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
  * List and watch of every pod bound to some node (`spec.nodeName!=`), for the fan-out: the
  * list through the process's API clients (its pool and rate limiter), the watch on one
  * long-lived connection of its own. Every pod is kept without its managedFields, which nothing
- * in the fleet reads: they were a third of an ordinary pod's heap (docs/performance.md, "Where
- * the fleet's memory goes"); so the fleet's `/pods` shows none (docs/kubelet-differences.md).
+ * in the fleet reads and which weighed most of an ordinary pod (docs/performance.md, "Where the
+ * fleet's memory goes"); so the fleet's `/pods` shows none (docs/kubelet-differences.md).
  */
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
   // And the parts pods have in common held once (src/fleet/shared-pod-parts.ts).

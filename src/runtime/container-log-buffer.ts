@@ -16,9 +16,9 @@ export interface ContainerLogBuffer {
 export const DEFAULT_CONTAINER_LOG_BYTES = 64 * 1024;
 
 /**
- * One container's lines, as times and texts side by side: a fleet keeps a few lines for each of
- * its many containers, and an object and a Date per line weighed more than the text
- * (docs/performance.md, "Where the fleet's memory goes"). Lines become objects when read.
+ * One container's lines, as times and texts side by side (no object or Date per line): a fleet
+ * keeps a few lines for each of its many containers, and reads them rarely. Lines become
+ * objects when read.
  */
 interface Kept {
   readonly container: string;
