@@ -57,8 +57,59 @@ export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
   );
 }
 
-/** A child logger with `bindings` on every line; silent when no logger was given. */
+/**
+ * A child logger with `bindings` on every line; silent when no logger was given. The child is
+ * made at its first line of an enabled level: a fleet gives each node several (node, lease,
+ * status writer, pod workers, sources), and most never write at the level set
+ * (docs/performance.md, "Where the fleet's memory goes").
+ */
 export function childLogger(logger: Logger | undefined, bindings: object): Logger {
   if (!logger) return noopLogger;
-  return logger.child?.(bindings) ?? logger;
+  if (logger.child === undefined) return logger;
+  return new LazyChild(logger, bindings, undefined);
+}
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * A child made on its first enabled line. Methods on the prototype, not closures: thousands of
+ * these live in a fleet, and a closure per method cost more than the pino child they stand for.
+ */
+class LazyChild implements Logger {
+  #made: Logger | undefined;
+  constructor(
+    private readonly root: Logger,
+    private readonly bindings: object,
+    /** The lazy child this one is a child of; the root's own child otherwise. */
+    private readonly parent: LazyChild | undefined,
+  ) {}
+
+  #real(): Logger {
+    if (this.#made === undefined) {
+      const from = this.parent !== undefined ? this.parent.#real() : this.root;
+      this.#made = from.child?.(this.bindings) ?? from;
+    }
+    return this.#made;
+  }
+
+  // pino answers isLevelEnabled; a logger that does not is asked every time.
+  #write(level: Level, obj: object, msg: string | undefined): void {
+    if ((this.root as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true) this.#real()[level](obj, msg);
+  }
+
+  debug(obj: object, msg?: string): void {
+    this.#write('debug', obj, msg);
+  }
+  info(obj: object, msg?: string): void {
+    this.#write('info', obj, msg);
+  }
+  warn(obj: object, msg?: string): void {
+    this.#write('warn', obj, msg);
+  }
+  error(obj: object, msg?: string): void {
+    this.#write('error', obj, msg);
+  }
+  child(bindings: object): Logger {
+    return new LazyChild(this.root, bindings, this);
+  }
 }

@@ -1,15 +1,21 @@
 // A process that holds only a fleet (and this thin IPC shim), so that its RSS, heap and CPU are
-// the fleet's. Forked by fleet.bench.ts and fleet-process.ts with { kubeconfig, manifestDir, nodes, prefix,
-// simulatedLifecycle? } as argv[2].
+// the fleet's. Forked by fleet.bench.ts, fleet-process.ts and fleet-memory.bench.ts with { kubeconfig,
+// manifestDir, nodes, prefix, simulatedLifecycle? } as argv[2] (fleet-memory.bench.ts leaves
+// manifestDir out: nodes without static pods; sets `log`, for the loggers `kubelet-pods fleet`
+// makes, writing to /dev/null; and may ask for heap snapshots, written into snapshotDir).
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
+import { createLogger } from '../../src/logger.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir: string; nodes: number; prefix: string; simulatedLifecycle?: string };
+const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir?: string; nodes: number; prefix: string; simulatedLifecycle?: string; snapshotDir?: string; log?: boolean };
 
 // Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
 // creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
@@ -68,7 +74,7 @@ https.Agent.prototype.createConnection = function (this: https.Agent, ...args: P
 } as typeof createConnection;
 
 const config = resolveFleetConfig(
-  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, staticPodPath: options.manifestDir, ...(options.simulatedLifecycle ? { kubelet: { simulatedLifecycle: options.simulatedLifecycle } } : {}) }] },
+  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, ...(options.manifestDir !== undefined ? { staticPodPath: options.manifestDir } : {}), ...(options.simulatedLifecycle ? { kubelet: { simulatedLifecycle: options.simulatedLifecycle } } : {}) }] },
   {
     ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),
@@ -76,17 +82,28 @@ const config = resolveFleetConfig(
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts).
 applyFleetGcSettings(config);
-const fleet = await createFleet({ config });
+// The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away.
+const logger = options.log === true ? createLogger({ destination: createWriteStream('/dev/null') }) : undefined;
+const fleet = await createFleet({ config, ...(logger !== undefined ? { logger } : {}) });
 await fleet.start();
 
+let snapshots = 0;
 const ops: ChildOps = {
   started: () => true,
   memory: () => {
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
-    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal };
+    // Where the heap's committed memory is (what RSS holds beyond the live objects), in KiB.
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { committedKiB: Math.round(s.physical_space_size / 1024), usedKiB: Math.round(s.space_used_size / 1024) }]));
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spaces };
   },
   cpu: () => process.cpuUsage(),
+  // A heap snapshot after a full GC (bench/agent/heap-attribution.ts reads it); its path.
+  snapshot: () => {
+    if (options.snapshotDir === undefined) throw new Error('no snapshotDir given');
+    (globalThis as { gc?: () => void }).gc?.();
+    return writeHeapSnapshot(join(options.snapshotDir, `fleet-${++snapshots}.heapsnapshot`));
+  },
   requests: () => requests,
   connections: () => connections,
   creates: () => ({ ok: creates.ok, failed: creates.failed, ms: creates.lastEnd - creates.firstStart, peakInFlight: creates.peakInFlight }),

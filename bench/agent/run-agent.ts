@@ -16,6 +16,7 @@ import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-co
 import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
 import { clusterTable, runClusterBench } from './cluster.bench.js';
 import { runKwok } from './run-kwok.js';
+import { fleetMemoryTable, runFleetMemoryBench } from './fleet-memory.bench.js';
 import {
   burstDetailTable,
   idleDetailTable,
@@ -91,7 +92,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'cluster', 'kwok'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'cluster', 'kwok'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -132,6 +133,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   }
   if (only.includes('side-by-side')) await runSideBySide(quick, write);
   if (only.includes('fleet')) await runFleet(quick, write);
+  if (only.includes('fleet-memory')) await runFleetMemory(quick, write);
   if (only.includes('cluster')) await runCluster(quick, write);
   if (only.includes('kwok')) await runKwok(quick, write);
 }
@@ -151,6 +153,37 @@ async function runCluster(quick: boolean, write: Write): Promise<void> {
     `Then a fleet of ${options.fleetNodes} nodes × ${FLEET_PODS_PER_NODE} static pods (bench/agent/fleet-child.ts, the shipped ClusterRole's token) from its fork to all Nodes Ready and all mirrors Running, polled; with the components the node lifecycle controller watches every Lease and the scheduler every pod. ` +
     `Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run.`;
   write('agent-cluster', 'The control plane with and without kube-scheduler and kube-controller-manager', note, { rounds, loadAverageBefore: loadBefore }, clusterTable(rounds), options);
+}
+
+/**
+ * N empty nodes, then P ordinary pods per node (BENCH_FLEET_MEMORY_NODES, BENCH_FLEET_MEMORY_PODS;
+ * BENCH_FLEET_MEMORY_SNAPSHOTS=<dir> also writes heap snapshots; any of them: results not
+ * written), on a control plane of its own.
+ */
+async function runFleetMemory(quick: boolean, write: Write): Promise<void> {
+  const nodes = Number(process.env.BENCH_FLEET_MEMORY_NODES ?? (quick ? 100 : 1000));
+  const podsPerNode = Number(process.env.BENCH_FLEET_MEMORY_PODS ?? 10);
+  const snapshotDir = process.env.BENCH_FLEET_MEMORY_SNAPSHOTS;
+  const sizes = { nodes, podsPerNode, settleMs: 10_000, idleWindowMs: quick ? 10_000 : 30_000 };
+  const loadBefore = loadavg();
+  console.error(`fleet memory: ${nodes} nodes without static pods, then ${podsPerNode} ordinary pods per node…`);
+  const cluster = await startLocalCluster({ nodes: [] });
+  let result;
+  try {
+    result = await runFleetMemoryBench(cluster, { ...sizes, ...(snapshotDir !== undefined ? { snapshotDir } : {}) });
+  } finally {
+    await cluster.dispose();
+  }
+  const table = fleetMemoryTable(result);
+  const note =
+    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts, the kubelet lifecycle, no static pods) on a local control plane of its own (bench/agent/fleet-memory.bench.ts): ${nodes} nodes until all are Ready, then ${nodes * podsPerNode} ordinary pods created through the API with spec.nodeName (${podsPerNode} per node, 32 at a time, as admin) until a list from the watch cache shows all Running. ` +
+    `Memory after a full GC, ${sizes.settleMs / 1000} s after each convergence; per node: the empty fleet's total ÷ nodes; per pod: the difference ÷ pods. Idle CPU (utime + stime) over the ${sizes.idleWindowMs / 1000} s after each reading. Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after.`;
+  const overrides = ['BENCH_FLEET_MEMORY_NODES', 'BENCH_FLEET_MEMORY_PODS', 'BENCH_FLEET_MEMORY_SNAPSHOTS'].filter((name) => process.env[name] !== undefined);
+  if (overrides.length > 0) {
+    console.log(`\nFleet memory (${overrides.join(', ')} set: results not written; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after)\n${table}\n${JSON.stringify(result)}`);
+    return;
+  }
+  write('agent-fleet-memory', 'The fleet\'s memory per node and per pod', note, { ...result, loadAverageBefore: loadBefore }, table, sizes);
 }
 
 /** N nodes × 5 static pods from one process (BENCH_FLEET_NODES overrides N, BENCH_FLEET_IDLE_MS the idle window, BENCH_FLEET_HEAP_GROWING_PERCENT the fleet's heapGrowingPercent, BENCH_FLEET_PARALLEL_SCAVENGE=1 its parallelScavenge; any of them: results not written), on a control plane of its own. */

@@ -3,7 +3,7 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
 import { createEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
-import { noopLogger, type Logger } from '../logger.js';
+import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync } from '../mirror/mirror-sync.js';
 import { goArch } from '../node/machine-info.js';
@@ -470,7 +470,7 @@ function scenarioConditions(config: AgentConfig, node: AgentNodeOptions | undefi
 
 /** A logger for one source that also counts its errors and warnings in the metrics. */
 function countingErrors(logger: Logger, source: string, metrics: AgentMetrics): Logger {
-  const child = logger.child?.({ source }) ?? logger;
+  const child = childLogger(logger, { source });
   return {
     debug: (obj, msg) => child.debug(obj, msg),
     info: (obj, msg) => child.info(obj, msg),

@@ -11,6 +11,7 @@ import { kubePodsListWatch, podReflectorWording, type PodListWatch } from '../so
 import type { Clock } from '../time/clock.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import { objectKey } from '../values/object-key.js';
+import { sharedPartsListWatch } from './shared-pod-parts.js';
 
 export interface PodFanOutOptions {
   /** One list and watch of every pod bound to a node; `kubePodsOnNodes` builds it. */
@@ -224,8 +225,11 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
 /**
  * List and watch of every pod bound to some node (`spec.nodeName!=`), for the fan-out: the
  * list through the process's API clients (its pool and rate limiter), the watch on one
- * long-lived connection of its own.
+ * long-lived connection of its own. Every pod is kept without its managedFields, which nothing
+ * in the fleet reads and which weighed most of an ordinary pod (docs/performance.md, "Where the
+ * fleet's memory goes"); so the fleet's `/pods` shows none (docs/kubelet-differences.md).
  */
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
-  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core);
+  // And the parts pods have in common held once (src/fleet/shared-pod-parts.ts).
+  return sharedPartsListWatch(kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, () => true));
 }

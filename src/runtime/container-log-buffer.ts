@@ -15,33 +15,48 @@ export interface ContainerLogBuffer {
 /** 64 KiB per container unless told otherwise. */
 export const DEFAULT_CONTAINER_LOG_BYTES = 64 * 1024;
 
+/**
+ * One container's lines, as times and texts side by side (no object or Date per line): a fleet
+ * keeps a few lines for each of its many containers, and reads them rarely. Lines become
+ * objects when read.
+ */
 interface Kept {
-  lines: ContainerLogLine[];
+  readonly container: string;
+  times: number[];
+  texts: string[];
   bytes: number;
 }
 
 export function createContainerLogBuffer(options: { maxBytesPerContainer?: number } = {}): ContainerLogBuffer {
   const max = options.maxBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES;
-  const pods = new Map<string, Map<string, Kept>>();
+  // Per pod its containers' lines; a pod has a few containers, so a list beats a Map.
+  const pods = new Map<string, Kept[]>();
   // A line's cost: its text and newline (UTF-8).
   const size = (text: string): number => Buffer.byteLength(text) + 1;
   return {
     append(uid, container, time, text) {
       let containers = pods.get(uid);
-      if (containers === undefined) pods.set(uid, (containers = new Map()));
-      let kept = containers.get(container);
-      if (kept === undefined) containers.set(container, (kept = { lines: [], bytes: 0 }));
+      if (containers === undefined) pods.set(uid, (containers = []));
+      let kept = containers.find((k) => k.container === container);
+      if (kept === undefined) containers.push((kept = { container, times: [], texts: [], bytes: 0 }));
       // Lines written at once are one line each; a single line longer than the bound is cut.
       for (const raw of text.split('\n')) {
         const line = size(raw) > max ? Buffer.from(raw).subarray(0, max - 1).toString() : raw;
-        kept.lines.push(Object.freeze({ time, text: line }));
+        kept.times.push(time.getTime());
+        kept.texts.push(line);
         kept.bytes += size(line);
       }
       let drop = 0;
-      while (kept.bytes > max && drop < kept.lines.length) kept.bytes -= size(kept.lines[drop++]!.text);
-      if (drop > 0) kept.lines.splice(0, drop);
+      while (kept.bytes > max && drop < kept.texts.length) kept.bytes -= size(kept.texts[drop++]!);
+      if (drop > 0) {
+        kept.times.splice(0, drop);
+        kept.texts.splice(0, drop);
+      }
     },
-    lines: (uid, container) => pods.get(uid)?.get(container)?.lines.slice(),
+    lines: (uid, container) => {
+      const kept = pods.get(uid)?.find((k) => k.container === container);
+      return kept?.texts.map((text, i) => Object.freeze({ time: new Date(kept.times[i]!), text }));
+    },
     forget: (uid) => {
       pods.delete(uid);
     },

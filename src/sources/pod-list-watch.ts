@@ -27,18 +27,20 @@ export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeo
 /**
  * List and watch of the pods a field selector picks in all namespaces: the list through `core`
  * (by default a client of its own; the fleet passes its shared one), the watch on one
- * long-lived connection, with a server-side timeout and bookmarks.
+ * long-lived connection, with a server-side timeout and bookmarks. The pods `trim` picks are
+ * kept without their managedFields: by default mirror pods only, so that other pods stay whole
+ * (/pods serves them as the kubelet does); the fleet trims every pod (docs/kubelet-differences.md).
  */
 export function kubePodsListWatch(
   kubeConfig: KubeConfig,
   fieldSelector: string,
   timeoutSeconds: number,
   core: Pick<CoreV1Api, 'listPodForAllNamespaces'> = createApiClients(kubeConfig, unlimited).core,
+  trim: (pod: Pod) => boolean = isMirrorPod,
 ): PodListWatch {
-  // Mirror pods are kept without their managedFields; other pods stay whole (/pods serves them).
   return trimmedListWatch(
     kubeListWatch({ kubeConfig, path: '/api/v1/pods', fieldSelector, timeoutSeconds, list: () => core.listPodForAllNamespaces({ fieldSelector }) }),
-    isMirrorPod,
+    trim,
   );
 }
 

@@ -97,6 +97,25 @@ describe('kubelet-pods fleet on a real control plane', () => {
     assert.deepEqual(body.items.map((p) => p.metadata?.name).sort(), ['own-f1-3', 's-a-f1-3', 's-b-f1-3', 's-c-f1-3']);
     const metrics = await (await fetch(`http://127.0.0.1:${fleet.address()!.port}/metrics`)).text();
     assert.match(metrics, /node="f1-b9"/);
+    // Ordinary pods of one template run (the fleet holds their common parts once, frozen:
+    // src/fleet/shared-pod-parts.ts); its /pods shows them without managedFields, which the API
+    // server keeps (docs/kubelet-differences.md, "The fleet's pods").
+    for (const name of ['web-1', 'web-2']) {
+      await cp.adminApi.createNamespacedPod({ namespace: ns, body: { metadata: { name, namespace: ns, labels: { app: 'web' } }, spec: { nodeName: 'f1-5', containers: [{ name: 'main', image: 'nginx:1.27' }] } } });
+    }
+    await waitFor(
+      async () => (await Promise.all(['web-1', 'web-2'].map((name) => cp.adminApi.readNamespacedPod({ namespace: ns, name })))).every((p) => p.status?.phase === 'Running'),
+      'the two ordinary pods Running',
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    const served = ((await (await fetch(`http://127.0.0.1:${fleet.address()!.port}/pods?node=f1-5`)).json()) as { items: V1Pod[] }).items.filter((p) => p.metadata?.name?.startsWith('web-'));
+    assert.equal(served.length, 2);
+    for (const pod of served) {
+      assert.equal(pod.metadata?.managedFields, undefined);
+      assert.equal(pod.spec?.containers[0]?.image, 'nginx:1.27');
+    }
+    const stored = await cp.adminApi.readNamespacedPod({ namespace: ns, name: 'web-1' });
+    assert.ok((stored.metadata?.managedFields ?? []).length > 0, 'the API server keeps the managedFields');
   });
 
   it('per-node credentials (system:node:<name>, NodeRestriction per node); a {node} URL answering 404 keeps that node\'s pods', async () => {

@@ -1,0 +1,44 @@
+import type { ListWatch } from '../kube/list-watch.js';
+import type { Pod } from '../pod/types.js';
+import { createSharedValues, type SharedValues } from '../values/shared-values.js';
+
+/**
+ * A pod's parts that pods of one template have in common, held once for the fleet
+ * (src/values/shared-values.ts): the spec, the status (the parts of it that are equal: images,
+ * resources, conditions written in the same second), and the labels, annotations and owner
+ * references. The pod's top level and metadata stay its own, so that the merger can copy them
+ * to stamp its annotations (src/sources/pod-storage.ts).
+ */
+export function sharePodParts(values: SharedValues, pod: Pod): Pod {
+  if (typeof pod !== 'object' || pod === null) return pod;
+  if (pod.spec !== undefined) pod.spec = values.share(pod.spec);
+  if (pod.status !== undefined) pod.status = values.share(pod.status);
+  const metadata = pod.metadata;
+  if (metadata !== undefined && metadata !== null) {
+    if (metadata.labels !== undefined) metadata.labels = values.share(metadata.labels);
+    if (metadata.annotations !== undefined) metadata.annotations = values.share(metadata.annotations);
+    if (metadata.ownerReferences !== undefined) metadata.ownerReferences = values.share(metadata.ownerReferences);
+  }
+  return pod;
+}
+
+/**
+ * `listWatch` with each pod's common parts shared as it arrives (list items, and the objects of
+ * ADDED, MODIFIED and DELETED events), before anything else holds it. The objects must be fresh
+ * from the wire: their parts are replaced in place.
+ */
+export function sharedPartsListWatch(listWatch: ListWatch<Pod>, values: SharedValues = createSharedValues()): ListWatch<Pod> {
+  return {
+    list: async () => {
+      const list = await listWatch.list();
+      for (const pod of list.items) sharePodParts(values, pod);
+      return list;
+    },
+    watch: (resourceVersion, onEvent, done) =>
+      listWatch.watch(
+        resourceVersion,
+        (type, object) => onEvent(type, type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED' ? sharePodParts(values, object as Pod) : object),
+        done,
+      ),
+  };
+}

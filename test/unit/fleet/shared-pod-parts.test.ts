@@ -1,0 +1,76 @@
+// src/fleet/shared-pod-parts.ts: the fleet's watch of pods holds the parts pods of one template
+// have in common once; each pod keeps its own top level and metadata.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ListWatch, WatchEventType } from '../../../src/kube/list-watch.js';
+import type { Pod } from '../../../src/pod/types.js';
+import { sharedPartsListWatch } from '../../../src/fleet/shared-pod-parts.js';
+
+/** A pod of a ReplicaSet as the API server sends it: a fresh tree every time. */
+function replicaPod(name: string, node: string): Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      resourceVersion: '7',
+      labels: { app: 'web', 'pod-template-hash': '5d4f' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d4f', uid: 'rs-uid', controller: true }],
+    },
+    spec: {
+      nodeName: node,
+      containers: [{ name: 'main', image: 'nginx:1.27', resources: {} }],
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+    },
+    status: { phase: 'Pending', qosClass: 'BestEffort' },
+  };
+}
+
+function fakeListWatch(items: Pod[], events: Array<[WatchEventType, unknown]>): ListWatch<Pod> {
+  return {
+    list: async () => ({ metadata: { resourceVersion: '7' }, items }),
+    watch: async (_rv, onEvent, done) => {
+      for (const [type, object] of events) onEvent(type, object);
+      done(undefined);
+      return { abort: () => undefined };
+    },
+  };
+}
+
+describe('shared pod parts', () => {
+  test('pods of one template listed and watched share their common parts; metadata stays their own', async () => {
+    const seen: Array<[WatchEventType, unknown]> = [];
+    const bookmark = { metadata: { resourceVersion: '9' } };
+    const lw = sharedPartsListWatch(
+      fakeListWatch(
+        [replicaPod('web-0', 'n1'), replicaPod('web-1', 'n1')],
+        [
+          ['ADDED', replicaPod('web-2', 'n1')],
+          ['MODIFIED', replicaPod('web-3', 'n2')],
+          ['BOOKMARK', bookmark],
+        ],
+      ),
+    );
+    const list = await lw.list();
+    await lw.watch('7', (type, object) => seen.push([type, object]), () => undefined);
+    // The first of a kind is seen once; the second enters the table; from then on they share.
+    const [, a] = list.items as [Pod, Pod];
+    const b = seen[0]![1] as Pod;
+    const c = seen[1]![1] as Pod;
+    // Same node: the whole spec is one object; another node: all but the node name.
+    assert.equal(a.spec, b.spec);
+    assert.notEqual(a.spec, c.spec);
+    assert.equal(a.spec!.containers, c.spec!.containers);
+    assert.equal(a.spec!.tolerations, c.spec!.tolerations);
+    assert.equal(a.status, c.status);
+    assert.equal(a.metadata!.labels, c.metadata!.labels);
+    assert.equal(a.metadata!.ownerReferences, c.metadata!.ownerReferences);
+    assert.notEqual(a.metadata, b.metadata);
+    assert.ok(Object.isFrozen(a.spec));
+    assert.ok(!Object.isFrozen(a.metadata) && !Object.isFrozen(a));
+    assert.equal(c.spec!.nodeName, 'n2');
+    // A bookmark passes as it came.
+    assert.equal(seen[2]![1], bookmark);
+    assert.ok(!Object.isFrozen(bookmark.metadata));
+  });
+});
