@@ -138,10 +138,10 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('kwok')) await runKwok(quick, write);
 }
 
-/** The cost of kube-scheduler and kube-controller-manager (BENCH_CLUSTER_FLEET_NODES overrides the fleet's size). */
+/** The cost of kube-scheduler and kube-controller-manager (BENCH_CLUSTER_FLEET_NODES overrides the fleet's size, BENCH_CLUSTER_ROUNDS the rounds). */
 async function runCluster(quick: boolean, write: Write): Promise<void> {
   const options = {
-    rounds: quick ? 1 : 3,
+    rounds: Number(process.env.BENCH_CLUSTER_ROUNDS ?? (quick ? 1 : 3)),
     idleWindowMs: quick ? 10_000 : 60_000,
     fleetNodes: Number(process.env.BENCH_CLUSTER_FLEET_NODES ?? (quick ? 20 : 1000)),
   };
