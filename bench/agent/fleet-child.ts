@@ -15,7 +15,20 @@ import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { createLogger } from '../../src/logger.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
-const options = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; manifestDir?: string; nodes: number; prefix: string; simulatedLifecycle?: string; snapshotDir?: string; log?: boolean };
+const options = JSON.parse(process.argv[2] ?? '{}') as {
+  kubeconfig: string;
+  manifestDir?: string;
+  nodes: number;
+  prefix: string;
+  simulatedLifecycle?: string;
+  snapshotDir?: string;
+  log?: boolean;
+  /** More fields of the fleet file (fleet-features.bench.ts: scenarios, kubeletPorts). */
+  fleet?: Record<string, unknown>;
+  /** A selector in place of the template's names (`annotationSelector: …`): the harness creates the Nodes. */
+  selector?: Record<string, string>;
+};
+const names = options.selector ?? { name: `${options.prefix}{i}`, count: options.nodes };
 
 // Every non-watch request the fleet sends (what kubeAPIQPS limits), counted; and the mirror
 // creates (POST of a pod) timed, for the mirrors-per-second comparison with a create loop.
@@ -74,7 +87,7 @@ https.Agent.prototype.createConnection = function (this: https.Agent, ...args: P
 } as typeof createConnection;
 
 const config = resolveFleetConfig(
-  { kubeconfig: options.kubeconfig, readOnlyPort: 0, templates: [{ name: `${options.prefix}{i}`, count: options.nodes, ...(options.manifestDir !== undefined ? { staticPodPath: options.manifestDir } : {}), ...(options.simulatedLifecycle ? { kubelet: { simulatedLifecycle: options.simulatedLifecycle } } : {}) }] },
+  { kubeconfig: options.kubeconfig, readOnlyPort: 0, ...options.fleet, templates: [{ ...names, ...(options.manifestDir !== undefined ? { staticPodPath: options.manifestDir } : {}), ...(options.simulatedLifecycle ? { kubelet: { simulatedLifecycle: options.simulatedLifecycle } } : {}) }] },
   {
     ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),

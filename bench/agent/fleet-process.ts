@@ -11,6 +11,7 @@ import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import type { SimulatedLifecycle } from '../../src/config/types.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createNamespace, manifestYaml, tempDir } from './common.js';
+import { procCpuMs } from './subjects.js';
 
 /** Calls an op of the child's serveChildOps and awaits its answer. */
 export class FleetChild {
@@ -41,6 +42,13 @@ export interface ConvergeOptions {
   namespace: string;
   /** The nodes' `simulatedLifecycle` (the fleet's default, `kubelet`, when absent). */
   simulatedLifecycle?: SimulatedLifecycle;
+  /** More fields of the fleet file. */
+  fleet?: Record<string, unknown>;
+  /** A selector template instead of named nodes; `beforeFork` then creates the Nodes it adopts. */
+  selector?: Record<string, string>;
+  beforeFork?: (admin: CoreV1Api) => Promise<void>;
+  /** Also measure the fleet's CPU over this long once converged (after the memory reading). */
+  idleWindowMs?: number;
 }
 
 export interface Converged {
@@ -50,6 +58,8 @@ export interface Converged {
   /** After a full GC, once converged. */
   rssBytes: number;
   heapUsedBytes: number;
+  /** utime + stime ÷ wall time over `idleWindowMs`, in % of one core. */
+  idleCpuPercent?: number;
 }
 
 /** Polls the API server until every fleet Node is Ready and every mirror Running. */
@@ -88,15 +98,23 @@ export async function convergeFleet(cluster: LocalCluster, o: ConvergeOptions): 
   for (let i = 0; i < o.podsPerNode; i++) await writeFile(join(manifests, `p${i}.yaml`), manifestYaml(`p${i}`, o.namespace));
   const kubeconfig = await issueFleetToken({ adminKubeconfig: cluster.adminKubeconfig, out: join(dir, 'fleet.kubeconfig') });
   const t0 = performance.now();
+  await o.beforeFork?.(admin);
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
-  const args = { kubeconfig, manifestDir: manifests, nodes: o.nodes, prefix: o.prefix, simulatedLifecycle: o.simulatedLifecycle };
+  const args = { kubeconfig, manifestDir: manifests, nodes: o.nodes, prefix: o.prefix, simulatedLifecycle: o.simulatedLifecycle, fleet: o.fleet, selector: o.selector };
   const child = fork(script, [JSON.stringify(args)], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const fleet = new FleetChild(child);
   try {
     await fleet.call('started');
     const times = await untilConverged(admin, o, t0);
     const memory = await fleet.call<{ rss: number; heapUsed: number }>('memory');
-    return { ...times, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed };
+    let idleCpuPercent: number | undefined;
+    if (o.idleWindowMs !== undefined) {
+      const cpu0 = procCpuMs(child.pid!);
+      const w0 = performance.now();
+      await delay(o.idleWindowMs);
+      idleCpuPercent = Math.round(((procCpuMs(child.pid!) - cpu0) / (performance.now() - w0)) * 10_000) / 100;
+    }
+    return { ...times, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, ...(idleCpuPercent !== undefined ? { idleCpuPercent } : {}) };
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await fleet.call('stop').catch(() => undefined);

@@ -17,6 +17,7 @@ import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELE
 import { clusterTable, runClusterBench } from './cluster.bench.js';
 import { runKwok } from './run-kwok.js';
 import { fleetMemoryTable, runFleetMemoryBench } from './fleet-memory.bench.js';
+import { fleetFeaturesTable, runFleetFeatures } from './fleet-features.bench.js';
 import {
   burstDetailTable,
   idleDetailTable,
@@ -92,7 +93,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'cluster', 'kwok'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'fleet-features', 'cluster', 'kwok'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -134,8 +135,21 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('side-by-side')) await runSideBySide(quick, write);
   if (only.includes('fleet')) await runFleet(quick, write);
   if (only.includes('fleet-memory')) await runFleetMemory(quick, write);
+  if (only.includes('fleet-features')) await runFeatures(quick, write);
   if (only.includes('cluster')) await runCluster(quick, write);
   if (only.includes('kwok')) await runKwok(quick, write);
+}
+
+/** What each simulator feature costs a fleet per node (BENCH_FLEET_FEATURES_NODES overrides N). */
+async function runFeatures(quick: boolean, write: Write): Promise<void> {
+  const nodes = Number(process.env.BENCH_FLEET_FEATURES_NODES ?? (quick ? 20 : 1000));
+  const idleWindowMs = quick ? 10_000 : 60_000;
+  const loadBefore = loadavg();
+  const runs = await runFleetFeatures(nodes, idleWindowMs);
+  const note =
+    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts, the shipped ClusterRole's token, kubelet lifecycle) of ${nodes} nodes × ${FLEET_PODS_PER_NODE} static pods, converged once plain and once with each feature on, each on a fresh control plane (bench/agent/fleet-features.bench.ts): \`scenarios\` (a usage for every pod, readiness flapping every 30 s on a fifth, a crash loop after 60 s on a tenth), \`kubelet ports\` (\`kubeletPorts: true\` on 127.0.0.1, one serving certificate for all nodes), \`adopted\` (the Nodes created by the harness with \`kwok.x-k8s.io/node: fake\` and taken over by an annotation selector template, timed from their creation). ` +
+    `Ready and Running from the fork, polled; memory after a full GC once converged; CPU (utime + stime) over the next ${idleWindowMs / 1000} s. Per node beyond plain: (feature − plain) ÷ nodes. Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after.`;
+  write('agent-fleet-features', 'What the simulator features cost a fleet', note, { runs, loadAverageBefore: loadBefore }, fleetFeaturesTable(runs), { nodes, podsPerNode: FLEET_PODS_PER_NODE, idleWindowMs });
 }
 
 /** The cost of kube-scheduler and kube-controller-manager (BENCH_CLUSTER_FLEET_NODES overrides the fleet's size, BENCH_CLUSTER_ROUNDS the rounds). */
