@@ -91,8 +91,8 @@ export const PROGRESS_LINE_EVERY_MS = 10_000;
  * Draws the progress every `refreshMs`. A terminal gets the header and the view redrawn in
  * place, `details` below it; anything else (a log, CI) gets the header once and a progress
  * line when a count changes, and at least every 10 s so the request rate stays visible, and
- * `details` (what the scheduler sees) after the line that says converged and, if they changed
- * since, after the last line. `converged` resolves (after its lines were written) the first
+ * `details` (what the scheduler sees) after the line that says converged and, if they or the
+ * progress line changed since, after the last line. `converged` resolves (after its lines were written) the first
  * time every node is Ready, every mirror Running and every pod of the Deployment Running.
  */
 export function startFleetLiveView(o: {
@@ -128,15 +128,18 @@ export function startFleetLiveView(o: {
       const counts = `${p.nodesReady} ${p.mirrors} ${p.running} ${p.expected}${d ? ` ${d.placed} ${d.running} ${d.desired}` : ''}`;
       const now = clock.monotonic();
       const line = progressLine(p);
+      let wroteLine = false;
       if ((final && line !== lastLine) || counts !== lastCounts || now - lastLineAt >= PROGRESS_LINE_EVERY_MS) {
         out.write(`${line}\n`);
+        wroteLine = true;
         lastCounts = counts;
         lastLineAt = now;
         lastLine = line;
       }
       if (o.details !== undefined && ((converged && !wasConverged) || final)) {
         const details = o.details().join('\n');
-        if (details !== lastDetails && details !== '') out.write(`${details}\n`);
+        // The output ends with what the scheduler sees: again after a last line written below it.
+        if (details !== '' && (details !== lastDetails || (final && wroteLine))) out.write(`${details}\n`);
         lastDetails = details;
       }
     }

@@ -69,6 +69,17 @@ describe('fleet view', () => {
     assert.equal(out.lines.at(-1), 'scheduler sees: B', 'changed since: printed at the end');
   });
 
+  it('off a terminal, a last progress line written at the end is followed by the details again', async () => {
+    const clock = new FakeClock();
+    const out = logStream();
+    let current = done;
+    const view = startFleetLiveView({ header: ['HEADER'], progress: () => current, details: () => ['scheduler sees: A'], out, refreshMs: 500, clock });
+    assert.deepEqual(out.lines.slice(-2), [progressLine(done), 'scheduler sees: A']);
+    current = { ...done, requestsPerSecond: done.requestsPerSecond + 1 };
+    view.stop();
+    assert.deepEqual(out.lines.slice(-2), [progressLine(current), 'scheduler sees: A'], 'the output ends with the details');
+  });
+
   it('a progress line names every count against its total, and the rate', () => {
     assert.equal(progressLine(done), '4.2 s · nodes Ready 3/3 · mirrors created 9/9 · Running 9/9 · API 12.3 req/s · converged');
     assert.equal(progressLine(progress({ nodesReady: 1, mirrors: 4, running: 2 })), '0.0 s · nodes Ready 1/3 · mirrors created 4/9 · Running 2/9 · API 0.0 req/s');
