@@ -62,8 +62,13 @@ export interface Converged {
   idleCpuPercent?: number;
 }
 
-/** Polls the API server until every fleet Node is Ready and every mirror Running. */
-async function untilConverged(admin: CoreV1Api, o: ConvergeOptions, t0: number): Promise<{ readyMs: number; runningMs: number }> {
+/** Polls the API server (every `pollMs`) until every fleet Node is Ready and every mirror Running; times from `t0`. */
+export async function untilConverged(
+  admin: CoreV1Api,
+  o: Pick<ConvergeOptions, 'nodes' | 'podsPerNode' | 'prefix' | 'namespace'>,
+  t0: number,
+  pollMs = o.nodes > 200 ? 1000 : 250,
+): Promise<{ readyMs: number; runningMs: number }> {
   let readyMs = 0;
   let runningMs = 0;
   const deadline = t0 + 600_000;
@@ -78,7 +83,7 @@ async function untilConverged(admin: CoreV1Api, o: ConvergeOptions, t0: number):
       const list = await admin.listNamespacedPod({ namespace: o.namespace });
       if (list.items.filter((p) => p.status?.phase === 'Running').length === o.nodes * o.podsPerNode) runningMs = performance.now() - t0;
     }
-    if (readyMs === 0 || runningMs === 0) await delay(o.nodes > 200 ? 1000 : 250);
+    if (readyMs === 0 || runningMs === 0) await delay(pollMs);
   }
   return { readyMs: Math.round(readyMs), runningMs: Math.round(runningMs) };
 }

@@ -27,7 +27,7 @@ import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createLoop, rate, type PhaseRate } from './bulk.bench.js';
-import { FleetChild, convergeFleet } from './fleet-process.js';
+import { FleetChild, convergeFleet, untilConverged } from './fleet-process.js';
 import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { SIMULATED_LIFECYCLES, type SimulatedLifecycle } from '../../src/config/types.js';
 import { NodePodObserver, createNamespace, manifestYaml, tempDir } from './common.js';
@@ -180,24 +180,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
   };
   try {
     await fleet.call('started');
-    let readyMs = 0;
-    let runningMs = 0;
-    const pollMs = nodes > 200 ? 2000 : 500;
-    const deadline = t0 + 600_000;
-    while (readyMs === 0 || runningMs === 0) {
-      if (performance.now() > deadline) throw new Error(`fleet of ${nodes} not converged in 600 s`);
-      if (readyMs === 0) {
-        const list = await admin.listNode();
-        const ready = list.items.filter((n) => n.metadata?.name?.startsWith(PREFIX) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
-        if (ready === nodes) readyMs = performance.now() - t0;
-      }
-      if (runningMs === 0) {
-        const list = await admin.listNamespacedPod({ namespace });
-        const running = list.items.filter((p) => p.status?.phase === 'Running').length;
-        if (running === pods) runningMs = performance.now() - t0;
-      }
-      if (readyMs === 0 || runningMs === 0) await delay(pollMs);
-    }
+    const { readyMs, runningMs } = await untilConverged(admin, { nodes, podsPerNode: FLEET_PODS_PER_NODE, prefix: PREFIX, namespace }, t0, nodes > 200 ? 2000 : 500);
     const convergedAt = performance.now();
     const creates = await fleet.call<{ ok: number; failed: number; ms: number; peakInFlight: number }>('creates');
 

@@ -1,6 +1,6 @@
 import type { Pod } from '../pod/types.js';
+import { parseUsageAmount } from '../scenario/parse-scenarios.js';
 import type { UsageAmount } from '../scenario/scenario-types.js';
-import { quantityValue } from '../values/quantity.js';
 import { SIMULATION_ANNOTATIONS } from './simulation-annotations.js';
 
 
@@ -51,10 +51,5 @@ export function usagePlan(pod: Pod): UsagePlan {
 
 function readAmount(text: string, resource: 'cpu' | 'memory'): UsageAmount | { problem: string } | undefined {
   if (text === '') return undefined;
-  if (text.endsWith('%')) {
-    const percent = Number(text.slice(0, -1));
-    return Number.isFinite(percent) && percent >= 0 && text.length > 1 ? { ofRequest: percent / 100 } : { problem: `${resource} ${JSON.stringify(text)} is not a percentage` };
-  }
-  const value = quantityValue(text);
-  return Number.isFinite(value) && value >= 0 ? { amount: value } : { problem: `${resource} ${JSON.stringify(text)} is not a quantity` };
+  return parseUsageAmount(text) ?? { problem: `${resource} ${JSON.stringify(text)} is not a ${text.endsWith('%') ? 'percentage' : 'quantity'}` };
 }

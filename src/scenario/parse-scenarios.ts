@@ -194,16 +194,23 @@ function parseBehaviour(key: (typeof BEHAVIOUR_KEYS)[number], raw: unknown, path
   return problems.length > before ? undefined : out;
 }
 
-/** A quantity (`250m`, `1`, `128Mi`, or a number) or a percentage of the request (`80%`). */
-function usageAmount(v: unknown, path: string, problems: string[]): UsageAmount | undefined {
-  const text = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
+/**
+ * A usage as the scenarios and the usage annotation write it: a quantity (`250m`, `1`,
+ * `128Mi`) or a percentage of the request (`80%`); undefined when it is neither.
+ */
+export function parseUsageAmount(text: string): UsageAmount | undefined {
   if (text.endsWith('%')) {
     const percent = Number(text.slice(0, -1));
-    if (text.length > 1 && Number.isFinite(percent) && percent >= 0) return { ofRequest: percent / 100 };
-  } else if (text !== '') {
-    const value = quantityValue(text);
-    if (Number.isFinite(value) && value >= 0) return { amount: value };
+    return text.length > 1 && Number.isFinite(percent) && percent >= 0 ? { ofRequest: percent / 100 } : undefined;
   }
+  const value = text === '' ? Number.NaN : quantityValue(text);
+  return Number.isFinite(value) && value >= 0 ? { amount: value } : undefined;
+}
+
+/** A scenario's usage amount (a number is a quantity), or a problem at `path`. */
+function usageAmount(v: unknown, path: string, problems: string[]): UsageAmount | undefined {
+  const amount = parseUsageAmount(typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '');
+  if (amount !== undefined) return amount;
   problems.push(`${path}: must be a quantity (such as "250m" or "128Mi") or a share of the request (such as "80%"), got ${describe(v)}`);
   return undefined;
 }
