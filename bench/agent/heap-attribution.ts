@@ -180,6 +180,13 @@ function dominators(s: Snapshot): Int32Array {
 /** The component a class instance marks, by its constructor's name. */
 const CLASS_COMPONENTS: Record<string, string> = {
   PodManager: 'pod manager (src/pod/)',
+  // Our classes whose per-pod tables would otherwise be among "not owned".
+  SimulatedStatusProvider: 'simulated runtime (src/runtime/simulated-status-provider.ts)',
+  Allocator: 'pod addresses (src/runtime/pod-addresses.ts)',
+  PodStorageImpl: 'merger (src/sources/pod-storage.ts)',
+  Mux: 'merger (src/sources/pod-storage.ts)',
+  ApiserverSourceImpl: 'API source (src/sources/apiserver-source.ts)',
+  StatusWriter: 'status writer (src/status/mirror-status-writer.ts)',
   Registry: 'metrics (prom-client)',
   Counter: 'metrics (prom-client)',
   Gauge: 'metrics (prom-client)',
@@ -210,6 +217,8 @@ export interface Attribution {
    * pod field it hangs under: what the pods themselves weigh, wherever they are held.
    */
   podData: Map<string, number>;
+  /** Per component, its bytes by kind of object (what `unowned` says for the rest). */
+  kindsByComponent: Map<string, Map<string, number>>;
   /** Per pod UID: how many distinct pod objects, and who holds each (its component). */
   podCopies: Map<string, string[]>;
   totalBytes: number;
@@ -260,6 +269,11 @@ export function attribute(s: Snapshot): Attribution {
   const owner = new Array<string>(count);
   const byComponent = new Map<string, number>();
   const unowned = new Map<string, number>();
+  const kindsByComponent = new Map<string, Map<string, number>>();
+  const kindOf = (n: number): string => {
+    const t = type(n);
+    return t === 'object' || t === 'closure' || t === 'hidden' || t === 'native' ? `${t} ${str(n).slice(0, 40)}` : t;
+  };
   const UNOWNED = '(not owned by one component)';
   let totalBytes = 0;
   const stack: number[] = [0];
@@ -269,6 +283,9 @@ export function attribute(s: Snapshot): Attribution {
     const self = s.nodes[n * s.nodeFieldCount + N_SELF]!;
     totalBytes += self;
     byComponent.set(owner[n]!, (byComponent.get(owner[n]!) ?? 0) + self);
+    let kinds = kindsByComponent.get(owner[n]!);
+    if (kinds === undefined) kindsByComponent.set(owner[n]!, (kinds = new Map()));
+    kinds.set(kindOf(n), (kinds.get(kindOf(n)) ?? 0) + self);
 
     for (const c of children.get(n) ?? []) {
       owner[c] = mark.get(c) ?? owner[n]!;
@@ -344,11 +361,10 @@ export function attribute(s: Snapshot): Attribution {
   // What else no one component owns: the pods' data left out, by kind of object.
   for (let n = 0; n < count; n++) {
     if (owner[n] !== UNOWNED || seen[n]) continue;
-    const t = type(n);
-    const what = t === 'object' || t === 'closure' || t === 'hidden' || t === 'native' ? `${t} ${str(n).slice(0, 40)}` : t;
+    const what = kindOf(n);
     unowned.set(what, (unowned.get(what) ?? 0) + s.nodes[n * s.nodeFieldCount + N_SELF]!);
   }
-  return { byComponent, unowned, podData, podCopies, totalBytes };
+  return { byComponent, unowned, kindsByComponent, podData, podCopies, totalBytes };
 }
 
 const kb = (b: number): string => (b / 1024).toFixed(0);
@@ -406,5 +422,16 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   console.log(`not owned by one component, the pods' data left out, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
   for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
     console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.unowned.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
+  }
+  // HEAP_ATTRIBUTION_DETAIL=<part of a component's name>: that component's kinds of objects too.
+  const detail = process.env.HEAP_ATTRIBUTION_DETAIL;
+  for (const [component, kinds] of (b ?? a).kindsByComponent) {
+    if (detail === undefined || detail === '' || !component.includes(detail)) continue;
+    console.log('');
+    console.log(`${component}, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
+    const before = a.kindsByComponent.get(component);
+    for (const [what, bytes] of [...kinds].sort((x, y) => y[1] - x[1]).slice(0, 15)) {
+      console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (before?.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes
 import type { Pod } from '../pod/types.js';
 import type { ExitedContainer, ExitedPod } from './exited-containers.js';
 import { wholeSeconds } from './pod-status-parts.js';
-import { fromAPI, type ContainerRun, type TrackedPod } from './runtime-state.js';
+import { fromAPI, runtimeView, type ContainerRun, type TrackedPod } from './runtime-state.js';
 
 /**
  * Taking over a pod after an agent restart. A real node's containers outlive the kubelet, and a
@@ -81,7 +81,7 @@ export function adoptedPod(pod: Pod, published: V1PodStatus, now: number): Track
     acceptedAt,
     runningAt,
     timer: undefined,
-    pod,
+    pod: runtimeView(pod),
     runs,
     inits,
     initializedAt,

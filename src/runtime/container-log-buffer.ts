@@ -27,6 +27,21 @@ interface Kept {
   bytes: number;
 }
 
+/**
+ * One string per distinct line for all pods: a template's pods write the same lines ("started
+ * container …"), each built anew, and a fleet holds thousands. Forgotten wholesale when full.
+ */
+const recentLines = new Map<string, string>();
+const RECENT_LINES_MAX = 4096;
+
+function intern(line: string): string {
+  const held = recentLines.get(line);
+  if (held !== undefined) return held;
+  if (recentLines.size >= RECENT_LINES_MAX) recentLines.clear();
+  recentLines.set(line, line);
+  return line;
+}
+
 export function createContainerLogBuffer(options: { maxBytesPerContainer?: number } = {}): ContainerLogBuffer {
   const max = options.maxBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES;
   // Per pod its containers' lines; a pod has a few containers, so a list beats a Map.
@@ -35,16 +50,24 @@ export function createContainerLogBuffer(options: { maxBytesPerContainer?: numbe
   const size = (text: string): number => Buffer.byteLength(text) + 1;
   return {
     append(uid, container, time, text) {
-      let containers = pods.get(uid);
-      if (containers === undefined) pods.set(uid, (containers = []));
-      let kept = containers.find((k) => k.container === container);
-      if (kept === undefined) containers.push((kept = { container, times: [], texts: [], bytes: 0 }));
       // Lines written at once are one line each; a single line longer than the bound is cut.
-      for (const raw of text.split('\n')) {
-        const line = size(raw) > max ? Buffer.from(raw).subarray(0, max - 1).toString() : raw;
-        kept.times.push(time.getTime());
-        kept.texts.push(line);
-        kept.bytes += size(line);
+      const lines = text.split('\n').map((raw) => intern(size(raw) > max ? Buffer.from(raw).subarray(0, max - 1).toString() : raw));
+      const at = time.getTime();
+      const containers = pods.get(uid);
+      let kept = containers?.find((k) => k.container === container);
+      if (kept === undefined) {
+        // Most containers write a line or two: arrays made to size, not grown by push from
+        // empty (which reserves room for 17).
+        kept = { container, times: lines.map(() => at), texts: lines, bytes: 0 };
+        for (const line of lines) kept.bytes += size(line);
+        if (containers === undefined) pods.set(uid, [kept]);
+        else containers.push(kept);
+      } else {
+        for (const line of lines) {
+          kept.times.push(at);
+          kept.texts.push(line);
+          kept.bytes += size(line);
+        }
       }
       let drop = 0;
       while (kept.bytes > max && drop < kept.texts.length) kept.bytes -= size(kept.texts[drop++]!);

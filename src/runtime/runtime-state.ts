@@ -94,6 +94,29 @@ export interface TrackedPod {
   probeTimers?: Map<string, ClockTimer>;
 }
 
+/**
+ * The pod as the runtime keeps it: its metadata and spec, which the merger shares between the
+ * versions of a pod whose status alone changed. The pod's status is read only for its
+ * readiness gates, so a pod without them is kept without it: the runtime does not learn of
+ * later versions until asked, and holding the version it last saw kept that version's status
+ * and top level alive beside the current ones (docs/performance.md, "The fleet's cost per pod").
+ */
+export function runtimeView(pod: Pod): Pod {
+  return hasReadinessGates(pod) ? pod : { metadata: pod.metadata, spec: pod.spec };
+}
+
+function hasReadinessGates(pod: Pod): boolean {
+  return pod.spec?.readinessGates !== undefined && pod.spec.readinessGates !== null;
+}
+
+/** `tracked.pod` for a newer version of its pod; the same object while the parts it keeps did not change. */
+export function updateRuntimeView(tracked: TrackedPod, pod: Pod): void {
+  const held = tracked.pod;
+  if (held === pod) return;
+  if (!hasReadinessGates(pod) && held.metadata === pod.metadata && held.spec === pod.spec && held.status === undefined) return;
+  tracked.pod = runtimeView(pod);
+}
+
 function newRun(at: number): ContainerRun {
   return { state: 'running', restartCount: 0, startedAt: at, terminated: undefined, last: undefined, crashLoop: undefined, timer: undefined };
 }

@@ -13,7 +13,7 @@ import type { PodAddressAllocator } from './pod-addresses.js';
 import { wholeSeconds } from './pod-status-parts.js';
 import { stopPod } from './pod-termination.js';
 import type { RuntimeContext } from './runtime-context.js';
-import { allRuns, type NodeFacts, type TrackedPod } from './runtime-state.js';
+import { allRuns, runtimeView, updateRuntimeView, type NodeFacts, type TrackedPod } from './runtime-state.js';
 import { runningStatus } from './running-status.js';
 import type { PodPlan } from './scenario-plan.js';
 import type { SimulatedRuntime } from './simulated-runtime.js';
@@ -186,14 +186,14 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
   #track(uid: string, pod: Pod, now: Date): TrackedPod {
     let tracked = this.#tracked.get(uid);
     if (tracked) {
-      tracked.pod = pod;
+      updateRuntimeView(tracked, pod);
       return tracked;
     }
     tracked = {
       acceptedAt: wholeSeconds(now),
       runningAt: undefined,
       timer: undefined,
-      pod,
+      pod: runtimeView(pod),
       runs: undefined,
       inits: undefined,
       initializedAt: undefined,
