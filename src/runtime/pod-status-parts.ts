@@ -1,6 +1,7 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
 import { volumeMountStatuses } from './container-status.js';
+import { hostIPList, perContainerSpec, secondOf, sharedCondition } from './shared-status-parts.js';
 import type { ExitedContainer } from './exited-containers.js';
 import type { NodeFacts } from './runtime-state.js';
 
@@ -9,11 +10,9 @@ import type { NodeFacts } from './runtime-state.js';
  * kubelet's status generation gives them.
  */
 
+/** A condition, held once for every status that has it (shared-status-parts.ts). */
 export function cond(type: string, status: string, at: Date, reason?: string, message?: string): V1PodCondition {
-  const c: V1PodCondition = { type, status, lastTransitionTime: at };
-  if (reason !== undefined) c.reason = reason;
-  if (message !== undefined) c.message = message;
-  return c;
+  return sharedCondition(type, status, at, reason, message);
 }
 
 // Go prints a list of names as `[a b]`; the kubelet's condition messages use that form.
@@ -25,7 +24,7 @@ export function addressFields(hostIP: string | undefined, podIP: string | undefi
   const out: Partial<V1PodStatus> = {};
   if (hostIP !== undefined) {
     out.hostIP = hostIP;
-    out.hostIPs = [{ ip: hostIP }];
+    out.hostIPs = hostIPList(hostIP);
   }
   if (podIP !== undefined) {
     out.podIP = podIP;
@@ -44,9 +43,16 @@ export function waitingStatus(c: V1Container, reason: string, node: NodeFacts, b
   return status;
 }
 
+const mountsWith = (recursiveReadOnly: boolean) =>
+  perContainerSpec((c): Pick<V1ContainerStatus, 'volumeMounts'> => {
+    const volumeMounts = volumeMountStatuses(c, recursiveReadOnly);
+    return volumeMounts === undefined ? {} : { volumeMounts };
+  });
+const mountsOf = { true: mountsWith(true), false: mountsWith(false) };
+
+/** The container's `volumeMounts`, as a part to spread into its status (held once per container spec). */
 export function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volumeMounts'> {
-  const volumeMounts = volumeMountStatuses(c, node.recursiveReadOnlyMounts);
-  return volumeMounts === undefined ? {} : { volumeMounts };
+  return mountsOf[node.recursiveReadOnlyMounts ? 'true' : 'false'](c);
 }
 
 /** The ID of a container the runtime knows: `kubelet-pods://<pod uid>/<container name>`. */
@@ -54,7 +60,7 @@ export function containerID(pod: Pod, c: V1Container): string {
   return `kubelet-pods://${pod.metadata?.uid ?? ''}/${c.name}`;
 }
 
-/** Times as the API server stores them, so that a status read back compares equal. */
+/** Times as the API server stores them, so that a status read back compares equal (one Date per second). */
 export function wholeSeconds(d: Date): Date {
-  return new Date(Math.floor(d.getTime() / 1000) * 1000);
+  return secondOf(d.getTime());
 }

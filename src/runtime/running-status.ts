@@ -4,6 +4,7 @@ import { isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-phase.js';
 import { containerResourceStatus } from './container-status.js';
+import { runningState } from './shared-status-parts.js';
 import { formatPod } from '../values/pod-format.js';
 import { addressFields, cond, containerID, mounts, nameList, waitingStatus, wholeSeconds } from './pod-status-parts.js';
 import type { ContainerRun, NodeFacts, Terminated, TrackedPod } from './runtime-state.js';
@@ -33,7 +34,7 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
       ready: true,
       restartCount: run.restartCount,
       started: true,
-      state: { running: { startedAt: wholeSeconds(new Date(run.startedAt)) } },
+      state: runningState(wholeSeconds(new Date(run.startedAt))),
       ...containerResourceStatus(c),
       ...mounts(c, node),
     };
