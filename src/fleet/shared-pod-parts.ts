@@ -11,13 +11,15 @@ import { createSharedValues, type SharedValues } from '../values/shared-values.j
  */
 export function sharePodParts(values: SharedValues, pod: Pod): Pod {
   if (typeof pod !== 'object' || pod === null) return pod;
-  if (pod.spec !== undefined) pod.spec = values.share(pod.spec);
-  if (pod.status !== undefined) pod.status = values.share(pod.status);
+  // A value only this pod has, in one version after another, stays out of the table.
+  const uid = pod.metadata?.uid ?? undefined;
+  if (pod.spec !== undefined) pod.spec = values.share(pod.spec, uid);
+  if (pod.status !== undefined) pod.status = values.share(pod.status, uid);
   const metadata = pod.metadata;
   if (metadata !== undefined && metadata !== null) {
-    if (metadata.labels !== undefined) metadata.labels = values.share(metadata.labels);
-    if (metadata.annotations !== undefined) metadata.annotations = values.share(metadata.annotations);
-    if (metadata.ownerReferences !== undefined) metadata.ownerReferences = values.share(metadata.ownerReferences);
+    if (metadata.labels !== undefined) metadata.labels = values.share(metadata.labels, uid);
+    if (metadata.annotations !== undefined) metadata.annotations = values.share(metadata.annotations, uid);
+    if (metadata.ownerReferences !== undefined) metadata.ownerReferences = values.share(metadata.ownerReferences, uid);
   }
   return pod;
 }

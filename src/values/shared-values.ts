@@ -13,14 +13,20 @@
  * The table holds its objects weakly (a `WeakRef` per distinct object, keyed by a hash of the
  * content), so a tree no pod holds any more goes with the pods; entries whose object is gone
  * are dropped once the table has doubled since the last sweep. An object enters it only when
- * its hash comes a second time: most of a pod's status and its uniquely named volumes never
- * repeat, and an entry for each cost more than the sharing saved (the hashes seen once are
- * kept as small integers, forgotten when they outnumber the entries four to one). Values that
- * are not plain JSON (a Date, a class instance) are left as they are, and so is every object
- * holding one.
+ * its hash comes a second time, from another owner when the caller names one (the pod a value
+ * belongs to): most of a pod's status and its uniquely named volumes never repeat, or repeat
+ * only in the next version of the same pod, and an entry for each cost more than the sharing
+ * saved. The hashes seen once are kept, with their owner, as small integers in a table of fixed
+ * size, forgotten wholesale when full (it grew with the table before, to 4 hashes an entry,
+ * and weighed more than the entries). Values that are not plain JSON (a Date, a class
+ * instance) are left as they are, and so is every object holding one.
  */
 export interface SharedValues {
-  share<T>(value: T): T;
+  /**
+   * `value` with its parts shared. `owner` (a pod's UID) keeps a value that only one owner
+   * has, in one version after another, out of the table.
+   */
+  share<T>(value: T, owner?: string): T;
   /** Distinct objects in the table, alive or not yet swept (tests). */
   readonly size: number;
 }
@@ -64,10 +70,17 @@ function shallowEqual(a: object, b: object): boolean {
   return true;
 }
 
+/** Hashes seen once that are remembered at most (then forgotten all at once). */
+const SEEN_ONCE_MAX = 8192;
+/** The owner of a value given without one: every second sight counts. */
+const NO_OWNER = -1;
+
 export function createSharedValues(): SharedValues {
   const table = new Map<number, WeakRef<object>>();
-  const seenOnce = new Set<number>();
+  /** Hash seen once → the hash of its owner's name. */
+  const seenOnce = new Map<number, number>();
   let sweepAt = 1024;
+  let owner = NO_OWNER;
 
   const sweep = (): void => {
     for (const [hash, ref] of table) if (ref.deref() === undefined) table.delete(hash);
@@ -115,11 +128,14 @@ export function createSharedValues(): SharedValues {
     Object.freeze(v);
     // A different object under the same hash keeps its place; this one stays unshared.
     if (found === undefined) {
-      if (!seenOnce.has(hash)) {
-        if (seenOnce.size >= Math.max(4096, table.size * 4)) seenOnce.clear();
-        seenOnce.add(hash);
+      const firstOwner = seenOnce.get(hash);
+      if (firstOwner === undefined) {
+        if (seenOnce.size >= SEEN_ONCE_MAX) seenOnce.clear();
+        seenOnce.set(hash, owner);
         return { value: v, hash };
       }
+      // Its own owner again (the pod's next version): still seen once.
+      if (firstOwner === owner && owner !== NO_OWNER) return { value: v, hash };
       seenOnce.delete(hash);
       table.set(hash, new WeakRef(v));
       if (table.size >= sweepAt) sweep();
@@ -128,7 +144,10 @@ export function createSharedValues(): SharedValues {
   };
 
   return {
-    share: <T>(value: T): T => walk(value).value as T,
+    share: <T>(value: T, ownerName?: string): T => {
+      owner = ownerName === undefined ? NO_OWNER : hashString(9, ownerName);
+      return walk(value).value as T;
+    },
     get size() {
       return table.size;
     },

@@ -90,6 +90,27 @@ describe('shared values', () => {
     );
   });
 
+  test('a value one owner has, version after version, stays out of the table until another owner has it too', () => {
+    const values = createSharedValues();
+    const status = (): object => ({ podIP: '10.88.0.7', containerID: 'kubelet-pods://uid-a/main' });
+    const a1 = values.share(status(), 'uid-a');
+    const a2 = values.share(status(), 'uid-a');
+    const a3 = values.share(status(), 'uid-a');
+    assert.equal(values.size, 0, 'the same owner again: still seen once');
+    assert.notEqual(a2, a3);
+    // Another owner with the equal value: now it is shared, and the next one gets it.
+    const b1 = values.share(status(), 'uid-b');
+    const b2 = values.share(status(), 'uid-c');
+    assert.equal(values.size, 1);
+    assert.equal(b1, b2);
+    assert.notEqual(a1, b1);
+    // Without an owner every second sight counts, as before.
+    const loose = createSharedValues();
+    loose.share(status());
+    const x = loose.share(status());
+    assert.equal(loose.share(status()), x);
+  });
+
   test('the table sweeps entries whose object is gone once it has doubled', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
