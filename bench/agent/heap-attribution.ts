@@ -224,7 +224,8 @@ export interface Attribution {
   totalBytes: number;
 }
 
-export function attribute(s: Snapshot): Attribution {
+/** `detail`: a part of a component's name whose objects are told apart by the field holding them. */
+export function attribute(s: Snapshot, detail?: string): Attribution {
   const count = s.firstEdge.length - 1;
   const idom = dominators(s);
   const str = (n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
@@ -274,6 +275,15 @@ export function attribute(s: Snapshot): Attribution {
     const t = type(n);
     return t === 'object' || t === 'closure' || t === 'hidden' || t === 'native' ? `${t} ${str(n).slice(0, 40)}` : t;
   };
+  // Which field of its dominator holds an object (of the component given in detail only: slow).
+  const dominatorField = (n: number): string => {
+    const d = idom[n]!;
+    if (d < 0) return '?';
+    for (let e = s.firstEdge[d]!; e < s.firstEdge[d + 1]!; e += s.edgeFieldCount) {
+      if (s.edges[e + E_TO]! / s.nodeFieldCount === n) return `${kindOf(d)}.${edgeName(e)}`;
+    }
+    return `${kindOf(d)} (indirectly)`;
+  };
   const UNOWNED = '(not owned by one component)';
   let totalBytes = 0;
   const stack: number[] = [0];
@@ -285,7 +295,8 @@ export function attribute(s: Snapshot): Attribution {
     byComponent.set(owner[n]!, (byComponent.get(owner[n]!) ?? 0) + self);
     let kinds = kindsByComponent.get(owner[n]!);
     if (kinds === undefined) kindsByComponent.set(owner[n]!, (kinds = new Map()));
-    kinds.set(kindOf(n), (kinds.get(kindOf(n)) ?? 0) + self);
+    const kind = detail !== undefined && owner[n]!.includes(detail) ? `${kindOf(n)} under ${dominatorField(n)}` : kindOf(n);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + self);
 
     for (const c of children.get(n) ?? []) {
       owner[c] = mark.get(c) ?? owner[n]!;
@@ -408,8 +419,9 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
     console.error('usage: heap-attribution.js <snapshot> [<snapshot with pods> <pods>]');
     process.exit(2);
   }
-  const a = attribute(readSnapshot(first));
-  const b = second !== undefined ? attribute(readSnapshot(second)) : undefined;
+  const detail = process.env.HEAP_ATTRIBUTION_DETAIL || undefined;
+  const a = attribute(readSnapshot(first), detail);
+  const b = second !== undefined ? attribute(readSnapshot(second), detail) : undefined;
   console.log(table(a, b, Number(podsArg ?? 0)));
   console.log('');
   console.log(copiesTable(b ?? a));
@@ -423,14 +435,14 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
     console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.unowned.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
   }
-  // HEAP_ATTRIBUTION_DETAIL=<part of a component's name>: that component's kinds of objects too.
-  const detail = process.env.HEAP_ATTRIBUTION_DETAIL;
+  // HEAP_ATTRIBUTION_DETAIL=<part of a component's name>: that component's kinds of objects
+  // too, each with the field of the object that alone holds it.
   for (const [component, kinds] of (b ?? a).kindsByComponent) {
     if (detail === undefined || detail === '' || !component.includes(detail)) continue;
     console.log('');
     console.log(`${component}, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
     const before = a.kindsByComponent.get(component);
-    for (const [what, bytes] of [...kinds].sort((x, y) => y[1] - x[1]).slice(0, 15)) {
+    for (const [what, bytes] of [...kinds].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
       console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (before?.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
     }
   }

@@ -11,6 +11,7 @@ import { kubePodsListWatch, podReflectorWording, type PodListWatch } from '../so
 import type { Clock } from '../time/clock.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import { objectKey } from '../values/object-key.js';
+import { reuseUnchangedParts } from './pod-versions.js';
 import { sharedPartsListWatch } from './shared-pod-parts.js';
 
 export interface PodFanOutOptions {
@@ -137,6 +138,7 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
       const key = objectKey(pod);
       const held = stream.pods.get(key);
       if (held !== undefined && sameVersion(held, pod)) continue;
+      if (held !== undefined) reuseUnchangedParts(held, pod);
       stream.pods.set(key, pod);
       deliver(stream, held !== undefined ? 'MODIFIED' : 'ADDED', pod);
     }
@@ -153,9 +155,10 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
       deliver(stream, 'DELETED', pod);
       return;
     }
-    const known = stream.pods.has(key);
+    const held = stream.pods.get(key);
+    if (held !== undefined) reuseUnchangedParts(held, pod);
     stream.pods.set(key, pod);
-    deliver(stream, known ? 'MODIFIED' : 'ADDED', pod);
+    deliver(stream, held !== undefined ? 'MODIFIED' : 'ADDED', pod);
   };
 
   const reflector: Reflector = createReflector({

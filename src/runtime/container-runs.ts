@@ -2,7 +2,7 @@ import { isSidecar } from '../status/pod-phase.js';
 import { backOffEvent, missingClusterDNSEvent, sandboxChangedEvent } from './container-events.js';
 import { crashLoopRestart, exitReason, shouldRestart, stopOutcome } from './container-lifecycle.js';
 import type { RuntimeContext } from './runtime-context.js';
-import { containerKind, continuedRun, type ContainerRun, type TrackedPod } from './runtime-state.js';
+import { containerKind, continuedRun, NO_INIT_RUNS, type ContainerRun, type TrackedPod } from './runtime-state.js';
 import { startFailingPulls } from './image-pulls.js';
 import { startReadiness } from './readiness-probes.js';
 import { plannedExits } from './scenario-plan.js';
@@ -21,7 +21,7 @@ export function startContainers(ctx: RuntimeContext, uid: string, tracked: Track
   if (tracked.previous !== undefined) ctx.event(tracked.pod, undefined, sandboxChangedEvent());
   const dns = ctx.node.clusterDNS ? undefined : missingClusterDNSEvent(tracked.pod);
   if (dns !== undefined) ctx.event(tracked.pod, undefined, dns);
-  tracked.inits = new Map();
+  tracked.inits = (tracked.pod.spec?.initContainers?.length ?? 0) > 0 ? new Map() : NO_INIT_RUNS;
   runInits(ctx, uid, tracked, 0, at);
 }
 

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import type { V1Container } from '@kubernetes/client-node';
 import { hostIPList, perContainerSpec, runningState, secondOf, sharedCondition } from '../../../src/runtime/shared-status-parts.js';
 import { containerResourceStatus } from '../../../src/runtime/container-status.js';
-import { runtimeView, updateRuntimeView, type TrackedPod } from '../../../src/runtime/runtime-state.js';
+import { NO_INIT_RUNS, runtimeView, updateRuntimeView, type ContainerRun, type TrackedPod } from '../../../src/runtime/runtime-state.js';
 import { createContainerLogBuffer } from '../../../src/runtime/container-log-buffer.js';
 import type { Pod } from '../../../src/pod/types.js';
 
@@ -79,6 +79,12 @@ describe('the runtime view of a pod', () => {
     const edited = { ...first, spec: { containers: [{ name: 'other' }] } };
     updateRuntimeView(tracked, edited);
     assert.equal(tracked.pod.spec, edited.spec);
+  });
+
+  test('the one empty map of init runs refuses entries', () => {
+    assert.equal(NO_INIT_RUNS.size, 0);
+    assert.throws(() => NO_INIT_RUNS.set('init', {} as ContainerRun), /no init container runs/);
+    assert.equal(NO_INIT_RUNS.size, 0);
   });
 
   test('a pod with readiness gates is kept whole, its newest version included', () => {
