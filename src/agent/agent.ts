@@ -14,6 +14,7 @@ import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { showNodeMetrics } from '../server/node-metrics-view.js';
 import type { Registry } from 'prom-client';
 import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
@@ -67,7 +68,10 @@ export interface AgentOptions {
 
 export interface Agent {
   readonly podManager: PodManager;
+  /** The registry this node's /metrics serves, made at the first ask (parts.registry). */
   readonly registry: Registry;
+  /** This node's metric values (the fleet shows every node's on its own /metrics). */
+  readonly metrics: AgentMetrics;
   /** Starts sources, node registration, mirror sync, status and endpoints. */
   start(): Promise<void>;
   /**
@@ -102,9 +106,13 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.statusProvider !== undefined ? { statusProvider: () => options.statusProvider! } : {}),
     ...options.parts,
   });
-  const { clock, registry, cluster } = parts;
-  const metrics = createAgentMetrics(registry);
-  const podManager = new PodManager({ registry });
+  const { clock, cluster } = parts;
+  // Plain values, shown by a registry only once one is asked for: a fleet node that is never
+  // scraped on its own port holds no prom-client metric.
+  const metrics = createAgentMetrics();
+  const podManager = new PodManager();
+  let registry: Registry | undefined;
+  const nodeRegistry = (): Registry => (registry ??= showNodeMetrics(parts.registry(), () => [{ labels: {}, metrics, podManager }]));
 
   // Kubernetes Events about static and mirror pods (docs/events.md); without an API server
   // (or with `--events=false`) they go nowhere.
@@ -339,7 +347,7 @@ export function createAgent(options: AgentOptions): Agent {
     config,
     ...(options.listenPorts !== undefined ? { listenPorts: options.listenPorts } : {}),
     podManager,
-    registry,
+    registry: nodeRegistry,
     statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? ''),
     containerLogs: (uid, container) => statusProvider.containerLogs?.(uid, container),
     usage: nodeUsage,
@@ -356,7 +364,10 @@ export function createAgent(options: AgentOptions): Agent {
 
   return {
     podManager,
-    registry,
+    get registry() {
+      return nodeRegistry();
+    },
+    metrics,
     connected: cluster !== undefined,
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.

@@ -38,7 +38,8 @@ export interface AgentEndpointsOptions {
   config: AgentConfig;
   listenPorts?: ListenPorts;
   podManager: Pick<PodManager, 'getPods' | 'getPodByName'>;
-  registry: Registry;
+  /** The node's metrics registry, made at the first scrape. */
+  registry: () => Registry;
   /** The status `/pods` shows for a pod (the status writer's); undefined: the pod as stored. */
   statusFor: (pod: Pod) => V1PodStatus | undefined;
   /** The runtime's container logs, by the pod's own UID. */
