@@ -1,7 +1,7 @@
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
-import { createEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
+import { createEventRecorder, lazyEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
@@ -118,7 +118,9 @@ export function createAgent(options: AgentOptions): Agent {
   // (or with `--events=false`) they go nowhere.
   const recorder =
     cluster !== undefined && config.events
-      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false })
+      ? lazyEventRecorder(() =>
+          createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false }),
+        )
       : noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
     recorder,
