@@ -12,7 +12,7 @@ import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
-import { createResourceUsage } from '../runtime/resource-usage.js';
+import { createResourceUsage, type ResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import { showNodeMetrics } from '../server/node-metrics-view.js';
 import type { Registry } from 'prom-client';
@@ -332,18 +332,23 @@ export function createAgent(options: AgentOptions): Agent {
   const dispatch = createPodUpdateDispatcher({ podManager, sourcesReady, logger, onPodsChanged: (pods, op) => lifecycle.onPodsChanged(pods, op) });
   // What the running containers use, for /stats/summary and /metrics/resource: the status the
   // writer last computed says which containers run and since when.
-  const resourceUsage = createResourceUsage({
-    clock,
-    logger,
-    scenarios: config.scenarios,
-    nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
-    ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),
-  });
+  // Made at the first question (a scrape of /stats/summary or /metrics/resource), counting from now.
+  const usageFrom = clock.now();
+  let resourceUsage: ResourceUsage | undefined;
+  const usageOf = () =>
+    (resourceUsage ??= createResourceUsage({
+      clock,
+      logger,
+      startTime: usageFrom,
+      scenarios: config.scenarios,
+      nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
+      ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),
+    }));
   const nodeUsage = () => {
     const memory = quantityValue(String(nodeRegistration?.currentNode()?.status?.capacity?.['memory'] ?? ''));
     const memoryBytes = Number.isFinite(memory) ? memory : cluster?.machine.memoryBytes;
     const pods = podManager.getPods().map((pod) => ({ pod, status: statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }));
-    return resourceUsage.measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
+    return usageOf().measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
   };
   const endpoints = createAgentEndpoints({
     config,
