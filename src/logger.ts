@@ -58,43 +58,40 @@ export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
 }
 
 /**
- * A child logger with `bindings` on every line; silent when no logger was given. The child is
- * made at its first line of an enabled level: a fleet gives each node several (node, lease,
- * status writer, pod workers, sources), and most never write at the level set
+ * A child logger with `bindings` on every line; silent when no logger was given. No pino child
+ * is made: each line goes to `logger` with the bindings before its own fields. A fleet gives
+ * each node several children (node, lease, registration, status writer, pod workers, sources)
+ * that write a line or two in their life, and a pino child cost more than those lines
  * (docs/performance.md, "Where the fleet's memory goes").
  */
 export function childLogger(logger: Logger | undefined, bindings: object): Logger {
   if (!logger) return noopLogger;
   if (logger.child === undefined) return logger;
-  return new LazyChild(logger, bindings, undefined);
+  return new BoundChild(logger, bindings, undefined);
 }
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 
 /**
- * A child made on its first enabled line. Methods on the prototype, not closures: thousands of
- * these live in a fleet, and a closure per method cost more than the pino child they stand for.
+ * Bindings, and the logger that writes. Methods on the prototype, not closures: thousands of
+ * these live in a fleet. A field of the line's own wins over a binding of the same name.
  */
-class LazyChild implements Logger {
-  #made: Logger | undefined;
+class BoundChild implements Logger {
   constructor(
     private readonly root: Logger,
     private readonly bindings: object,
-    /** The lazy child this one is a child of; the root's own child otherwise. */
-    private readonly parent: LazyChild | undefined,
+    /** The child this one is a child of, whose bindings come first. */
+    private readonly parent: BoundChild | undefined,
   ) {}
 
-  #real(): Logger {
-    if (this.#made === undefined) {
-      const from = this.parent !== undefined ? this.parent.#real() : this.root;
-      this.#made = from.child?.(this.bindings) ?? from;
-    }
-    return this.#made;
+  #fields(obj: object): object {
+    const outer = this.parent !== undefined ? this.parent.#fields(this.bindings) : this.bindings;
+    return { ...outer, ...obj };
   }
 
   // pino answers isLevelEnabled; a logger that does not is asked every time.
   #write(level: Level, obj: object, msg: string | undefined): void {
-    if ((this.root as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true) this.#real()[level](obj, msg);
+    if ((this.root as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true) this.root[level](this.#fields(obj), msg);
   }
 
   debug(obj: object, msg?: string): void {
@@ -110,6 +107,6 @@ class LazyChild implements Logger {
     this.#write('error', obj, msg);
   }
   child(bindings: object): Logger {
-    return new LazyChild(this.root, bindings, this);
+    return new BoundChild(this.root, bindings, this);
   }
 }

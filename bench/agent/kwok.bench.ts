@@ -30,6 +30,8 @@ import { KWOK_FAST_STAGES, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from 
 import { createNamespace, pool, tempDir } from './common.js';
 import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
 import { WatchedCount } from './watched-count.js';
+import { countWrites, describeWrites, writeWritesAuditPolicy, type Phase, type PhaseWrites } from './audit-writes.js';
+import type { AuditEvent } from '../../test/helpers/audit-log.js';
 
 // The fleet runs in its default `--simulated-lifecycle=kubelet` only: under `instant` it runs
 // static pods alone and leaves ordinary pods Pending (docs/lifecycle.md, "Ordinary pods").
@@ -92,6 +94,19 @@ export interface IdleWindow {
   cpuPercent: number;
   /** The control plane process (API server, etcd, scheduler, controller manager), % of one core. */
   controlPlaneCpuPercent: number;
+  /** The window's bounds, ms since the epoch (for the audit log's counts). */
+  fromMs: number;
+  toMs: number;
+}
+
+/** The subject's own writes, from the API server's audit log (bench/agent/audit-writes.ts). */
+export interface PeerWrites {
+  /** First pod create sent → every pod Running. */
+  start: PhaseWrites;
+  /** First delete sent → no pod left. */
+  stop: PhaseWrites;
+  idle: PhaseWrites;
+  idleWithPods: PhaseWrites;
 }
 
 export interface PeerRun {
@@ -118,6 +133,7 @@ export interface PeerRun {
   rssBytesPerNode: number;
   /** (idle RSS with pods − idle RSS without) ÷ pods. */
   rssBytesPerPod: number;
+  writes: PeerWrites;
   loadAverageBefore: number[];
   loadAverageAfter: number[];
 }
@@ -167,6 +183,7 @@ async function idleWindow(pid: number, controlPlanePid: number, settleMs: number
   await delay(settleMs);
   const cpu0 = procCpuMs(pid);
   const cp0 = procCpuMs(controlPlanePid);
+  const fromMs = Date.now();
   const t0 = performance.now();
   const rss: number[] = [];
   for (;;) {
@@ -182,8 +199,19 @@ async function idleWindow(pid: number, controlPlanePid: number, settleMs: number
     rssMaxBytes: Math.max(...rss),
     cpuPercent: round2(((procCpuMs(pid) - cpu0) / wall) * 100),
     controlPlaneCpuPercent: round2(((procCpuMs(controlPlanePid) - cp0) / wall) * 100),
+    fromMs,
+    toMs: Date.now(),
   };
 }
+
+// kwok runs with the admin kubeconfig (as the harness does), so its client's User-Agent tells
+// its writes apart; the fleet runs as its ServiceAccount.
+const SUBJECT: Record<PeerName, (e: AuditEvent) => boolean> = {
+  kwok: (e) => e.userAgent?.startsWith('kwok') ?? false,
+  fleet: (e) => e.user?.username?.startsWith('system:serviceaccount:') ?? false,
+};
+
+const epoch = (performanceMs: number): number => performance.timeOrigin + performanceMs;
 
 /** Retries a call a few times (the API server may answer 429 or time out under this load); `accept` ends it as done. */
 async function withRetries(call: () => Promise<unknown>, accept: (status: number | undefined) => boolean): Promise<boolean> {
@@ -303,7 +331,7 @@ async function oneNodeBaseline(ctx: Ctx, peer: PeerName, controlPlanePid: number
 
 async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFiles: readonly string[]) => void): Promise<PeerRun> {
   const loadAverageBefore = loadavg();
-  const cluster = await startLocalCluster({ nodes: [] });
+  const cluster = await startLocalCluster({ nodes: [], auditPolicyFile: await writeWritesAuditPolicy() });
   const dir = await tempDir(`kp-bench-kwok-${peer}-`);
   try {
     const controlPlanePid = childPidWithArg(`--dir=${cluster.dir}`);
@@ -369,6 +397,17 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
       if (deleteFailures > 0) throw new Error(`${deleteFailures} of ${total} pods could not be deleted`);
       const goneAt = await orLog(running, goneWatch.until((c) => c.total === 0, `all ${total} pods gone`, 120_000 + total * 20));
       goneWatch.stop();
+      const window = (name: string, w: IdleWindow): Phase => ({ name, fromMs: w.fromMs, toMs: w.toMs });
+      const [start, stop, idleWrites, idleWithPodsWrites] = await countWrites(
+        cluster.auditLogFile!,
+        [
+          { name: 'start', fromMs: epoch(c0), toMs: epoch(runningAt) },
+          { name: 'stop', fromMs: epoch(d0), toMs: epoch(goneAt) },
+          window('idle', idle),
+          window('idle with pods', idleWithPods),
+        ],
+        SUBJECT[peer],
+      );
 
       return {
         peer,
@@ -385,6 +424,7 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
         goneMs: Math.round(goneAt - d0),
         rssBytesPerNode: Math.round((idle.rssBytes - oneNode.rssBytes) / Math.max(1, nodes - 1)),
         rssBytesPerPod: Math.round((idleWithPods.rssBytes - idle.rssBytes) / total),
+        writes: { start: start!, stop: stop!, idle: idleWrites!, idleWithPods: idleWithPodsWrites! },
         loadAverageBefore,
         loadAverageAfter: loadavg(),
       };
@@ -418,6 +458,7 @@ const s = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms
 const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
 const kib = (b: number): string => `${(b / 1024).toFixed(1)} KiB`;
 const pct = (p: number): string => `${p.toFixed(2)} %`;
+const perMinute = (w: PhaseWrites): number => (w.total / Math.max(1, w.durationMs)) * 60_000;
 
 /** The table: one row per measure, a column per peer, and each fleet's ratio to kwok. */
 export function kwokTable(r: KwokBenchResult): string {
@@ -443,6 +484,10 @@ export function kwokTable(r: KwokBenchResult): string {
     ['RSS serving one node (the base of the next row)', (x) => x.oneNode.rssBytes, mib],
     ['memory per node: (idle RSS − one node\'s) ÷ (nodes − 1)', (x) => x.rssBytesPerNode, kib],
     ['memory per pod: (idle RSS with pods − without) ÷ pods', (x) => x.rssBytesPerPod, kib],
+    ['its API writes per pod, create → all Running', (x) => x.writes.start.total / pods, (v) => v.toFixed(2)],
+    ['its API writes per pod, delete → all gone', (x) => x.writes.stop.total / pods, (v) => v.toFixed(2)],
+    ['its API writes per minute, idle, no pods', (x) => perMinute(x.writes.idle), (v) => v.toFixed(0)],
+    [`its API writes per minute, idle, ${p} pods`, (x) => perMinute(x.writes.idleWithPods), (v) => v.toFixed(0)],
   ];
   const head = ['measure', ...r.runs.map((x) => x.label), ...(kwok ? others.map((x) => `${x.label} ÷ kwok`) : [])];
   const lines = [`| ${head.join(' | ')} |`, `|---|${head.slice(1).map(() => '---:').join('|')}|`];
@@ -457,6 +502,13 @@ export function kwokTable(r: KwokBenchResult): string {
         })
       : [];
     lines.push(`| ${[label, ...values.map((v) => (v === undefined ? '–' : fmt(v))), ...ratios].join(' | ')} |`);
+  }
+  lines.push('', 'Each subject\'s writes by verb and resource (from the API server\'s audit log), per pod while pods started and stopped, per minute while idle:', '');
+  lines.push('| subject | per pod, create → all Running | per pod, delete → all gone | per minute, idle, no pods | per minute, idle, with pods |', '|---|---|---|---|---|');
+  for (const x of r.runs) {
+    const minutes = (w: PhaseWrites): number => Math.max(1, w.durationMs) / 60_000;
+    const cells = [describeWrites(x.writes.start, pods), describeWrites(x.writes.stop, pods), describeWrites(x.writes.idle, minutes(x.writes.idle)), describeWrites(x.writes.idleWithPods, minutes(x.writes.idleWithPods))];
+    lines.push(`| ${x.label} | ${cells.join(' | ')} |`);
   }
   lines.push('');
   lines.push('| run | load average before | load average after |', '|---|---|---|');

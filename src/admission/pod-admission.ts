@@ -282,52 +282,53 @@ export interface Rejection {
 }
 
 export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = realClock): PodAdmission {
-  const admitted = new Map<string, PodRequests>();
-  const rejected = new Map<string, Rejection>();
+  // The maps are made at the first pod: a fleet node without pods holds none.
+  let admitted: Map<string, PodRequests> | undefined;
+  let rejected: Map<string, Rejection> | undefined;
   // The host ports of the admitted pods that hold any, by UID.
-  const ports = new Map<string, HostPortUse[]>();
+  let ports: Map<string, HostPortUse[]> | undefined;
   // The admitted pods' requests, summed, and the host ports they hold.
   const used = {
     length: 0,
     milliCPU: 0,
     memory: 0,
     get hostPorts(): HostPortUse[] {
-      return [...ports.values()].flat();
+      return ports === undefined ? [] : [...ports.values()].flat();
     },
   };
   return {
     admitNew(pods) {
       for (const pod of pods) {
         const uid = podUID(pod);
-        if (isMirrorPod(pod) || admitted.has(uid) || rejected.has(uid)) continue;
+        if (isMirrorPod(pod) || admitted?.has(uid) === true || rejected?.has(uid) === true) continue;
         const result = admitPod(pod, used, getNode());
         if (result.admit) {
           const requests = podRequests(pod);
-          admitted.set(uid, requests);
+          (admitted ??= new Map()).set(uid, requests);
           used.length = admitted.size;
           used.milliCPU += requests.milliCPU;
           used.memory += requests.memory;
           const held = hostPortsOf(pod);
-          if (held.length > 0) ports.set(uid, held);
+          if (held.length > 0) (ports ??= new Map()).set(uid, held);
         }
-        else rejected.set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
+        else (rejected ??= new Map()).set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
       }
     },
     forget(pods) {
       for (const pod of pods) {
         const uid = podUID(pod);
-        const requests = admitted.get(uid);
-        if (requests !== undefined) {
+        const requests = admitted?.get(uid);
+        if (admitted !== undefined && requests !== undefined) {
           admitted.delete(uid);
           used.length = admitted.size;
           used.milliCPU -= requests.milliCPU;
           used.memory -= requests.memory;
         }
-        ports.delete(uid);
-        rejected.delete(uid);
+        ports?.delete(uid);
+        rejected?.delete(uid);
       }
     },
-    rejection: (uid) => rejected.get(uid),
+    rejection: (uid) => rejected?.get(uid),
   };
 }
 

@@ -1,7 +1,7 @@
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
-import { createEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
+import { createEventRecorder, lazyEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
@@ -12,8 +12,9 @@ import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
-import { createResourceUsage } from '../runtime/resource-usage.js';
+import { createResourceUsage, type ResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
+import { showNodeMetrics } from '../server/node-metrics-view.js';
 import type { Registry } from 'prom-client';
 import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
@@ -67,7 +68,10 @@ export interface AgentOptions {
 
 export interface Agent {
   readonly podManager: PodManager;
+  /** The registry this node's /metrics serves, made at the first ask (parts.registry). */
   readonly registry: Registry;
+  /** This node's metric values (the fleet shows every node's on its own /metrics). */
+  readonly metrics: AgentMetrics;
   /** Starts sources, node registration, mirror sync, status and endpoints. */
   start(): Promise<void>;
   /**
@@ -102,15 +106,21 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.statusProvider !== undefined ? { statusProvider: () => options.statusProvider! } : {}),
     ...options.parts,
   });
-  const { clock, registry, cluster } = parts;
-  const metrics = createAgentMetrics(registry);
-  const podManager = new PodManager({ registry });
+  const { clock, cluster } = parts;
+  // Plain values, shown by a registry only once one is asked for: a fleet node that is never
+  // scraped on its own port holds no prom-client metric.
+  const metrics = createAgentMetrics();
+  const podManager = new PodManager();
+  let registry: Registry | undefined;
+  const nodeRegistry = (): Registry => (registry ??= showNodeMetrics(parts.registry(), () => [{ labels: {}, metrics, podManager }]));
 
   // Kubernetes Events about static and mirror pods (docs/events.md); without an API server
   // (or with `--events=false`) they go nowhere.
   const recorder =
     cluster !== undefined && config.events
-      ? createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false })
+      ? lazyEventRecorder(() =>
+          createEventRecorder({ api: cluster.apis.events, nodeName: config.nodeName, clock, logger, onResult: (result) => metrics.recordEvent(result), nodeGone: () => nodeRegistration?.nodeGone() ?? false }),
+        )
       : noopEventRecorder;
   const staticPodEvents = createStaticPodEvents({
     recorder,
@@ -322,24 +332,29 @@ export function createAgent(options: AgentOptions): Agent {
   const dispatch = createPodUpdateDispatcher({ podManager, sourcesReady, logger, onPodsChanged: (pods, op) => lifecycle.onPodsChanged(pods, op) });
   // What the running containers use, for /stats/summary and /metrics/resource: the status the
   // writer last computed says which containers run and since when.
-  const resourceUsage = createResourceUsage({
-    clock,
-    logger,
-    scenarios: config.scenarios,
-    nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
-    ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),
-  });
+  // Made at the first question (a scrape of /stats/summary or /metrics/resource), counting from now.
+  const usageFrom = clock.now();
+  let resourceUsage: ResourceUsage | undefined;
+  const usageOf = () =>
+    (resourceUsage ??= createResourceUsage({
+      clock,
+      logger,
+      startTime: usageFrom,
+      scenarios: config.scenarios,
+      nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
+      ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),
+    }));
   const nodeUsage = () => {
     const memory = quantityValue(String(nodeRegistration?.currentNode()?.status?.capacity?.['memory'] ?? ''));
     const memoryBytes = Number.isFinite(memory) ? memory : cluster?.machine.memoryBytes;
     const pods = podManager.getPods().map((pod) => ({ pod, status: statusWriter?.getPodStatus(pod.metadata?.uid ?? '') }));
-    return resourceUsage.measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
+    return usageOf().measure(pods, memoryBytes !== undefined ? { memoryBytes } : {});
   };
   const endpoints = createAgentEndpoints({
     config,
     ...(options.listenPorts !== undefined ? { listenPorts: options.listenPorts } : {}),
     podManager,
-    registry,
+    registry: nodeRegistry,
     statusFor: (pod) => statusWriter?.getPodStatus(pod.metadata?.uid ?? ''),
     containerLogs: (uid, container) => statusProvider.containerLogs?.(uid, container),
     usage: nodeUsage,
@@ -356,7 +371,10 @@ export function createAgent(options: AgentOptions): Agent {
 
   return {
     podManager,
-    registry,
+    get registry() {
+      return nodeRegistry();
+    },
+    metrics,
     connected: cluster !== undefined,
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.

@@ -14,7 +14,7 @@ import { metricsRoute } from '../server/metrics.js';
 import { podsRoute } from '../server/pods.js';
 import { resourceMetricsRoute } from '../server/resource-metrics.js';
 import { statsSummaryRoute } from '../server/stats-summary.js';
-import { createAgentServer, type AgentServer, type BoundAddress } from '../server/server.js';
+import { createAgentServer, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
 import { loadServingTLS } from '../server/serving-cert.js';
 import type { NodeUsage } from '../status/node-usage.js';
 import type { ContainerLogLine } from '../status/status-provider.js';
@@ -38,7 +38,8 @@ export interface AgentEndpointsOptions {
   config: AgentConfig;
   listenPorts?: ListenPorts;
   podManager: Pick<PodManager, 'getPods' | 'getPodByName'>;
-  registry: Registry;
+  /** The node's metrics registry, made at the first scrape. */
+  registry: () => Registry;
   /** The status `/pods` shows for a pod (the status writer's); undefined: the pod as stored. */
   statusFor: (pod: Pod) => V1PodStatus | undefined;
   /** The runtime's container logs, by the pod's own UID. */
@@ -76,16 +77,17 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
   const wantedKubeletPort = listenPort('kubelet', config.port);
   const kubeletPort = wantedKubeletPort !== undefined && webhooksAnswerable(config, apis, logger) ? wantedKubeletPort : undefined;
 
-  const podsWithStatus = podsRoute({ podManager, statusFor: options.statusFor });
+  // Made for a port that listens only: a fleet node without ports holds no route.
+  const podsWithStatus = (): Route => podsRoute({ podManager, statusFor: options.statusFor });
   // Both ports serve them, as the kubelet's do (pkg/kubelet/server, InstallAuthNotRequiredHandlers).
-  const usageRoutes = [resourceMetricsRoute({ nodeName: config.nodeName, usage: options.usage }), statsSummaryRoute({ nodeName: config.nodeName, usage: options.usage })];
+  const usageRoutes = (): Route[] => [resourceMetricsRoute({ nodeName: config.nodeName, usage: options.usage }), statsSummaryRoute({ nodeName: config.nodeName, usage: options.usage })];
   const servers: { readOnly?: AgentServer; healthz?: AgentServer; kubelet?: AgentServer } = {};
   if (readOnlyPort !== undefined) {
     servers.readOnly = createAgentServer({
       address: config.address,
       port: readOnlyPort,
       setting: '--read-only-port or readOnlyPort',
-      routes: [healthzRoute(), podsWithStatus, metricsRoute({ registry }), ...usageRoutes],
+      routes: [healthzRoute(), podsWithStatus(), metricsRoute({ registry }), ...usageRoutes()],
     });
   }
   if (healthzPort !== undefined) {
@@ -126,9 +128,9 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
       }),
       routes: [
         healthzRoute(),
-        podsWithStatus,
+        podsWithStatus(),
         metricsRoute({ registry }),
-        ...usageRoutes,
+        ...usageRoutes(),
         configzRoute({ config }),
         containerLogsRoute({ podManager, logsFor: options.containerLogs, now: () => clock.now() }),
       ],

@@ -26,8 +26,8 @@ import { realClock, type Clock } from '../time/clock.js';
 export interface AgentParts {
   /** The one time source: periods, retries, timestamps, the shutdown bound (a FakeClock in tests). */
   readonly clock: Clock;
-  /** Where every metric of the node is registered. */
-  readonly registry: Registry;
+  /** Makes the registry that shows the node's metrics on its /metrics; asked once, at the first need. */
+  readonly registry: () => Registry;
   /**
    * This node's runtime (statuses, terminations, container logs), given what the runtime may
    * ask the node. A factory because the question goes to the pod workers, made after it.
@@ -81,7 +81,7 @@ export function defaultParts(config: AgentConfig, overrides: AgentPartOverrides 
   const clock = overrides.clock ?? realClock;
   return {
     clock,
-    registry: overrides.registry ?? new Registry(),
+    registry: overrides.registry ?? (() => new Registry()),
     statusProvider:
       overrides.statusProvider ??
       ((node) =>

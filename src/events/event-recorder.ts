@@ -215,3 +215,29 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     },
   };
 }
+
+/**
+ * A recorder made at its first event: a fleet node that records none (no static pods, nothing
+ * failing) holds none of a recorder's state, its correlator's caches included.
+ */
+export function lazyEventRecorder(make: () => EventRecorder): EventRecorder {
+  return new LazyEventRecorder(make);
+}
+
+class LazyEventRecorder implements EventRecorder {
+  #made: EventRecorder | undefined;
+  #stopped = false;
+  constructor(private readonly make: () => EventRecorder) {}
+
+  event(object: EventObjectRef, type: EventType, reason: string, message: string): void {
+    if (this.#stopped) return;
+    (this.#made ??= this.make()).event(object, type, reason, message);
+  }
+  idle(): Promise<void> {
+    return this.#made?.idle() ?? Promise.resolve();
+  }
+  stop(): Promise<void> {
+    this.#stopped = true;
+    return this.#made?.stop() ?? Promise.resolve();
+  }
+}

@@ -174,11 +174,11 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     }
     const unfenced = kubeconfig !== config.kubeconfig ? clientsFor(kubeconfig) : fleetApis!;
     const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
-    const registry = metrics.registryFor(node.name);
     // What this node shares with the others; the agent makes the rest as `run` does (src/agent/parts.ts).
     const parts: AgentPartOverrides = {
       clock,
-      registry,
+      // Only a node's own kubelet port shows its registry; the fleet's /metrics shows its values.
+      registry: () => metrics.registryFor(node.name),
       statusProvider: () => statuses.forNode(node.name),
       apis,
       // The lean JSON client (src/kube/lease-client.ts): renewals are most of an idle fleet's requests.
@@ -214,13 +214,14 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
                   fence?.revoke();
                   if (agents.get(node.name) !== agent) return;
                   agents.delete(node.name);
-                  metrics.drop(registry);
+                  metrics.drop(node.name, agent);
                   void agent.stop().then(() => shards?.release(node.name));
                 },
               }
             : {}),
         },
       });
+    metrics.addNode(node.name, agent);
     return agent;
   };
   let started = false;
@@ -238,7 +239,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     adoptedNodes.delete(name);
     const agent = agents.get(name);
     agents.delete(name);
-    const stopped = agent === undefined ? Promise.resolve() : (metrics.drop(agent.registry), agent.stop());
+    const stopped = agent === undefined ? Promise.resolve() : (metrics.drop(name, agent), agent.stop());
     void Promise.all([stopped, shards?.removeNode(name)]).then(() => {
       // Unless adopted again meanwhile: then its stream and its pods are the new agent's.
       if (adoptedNodes.has(name)) return;

@@ -6,7 +6,7 @@ import type { MirrorClient } from '../pod/mirror-client.js';
 import type { Pod } from '../pod/types.js';
 import type { Logger } from '../logger.js';
 import { noopLogger } from '../logger.js';
-import { createKeyedWorkQueue } from '../queue/keyed-work-queue.js';
+import { createKeyedWorkQueue, type KeyedWorkQueue, type WorkPriority } from '../queue/keyed-work-queue.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import { realClock, type Clock } from '../time/clock.js';
 
@@ -91,13 +91,22 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
   const mayRun = options.mayRun ?? (() => true);
   const clock = options.clock ?? realClock;
   const logger = options.logger ?? noopLogger;
-  const queue = createKeyedWorkQueue<string>({
-    process: reconcile,
-    concurrency: options.concurrency ?? 32,
-    backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
-    clock,
-    onError: (podFullName, err) => logger.error({ pod: podFullName, err }, 'mirror pod sync failed'),
-  });
+  // Made at the first name queued: a fleet node without static pods never queues one.
+  let made: KeyedWorkQueue<string> | undefined;
+  let stopped = false;
+  const queue = {
+    enqueue(podFullName: string, priority?: WorkPriority): void {
+      if (stopped) return;
+      made ??= createKeyedWorkQueue<string>({
+        process: reconcile,
+        concurrency: options.concurrency ?? 32,
+        backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
+        clock,
+        onError: (podFullName, err) => logger.error({ pod: podFullName, err }, 'mirror pod sync failed'),
+      });
+      made.enqueue(podFullName, priority);
+    },
+  };
 
   // Orphans this agent deleted whose deletion the watch has not reported yet, by full name:
   // a pass in that gap (housekeeping, a dirty re-run) would otherwise send a second DELETE,
@@ -201,7 +210,10 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
       return orphanedMirrorPodFullNames.length;
     },
     housekeepingDue: () => deletedOrphans.size > 0,
-    idle: () => queue.idle(),
-    stop: () => queue.stop(),
+    idle: () => made?.idle() ?? Promise.resolve(),
+    stop: () => {
+      stopped = true;
+      return made?.stop() ?? Promise.resolve();
+    },
   };
 }

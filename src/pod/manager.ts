@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { kpError } from '../errors.js';
 import type { MirrorClient } from './mirror-client.js';
 import { buildPodFullName, getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from './classify.js';
@@ -12,7 +12,7 @@ import { asMirrorPodUID, asResolvedPodUID, type MirrorPodUID, type Pod, type Res
 import { podUID } from '../values/pod-format.js';
 
 export interface PodManagerOptions {
-  /** Where `kubelet_managed_ephemeral_containers` is registered; a private registry by default. */
+  /** Where `kubelet_managed_ephemeral_containers` is registered; nowhere by default (`managedEphemeralContainers` reads it). */
   registry?: Registry;
   /** v1.25: told about every pod added or updated (unless terminated) and every pod removed. */
   secretManager?: SecretManager;
@@ -79,7 +79,12 @@ export class PodManager {
     this.#secretManager = options.secretManager;
     this.#configMapManager = options.configMapManager;
     this.#mirrorClient = options.mirrorClient;
-    registerEphemeralContainersGauge(options.registry ?? new Registry(), () => this.#ephemeralContainers);
+    if (options.registry !== undefined) registerEphemeralContainersGauge(options.registry, () => this.#ephemeralContainers);
+  }
+
+  /** The value of `kubelet_managed_ephemeral_containers`: ephemeral containers in the pods held. */
+  get managedEphemeralContainers(): number {
+    return this.#ephemeralContainers;
   }
 
   getPodByFullName(podFullName: string): Pod | undefined {

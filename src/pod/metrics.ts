@@ -3,6 +3,7 @@ import { kpError } from '../errors.js';
 import type { Pod } from './types.js';
 
 export const MANAGED_EPHEMERAL_CONTAINERS = 'kubelet_managed_ephemeral_containers';
+export const MANAGED_EPHEMERAL_CONTAINERS_HELP = 'Current number of ephemeral containers in pods managed by this kubelet.';
 
 export function countEphemeralContainers(pod: Pod | undefined): number {
   return pod?.spec?.ephemeralContainers?.length ?? 0;
@@ -19,7 +20,7 @@ export function registerEphemeralContainersGauge(registry: Registry, current: ()
   }
   return new Gauge({
     name: MANAGED_EPHEMERAL_CONTAINERS,
-    help: 'Current number of ephemeral containers in pods managed by this kubelet.',
+    help: MANAGED_EPHEMERAL_CONTAINERS_HELP,
     registers: [registry],
     collect() {
       this.set(current());

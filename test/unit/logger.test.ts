@@ -1,5 +1,5 @@
-// src/logger.ts: child loggers are made at their first line of an enabled level, with the
-// same bindings pino would have given them at once.
+// src/logger.ts: child loggers write through the logger they were made from, with the
+// bindings before each line's own fields and no pino child made.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
@@ -25,36 +25,44 @@ function capture(level: string): { logger: Logger; lines: () => Array<Record<str
 }
 
 describe('child loggers', () => {
-  test('a child is made at its first line of an enabled level, once, and its lines carry its bindings', () => {
+  test('no pino child is made: its lines go to the logger with its bindings, only at enabled levels', () => {
     const c = capture('info');
     const log = childLogger(c.logger, { node: 'n1' });
-    assert.equal(c.children(), 0);
     log.debug({ a: 1 }, 'not at info');
-    assert.equal(c.children(), 0);
     log.info({ a: 2 }, 'first');
-    log.warn({ a: 3 }, 'second');
-    assert.equal(c.children(), 1);
+    log.warn({ a: 3, node: 'own' }, 'second');
+    assert.equal(c.children(), 0);
     const lines = c.lines();
     assert.deepEqual(
-      lines.map((l) => [l['node'], l['a'], l['msg']]),
+      lines.map((l) => [l['node'], l['a'], l['msg'], l['level']]),
       [
-        ['n1', 2, 'first'],
-        ['n1', 3, 'second'],
+        ['n1', 2, 'first', 30],
+        ['own', 3, 'second', 40],
       ],
+      "the line's own field wins over a binding of the same name",
     );
   });
 
-  test('a child of a child carries both bindings, and is made only when it writes', () => {
+  test('a child of a child carries both bindings, the inner one last', () => {
     const c = capture('info');
-    const inner = childLogger(childLogger(c.logger, { node: 'n1' }), { component: 'lease' });
+    const outer = childLogger(c.logger, { node: 'n1', component: 'agent' });
+    const inner = childLogger(outer, { component: 'lease' });
     inner.debug({}, 'quiet');
-    assert.equal(c.children(), 0);
     inner.error({ code: 'X' }, 'failed');
-    assert.equal(c.children(), 2);
-    const [line] = c.lines();
-    assert.equal(line?.['node'], 'n1');
-    assert.equal(line?.['component'], 'lease');
-    assert.equal(line?.['code'], 'X');
+    outer.info({}, 'outer');
+    assert.equal(c.children(), 0);
+    const [line, outerLine] = c.lines();
+    assert.deepEqual(
+      [line?.['node'], line?.['component'], line?.['code'], line?.['msg']],
+      ['n1', 'lease', 'X', 'failed'],
+    );
+    assert.equal(outerLine?.['component'], 'agent', 'the inner binding stays with the inner child');
+  });
+
+  test('secrets in bindings are redacted as in the line itself', () => {
+    const c = capture('info');
+    childLogger(c.logger, { headers: { authorization: 'Bearer s3cret' } }).info({}, 'request');
+    assert.ok(!JSON.stringify(c.lines()).includes('s3cret'));
   });
 
   test('no logger: silent; a logger without child(): itself', () => {

@@ -2,6 +2,7 @@
 // standalone agent (no kubeconfig, no sources, no endpoints) driven by a FakeClock.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
 import { createAgent } from '../../../src/agent/agent.js';
 import { AGENT_CONFIG_DEFAULTS } from '../../../src/config/agent-config.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
@@ -108,4 +109,32 @@ it('standalone, the kubelet port serves when nothing needs the API server, and s
   } finally {
     await closed.stop();
   }
+});
+
+it("makes the node's registry at the first ask, once, from parts.registry, with the agent's and the pod manager's metrics", async () => {
+  const clock = new FakeClock();
+  let made = 0;
+  const agent = createAgent({
+    config: standalone,
+    parts: {
+      clock,
+      registry: () => {
+        made++;
+        const registry = new Registry();
+        registry.setDefaultLabels({ node: 'node-1' });
+        return registry;
+      },
+    },
+    housekeepingIntervalMs: 2000,
+  });
+  await agent.start();
+  agent.podManager.addPod(newPod('a1', 'api', ns, 'extra'));
+  await clock.advance(2000);
+  assert.equal(made, 0, 'no registry before anyone asks');
+  const text = await agent.registry.metrics();
+  assert.equal(agent.registry, agent.registry);
+  assert.equal(made, 1);
+  assert.match(text, /^kubelet_desired_pods\{static="",node="node-1"\} 1$/m);
+  assert.match(text, /^kubelet_managed_ephemeral_containers\{node="node-1"\} 0$/m);
+  await agent.stop();
 });

@@ -6,8 +6,14 @@ import assert from 'node:assert/strict';
 
 import { kwokBenchPeers, kwokBenchSizes, kwokTable, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
 import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
+import { countWrites, type PhaseWrites } from '../../../bench/agent/audit-writes.js';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-const idle = (rssMiB: number, cpu: number, cp: number): IdleWindow => ({ windowMs: 1000, rssBytes: rssMiB * 1024 * 1024, rssMaxBytes: rssMiB * 1024 * 1024, cpuPercent: cpu, controlPlaneCpuPercent: cp });
+const idle = (rssMiB: number, cpu: number, cp: number): IdleWindow => ({ windowMs: 1000, rssBytes: rssMiB * 1024 * 1024, rssMaxBytes: rssMiB * 1024 * 1024, cpuPercent: cpu, controlPlaneCpuPercent: cp, fromMs: 0, toMs: 60_000 });
+
+const writes = (total: number, byKind: Record<string, number>, durationMs = 60_000): PhaseWrites => ({ phase: 'p', durationMs, total, byKind });
 
 function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: number, extra: Partial<PeerRun> = {}): PeerRun {
   return {
@@ -24,6 +30,7 @@ function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: numb
     goneMs: 3000,
     rssBytesPerNode: 1024,
     rssBytesPerPod: 2048,
+    writes: { start: writes(200, { 'patch pods/status': 200 }), stop: writes(100, { 'delete pods': 100 }), idle: writes(120, { 'update leases': 120 }, 120_000), idleWithPods: writes(60, { 'update leases': 60 }) },
     loadAverageBefore: [1, 2, 3],
     loadAverageAfter: [1.5, 2, 3],
     ...extra,
@@ -68,5 +75,31 @@ describe('kwok benchmark', () => {
     assert.ok(lines.includes('| RSS, idle, no pods | 80.0 MiB | 240.0 MiB | 3.00 |'), lines.join('\n'));
     assert.ok(lines.includes("| 20 Nodes created by the harness (kwok's) | 0.5 s | – | – |"), lines.join('\n'));
     assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
+    // 100 pods (20 × 5): writes per pod and per minute, and each subject's by kind.
+    assert.ok(lines.includes('| its API writes per pod, create → all Running | 2.00 | 2.00 | 1.00 |'), lines.join('\n'));
+    assert.ok(lines.includes('| its API writes per minute, idle, no pods | 60 | 60 | 1.00 |'), lines.join('\n'));
+    assert.ok(lines.includes('| fleet | patch pods/status 2.00 | delete pods 1.00 | update leases 60.00 | update leases 60.00 |'), lines.join('\n'));
+  });
+
+  it("counts one subject's writes per phase from an audit log, by when each arrived", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kp-audit-test-'));
+    const file = join(dir, 'audit.log');
+    const line = (verb: string, at: string, ua: string, subresource?: string): string =>
+      JSON.stringify({ verb, userAgent: ua, objectRef: { resource: 'pods', ...(subresource ? { subresource } : {}) }, requestReceivedTimestamp: at, stageTimestamp: at });
+    await writeFile(
+      file,
+      [
+        line('patch', '2026-01-01T00:00:01.000000Z', 'kwok/v0.8.0', 'status'),
+        line('patch', '2026-01-01T00:00:02.000000Z', 'kwok/v0.8.0', 'status'),
+        line('create', '2026-01-01T00:00:02.500000Z', 'harness'),
+        line('delete', '2026-01-01T00:00:05.000000Z', 'kwok/v0.8.0'),
+        line('delete', '2026-01-01T00:00:09.000000Z', 'kwok/v0.8.0'),
+        '',
+      ].join('\n'),
+    );
+    const t = (s: number): number => Date.parse('2026-01-01T00:00:00Z') + s * 1000;
+    const [start, stop] = await countWrites(file, [{ name: 'start', fromMs: t(0), toMs: t(3) }, { name: 'stop', fromMs: t(4), toMs: t(6) }], (e) => e.userAgent?.startsWith('kwok') ?? false);
+    assert.deepEqual([start!.total, start!.byKind, start!.durationMs], [2, { 'patch pods/status': 2 }, 3000]);
+    assert.deepEqual([stop!.total, stop!.byKind], [1, { 'delete pods': 1 }]);
   });
 });

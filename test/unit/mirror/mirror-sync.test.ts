@@ -294,6 +294,20 @@ describe('mirror sync', () => {
     assert.deepEqual(creates, ['failing', 'slow'], 'nothing ran after stop');
   });
 
+  it('stopped before any work: idle and stop resolve, and later requests are ignored', async () => {
+    const clock = new FakeClock();
+    const podManager = new PodManager();
+    podManager.setPods([pod('u1', 'web', 'default', { 'kubernetes.io/config.source': 'file' })]);
+    const mirrorClient = new FakeMirrorClient();
+    const sync = newSync({ podManager, mirrorClient, clock });
+    assert.equal(await isSettled(sync.idle()), true, 'idle with nothing ever queued');
+    assert.equal(await isSettled(sync.stop()), true);
+    sync.enqueue('web_default');
+    sync.enqueueAll();
+    await clock.advance(60_000);
+    assert.equal(mirrorClient.numOfPods(), 0, 'no mirror created after stop');
+  });
+
   it('serialises work per full name and coalesces requests that arrive meanwhile', async () => {
     const podManager = new PodManager();
     let inFlight = 0;

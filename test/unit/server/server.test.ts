@@ -152,11 +152,3 @@ describe('createAgentServer listen errors', () => {
     }
   });
 });
-
-describe('createAgentMetrics', () => {
-  it('refuses a registry that already holds its metrics', () => {
-    const registry = new Registry();
-    createAgentMetrics(registry);
-    assert.throws(() => createAgentMetrics(registry), (err: unknown) => hasErrorCode(err, 'KP_ERR_METRIC_REGISTERED'));
-  });
-});

@@ -1,0 +1,79 @@
+// Who wrote what, per phase of a benchmark, from the API server's audit log: the writes one
+// subject (kwok, the fleet) sent while pods started, stopped or idled, counted by verb and
+// resource. The log is the one record that names the writer (user and User-Agent) for every
+// peer alike, whatever client library the peer uses, so the counts are comparable.
+import { createReadStream } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { AuditEvent } from '../../test/helpers/audit-log.js';
+
+// Writes only, at Metadata level (no bodies): small enough for 100,000 pods.
+const POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+omitManagedFields: true
+rules:
+  - level: Metadata
+    verbs: [create, update, patch, delete, deletecollection]
+  - level: None
+`;
+
+/** Writes the policy to a new temporary file and returns its path. */
+export async function writeWritesAuditPolicy(): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), 'kp-bench-audit-')), 'policy.yaml');
+  await writeFile(path, POLICY);
+  return path;
+}
+
+/** A span of wall-clock time (ms since the epoch), named for the table. */
+export interface Phase {
+  name: string;
+  fromMs: number;
+  toMs: number;
+}
+
+/** Per phase: the subject's writes by `verb resource[/subresource]`, and their total. */
+export interface PhaseWrites {
+  phase: string;
+  durationMs: number;
+  total: number;
+  byKind: Record<string, number>;
+}
+
+const kindOf = (e: AuditEvent): string => {
+  const r = e.objectRef;
+  const resource = r?.resource ?? '?';
+  return `${e.verb} ${r?.subresource ? `${resource}/${r.subresource}` : resource}`;
+};
+
+/**
+ * Streams the log once and counts the writes `isSubject` picks that the API server received
+ * within each phase (a request is counted by when it arrived, whatever it answered).
+ */
+export async function countWrites(logFile: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean): Promise<PhaseWrites[]> {
+  const counts = phases.map((p) => ({ phase: p.name, durationMs: Math.round(p.toMs - p.fromMs), total: 0, byKind: {} as Record<string, number> }));
+  const lines = createInterface({ input: createReadStream(logFile, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line === '') continue;
+    const e = JSON.parse(line) as AuditEvent;
+    if (!isSubject(e)) continue;
+    const at = Date.parse(e.requestReceivedTimestamp);
+    phases.forEach((p, i) => {
+      if (at < p.fromMs || at > p.toMs) return;
+      const c = counts[i]!;
+      c.total++;
+      const kind = kindOf(e);
+      c.byKind[kind] = (c.byKind[kind] ?? 0) + 1;
+    });
+  }
+  return counts;
+}
+
+/** "PATCH pods/status 2.00, DELETE pods 1.00" per unit, largest first. */
+export function describeWrites(w: PhaseWrites, per: number): string {
+  const kinds = Object.entries(w.byKind).sort((a, b) => b[1] - a[1]);
+  if (kinds.length === 0) return 'none';
+  return kinds.map(([k, n]) => `${k} ${(n / per).toFixed(2)}`).join(', ');
+}
