@@ -20,7 +20,7 @@ export interface MetricsReading {
   /** Requests answered 429 or 5xx, all verbs. */
   failed: number;
   latency: Map<string, Histogram>;
-  /** `operation type` → etcd's latency. */
+  /** `operation resource[.group]` → etcd's latency. */
   etcd: Map<string, Histogram>;
   /** Priority level → requests dispatched, rejected, and their time waiting in a queue. */
   dispatched: Map<string, number>;
@@ -84,7 +84,7 @@ export function parseApiServerMetrics(text: string, at = performance.now()): Met
       }
       case 'etcd_request_duration_seconds': {
         const l = labelsOf(rawLabels);
-        addHistogramLine(r.etcd, `${l['operation'] ?? '?'} ${l['type'] ?? '?'}`, suffix, l, value);
+        addHistogramLine(r.etcd, `${l['operation'] ?? '?'} ${l['resource'] ?? '?'}${l['group'] ? `.${l['group']}` : ''}`, suffix, l, value);
         break;
       }
       case 'apiserver_flowcontrol_dispatched_requests_total': {

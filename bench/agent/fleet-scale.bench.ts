@@ -132,17 +132,15 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
     let leases: Awaited<ReturnType<typeof watchLeaseRenewals>> | undefined;
 
     // One phase: usage and metrics from its start to the end of `work`.
-    let fleet: FleetChild | undefined;
-    let procs: WatchedProcess[] = controlPlane;
     const phase = async (name: ScalePhase['name'], work: () => Promise<{ ms: number; requestsSentMs?: number }>): Promise<void> => {
       const m0 = await metrics();
-      const req0 = (await fleet?.call<number>('requests')) ?? 0;
+      const req0 = name === 'ready' ? 0 : await fleet.call<number>('requests');
       const usage = new PhaseUsage(procs);
       const t0 = performance.now();
       const done = await work();
       const t1 = performance.now();
       const processes = usage.end();
-      const req1 = (await fleet!.call<number>('requests')) - req0;
+      const req1 = (await fleet.call<number>('requests')) - req0;
       const apiServer = apiServerPhase(m0, await metrics());
       phases.push({
         name,
@@ -156,18 +154,19 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
       console.error(`fleet scale: ${name} after ${(done.ms / 1000).toFixed(1)} s`);
     };
 
+    const forkedAt = performance.now();
+    const child = fork(script, [JSON.stringify(args)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const fleet = new FleetChild(child);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    stopFleet = async () => {
+      await fleet.call('stop').catch(() => undefined);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    };
+    const procs: WatchedProcess[] = [{ name: 'kubelet-pods fleet', pid: child.pid! }, ...controlPlane];
     await phase('ready', async () => {
-      const t0 = performance.now();
-      const child = fork(script, [JSON.stringify(args)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      fleet = new FleetChild(child);
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      stopFleet = async () => {
-        await fleet!.call('stop').catch(() => undefined);
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        await exited;
-        clearTimeout(timer);
-      };
-      procs = [{ name: 'kubelet-pods fleet', pid: child.pid! }, ...controlPlane];
+      const t0 = forkedAt;
       await fleet.call('started');
       const at = await nodesWatch.until((c) => c.matching === nodes, `${nodes} Nodes Ready`, 120_000 + nodes * 300);
       return { ms: at - t0 };
