@@ -151,7 +151,8 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
         processes,
         apiServer,
       });
-      console.error(`fleet scale: ${name} after ${(done.ms / 1000).toFixed(1)} s`);
+      // Each phase as it ends: a long run stopped early still leaves what it measured.
+      console.error(`fleet scale: ${name} after ${(done.ms / 1000).toFixed(1)} s ${JSON.stringify(phases.at(-1))}`);
     };
 
     const forkedAt = performance.now();
