@@ -17,43 +17,16 @@ export interface H2Answer {
  * the idle CPU went (docs/performance.md).
  */
 export interface H2Session {
-  /**
-   * Sends one request; `onStream` gets what a deadline destroys: the stream, or while the
-   * request waits for a free stream, a handle that takes it out of the queue.
-   */
-  request(method: string, path: string, headers: Record<string, string>, body: string | undefined, onStream?: (stream: Destroyable) => void): Promise<H2Answer>;
+  /** Sends one request; `onStream` gets the stream, so a deadline can close it. */
+  request(method: string, path: string, headers: Record<string, string>, body: string | undefined, onStream?: (stream: ClientHttp2Stream) => void): Promise<H2Answer>;
   close(): void;
 }
-
-export interface Destroyable {
-  destroy(err: Error): void;
-}
-
-/**
- * Streams open at once; the others wait here, in order. Without a bound, 10,000 nodes starting
- * together opened thousands of streams that the API server could not answer within their
- * deadline, and destroying them and logging their failures took the fleet's whole share of
- * the CPU, so the answers that did come were not read (docs/fleet.md, "At scale"). A request
- * that waits costs nothing, and one whose deadline passes while it waits leaves the queue.
- */
-export const H2_MAX_STREAMS = 256;
 
 // Headers HTTP/2 forbids (connection-specific); the others go through lower-cased.
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
 
-export function createH2Session(origin: string, tls: SecureClientSessionOptions, maxStreams = H2_MAX_STREAMS): H2Session {
+export function createH2Session(origin: string, tls: SecureClientSessionOptions): H2Session {
   let session: ClientHttp2Session | undefined;
-  let open_ = 0;
-  // A FIFO with a moving head: shift() on a long array copies it.
-  let waiting: (() => void)[] = [];
-  let head = 0;
-  const next = (): void => {
-    while (open_ < maxStreams && head < waiting.length) waiting[head++]!();
-    if (head > 1024 && head * 2 > waiting.length) {
-      waiting = waiting.slice(head);
-      head = 0;
-    }
-  };
   const open = (): ClientHttp2Session => {
     if (session !== undefined && !session.closed && !session.destroyed) return session;
     // Through the module object, so that what wraps http2.connect (the fleet bench's request
@@ -74,25 +47,7 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions,
   };
   return {
     request(method, path, headers, body, onStream) {
-      return new Promise<H2Answer>((resolve, reject) => {
-        let cancelled = false;
-        const start = (): void => {
-          if (!cancelled) send(resolve, reject);
-        };
-        if (open_ < maxStreams) {
-          send(resolve, reject);
-          return;
-        }
-        waiting.push(start);
-        onStream?.({
-          destroy(err) {
-            cancelled = true;
-            reject(err);
-          },
-        });
-      });
-
-      function send(resolve: (a: H2Answer) => void, reject: (e: unknown) => void): void {
+      return new Promise((resolve, reject) => {
         const out: Record<string, string> = { [constants.HTTP2_HEADER_METHOD]: method, [constants.HTTP2_HEADER_PATH]: path };
         for (const [name, value] of Object.entries(headers)) {
           const lower = name.toLowerCase();
@@ -106,14 +61,6 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions,
           reject(err);
           return;
         }
-        open_++;
-        let closed = false;
-        const done = (): void => {
-          if (closed) return;
-          closed = true;
-          open_--;
-          next();
-        };
         onStream?.(stream);
         let status = 0;
         let answerHeaders: IncomingHttpHeaders = {};
@@ -128,11 +75,10 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions,
         stream.on('error', reject);
         // A stream closed before its end (refused, reset, session gone) without an error event.
         stream.on('close', () => {
-          done();
           if (status === 0) reject(Object.assign(new Error(`${method} ${path}: the HTTP/2 stream closed without an answer (code ${stream.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' }));
         });
         if (body !== undefined) stream.end(body);
-      }
+      });
     },
     close() {
       session?.close();
