@@ -181,20 +181,22 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
     // Round by round over the nodes: every node has its first pod before any has its second.
     for (let i = 0; i < podsPerNode; i++) for (let n = 0; n < nodes; n++) bodies.push(ordinaryPod(`${PREFIX}${n}`, i, NAMESPACE));
     const lean = createApiClients(kc, unlimited, { pool: createConnectionPool(sizes.concurrency) }).core;
+    // Sends a phase's requests with a pod watch open, then waits for `done`; both timed from the first request.
+    const podStep = async (send: () => Promise<void>, done: (c: { total: number; matching: number }) => boolean, what: string): Promise<{ ms: number; requestsSentMs: number }> => {
+      const watch = podWatch(kc, admin, NAMESPACE);
+      await watch.start();
+      try {
+        const t0 = performance.now();
+        await send();
+        const sent = performance.now() - t0;
+        const at = await watch.until(done, what, 120_000 + total * 50);
+        return { ms: at - t0, requestsSentMs: sent };
+      } finally {
+        watch.stop();
+      }
+    };
     if (total > 0) {
-      await phase('running', async () => {
-        const watch = podWatch(kc, admin, NAMESPACE);
-        await watch.start();
-        try {
-          const c0 = performance.now();
-          await pool(bodies, sizes.concurrency, (body) => createPod(lean, body));
-          const sent = performance.now() - c0;
-          const at = await watch.until((c) => c.matching === total, `${total} pods Running`, 120_000 + total * 50);
-          return { ms: at - c0, requestsSentMs: sent };
-        } finally {
-          watch.stop();
-        }
-      });
+      await phase('running', () => podStep(() => pool(bodies, sizes.concurrency, (body) => createPod(lean, body)), (c) => c.matching === total, `${total} pods Running`));
     }
     await delay(sizes.settleMs);
     await phase('idle', async () => {
@@ -202,24 +204,15 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
       return { ms: sizes.idleWindowMs };
     });
     if (total > 0) {
-      await phase('gone', async () => {
-        const watch = podWatch(kc, admin, NAMESPACE);
-        await watch.start();
-        try {
-          const d0 = performance.now();
-          let failed = 0;
-          await pool(bodies, sizes.concurrency, async (pod) => {
-            const name = pod.metadata!.name!;
-            if (!(await withRetries(() => lean.deleteNamespacedPod({ namespace: NAMESPACE, name }), (s) => s === 404))) failed++;
-          });
-          if (failed > 0) throw new Error(`${failed} of ${total} pods could not be deleted`);
-          const sent = performance.now() - d0;
-          const at = await watch.until((c) => c.total === 0, `all ${total} pods gone`, 120_000 + total * 50);
-          return { ms: at - d0, requestsSentMs: sent };
-        } finally {
-          watch.stop();
-        }
-      });
+      const deleteAll = async (): Promise<void> => {
+        let failed = 0;
+        await pool(bodies, sizes.concurrency, async (pod) => {
+          const name = pod.metadata!.name!;
+          if (!(await withRetries(() => lean.deleteNamespacedPod({ namespace: NAMESPACE, name }), (s) => s === 404))) failed++;
+        });
+        if (failed > 0) throw new Error(`${failed} of ${total} pods could not be deleted`);
+      };
+      await phase('gone', () => podStep(deleteAll, (c) => c.total === 0, `all ${total} pods gone`));
     }
     const podsLeft = (await admin.listNamespacedPod({ namespace: NAMESPACE })).items.length;
     const leaseWatchReopened = leases.reopened();
