@@ -166,13 +166,15 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
       clearTimeout(timer);
     };
     const procs: WatchedProcess[] = [{ name: 'kubelet-pods fleet', pid: child.pid! }, ...controlPlane];
-    await phase('ready', async () => {
-      const t0 = forkedAt;
-      await fleet.call('started');
-      const at = await nodesWatch.until((c) => c.matching === nodes, `${nodes} Nodes Ready`, 120_000 + nodes * 300);
-      return { ms: at - t0 };
-    });
-    nodesWatch.stop();
+    try {
+      await phase('ready', async () => {
+        await fleet.call('started');
+        const at = await nodesWatch.until((c) => c.matching === nodes, `${nodes} Nodes Ready`, 120_000 + nodes * 300);
+        return { ms: at - forkedAt };
+      });
+    } finally {
+      nodesWatch.stop();
+    }
     leases = await watchLeaseRenewals(kc, PREFIX);
     stopLeases = () => leases?.stop();
 
