@@ -16,9 +16,12 @@
 // to 100, about 2.5 minutes); the fleet (N nodes from one process, then both lifecycle modes);
 // and the control plane with and without kube-scheduler and kube-controller-manager; last, kwok
 // (tools/kwok) and `kubelet-pods fleet` on the same nodes and pods, each on a fresh control plane
-// (bench/agent/kwok.bench.ts). They write bench/results/agent-*[-quick].{json,md}.
+// (bench/agent/kwok.bench.ts); and the fleet at scale, nodes × pods through Ready, Running, an
+// idle window and deletion with the control plane's share (bench/agent/fleet-scale.bench.ts).
+// They write bench/results/agent-*[-quick].{json,md}.
 // --pod-manager-only / --agent-only pick one; --agent=bulk (or latency, resources, side-by-side,
-// fleet, cluster, kwok, comma-separated) runs only those agent benchmarks.
+// fleet, fleet-memory, fleet-features, cluster, kwok, fleet-scale, comma-separated) runs only
+// those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

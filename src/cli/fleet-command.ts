@@ -31,8 +31,8 @@ flags (each overrides the file):
   --pod-manifest-path <dir>      with --nodes or a selector: manifests every node runs
   --per-node-manifest-dir <dir>  with --nodes or a selector: <dir>/<node>/ holds one node's manifests
   --manifest-url <url>           with --nodes or a selector: a manifest URL, {node} replaced by the name
-  --kube-api-qps <n>             fleet-wide API requests per second (default 500)
-  --kube-api-burst <n>           fleet-wide burst (default 1000)
+  --kube-api-qps <n>             fleet-wide API requests per second (default 500, or 0.2 per node)
+  --kube-api-burst <n>           fleet-wide burst (default 1000, or twice the QPS)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
   --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default

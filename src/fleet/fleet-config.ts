@@ -331,18 +331,38 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more: ${problems.slice(1).map(([f, r]) => `${f}: ${r}`).join('; ')})` : '';
     throw kpError('KP_ERR_FLEET_CONFIG', [where, field, `${reason}${more}`]);
   }
+  const ownNodes = shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index);
   return deepFreeze({
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    ...defaultRateForNodes(ownNodes.length, flags.kubeAPIQPS ?? doc['kubeAPIQPS'], flags.kubeAPIBurst ?? doc['kubeAPIBurst']),
     ...Object.fromEntries(Object.entries(kubeletPortFiles).filter(([, file]) => file !== undefined)),
     address: address as string,
     templates,
-    nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
+    nodes: ownNodes,
     ...(shard !== undefined ? { shard } : {}),
     ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
     scenarios,
   });
+}
+
+/**
+ * Requests per second per node that the default bucket leaves room for: a Lease renewal every
+ * 10 s is 0.1, so twice that leaves as much again for status writes and pods. Without it the
+ * fixed default of 500 would hold 10,000 nodes' 1,000 renewals a second to half (docs/fleet.md,
+ * "At scale").
+ */
+export const FLEET_QPS_PER_NODE = 0.2;
+
+/** kubeAPIQPS / kubeAPIBurst that grow with the nodes when the file and flags leave them unset. */
+function defaultRateForNodes(nodes: number, qps: unknown, burst: unknown): { kubeAPIQPS?: number; kubeAPIBurst?: number } {
+  const scaled = Math.ceil(nodes * FLEET_QPS_PER_NODE);
+  if (scaled <= FLEET_DEFAULTS.kubeAPIQPS) return {};
+  return {
+    ...(qps === undefined || qps === null ? { kubeAPIQPS: scaled } : {}),
+    ...(burst === undefined || burst === null ? { kubeAPIBurst: Math.max(FLEET_DEFAULTS.kubeAPIBurst, 2 * scaled) } : {}),
+  };
 }
 
 /** Every node name the templates give (with no shard applied): the nodes the fleet has by name. */

@@ -37,6 +37,17 @@ describe('fleet configuration', () => {
     assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
   });
 
+  it('unset kubeAPIQPS and kubeAPIBurst grow with the nodes past 2,500 (room for every Lease renewal); set ones are kept', () => {
+    const fleet = (count: number, more: Record<string, unknown> = {}, flags = {}) => resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 'n-{i}', count }], ...more }, flags);
+    assert.deepEqual([fleet(1000).kubeAPIQPS, fleet(1000).kubeAPIBurst], [500, 1000]);
+    assert.deepEqual([fleet(10_000).kubeAPIQPS, fleet(10_000).kubeAPIBurst], [2000, 4000]);
+    assert.deepEqual([fleet(10_000, { kubeAPIQPS: 300 }).kubeAPIQPS, fleet(10_000, { kubeAPIQPS: 300 }).kubeAPIBurst], [300, 4000]);
+    assert.equal(fleet(10_000, {}, { kubeAPIQPS: '0' }).kubeAPIQPS, 0, 'a flag turning the limit off stays off');
+    assert.equal(fleet(10_000, { kubeAPIBurst: 10 }).kubeAPIBurst, 10);
+    // A shard counts only its own nodes.
+    assert.equal(fleet(10_000, { shard: '0/8' }).kubeAPIQPS, 500);
+  });
+
   it('--heap-growing-percent and --parallel-scavenge override the file; 0 hands the sizing back to V8', () => {
     const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
     assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
