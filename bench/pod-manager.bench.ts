@@ -17,7 +17,6 @@
 import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import { PodManager } from '../src/pod/manager.js';
-import type { Pod } from '../src/pod/types.js';
 import { buildWorkload, type Workload } from './workload.js';
 
 export interface BenchResult {
