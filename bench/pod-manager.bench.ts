@@ -11,8 +11,8 @@
 // the time the process waited for a core, which swung single rounds by a factor of two to ten.
 //
 // What is timed is the steady state: before timing, a per-pod method is called once on every
-// target, as bench/go/main.go does too, so that what the first call
-// for a given pod costs (compiling, the manager's caches keyed by pod) is not in the figure.
+// target, as bench/go/main.go does too, so that what the first call for a given pod costs
+// (compiling, the manager's caches keyed by pod) is not in the figure.
 
 import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
