@@ -92,7 +92,8 @@ var (
 
 type method struct {
 	name string
-	// perSample is batch for per-pod methods, 1 for whole-manager ones.
+	// perSample is batch for per-pod methods, 1 for whole-manager ones, and wholeBatch(size)
+	// for GetPods and GetPodsAndMirrorPods (see there).
 	perSample int
 	// sample returns one sample's work: perSample calls, a per-pod method resuming where its
 	// previous sample stopped (each loop is written out so no call is added per op).
@@ -101,6 +102,18 @@ type method struct {
 
 // batch is the number of calls per sample of a per-pod method, as in the TS harness.
 const batch = 1024
+
+// wholeBatch marks GetPods and GetPodsAndMirrorPods, which copy every pod on each call: a
+// sample of batch calls would take seconds at 100,000 pods, so their samples hold
+// wholeBatchFor(size) calls, about 100,000 pods copied, as many as a sample at 100 pods.
+const wholeBatch = -1
+
+func wholeBatchFor(size int) int {
+	if n := batch * 100 / size; n > 1 {
+		return n
+	}
+	return 1
+}
 
 var methods = []method{
 	{"addPod", batch, func(pm podmanager.Manager, w *workload) func() {
@@ -205,16 +218,18 @@ var methods = []method{
 			}
 		}
 	}},
-	{"getPods", batch, func(pm podmanager.Manager, w *workload) func() {
+	{"getPods", wholeBatch, func(pm podmanager.Manager, w *workload) func() {
+		n := wholeBatchFor(len(w.nonMirror))
 		return func() {
-			for i := 0; i < batch; i++ {
+			for i := 0; i < n; i++ {
 				sinkInt += len(pm.GetPods())
 			}
 		}
 	}},
-	{"getPodsAndMirrorPods", batch, func(pm podmanager.Manager, w *workload) func() {
+	{"getPodsAndMirrorPods", wholeBatch, func(pm podmanager.Manager, w *workload) func() {
+		n := wholeBatchFor(len(w.nonMirror))
 		return func() {
-			for i := 0; i < batch; i++ {
+			for i := 0; i < n; i++ {
 				pods, mirrors, orphans := pm.GetPodsAndMirrorPods()
 				sinkInt += len(pods) + len(mirrors) + len(orphans)
 			}
@@ -316,15 +331,18 @@ func main() {
 			pm := podmanager.NewBasicPodManager()
 			pm.SetPods(w.all)
 			sample := m.sample(pm, w)
-			// Every target once before timing, as the TS harness does.
-			if m.perSample == batch {
+			perSample := m.perSample
+			if perSample == wholeBatch {
+				perSample = wholeBatchFor(size)
+			} else if perSample == batch {
+				// Every target once before timing, as the TS harness does.
 				for n := 0; n*batch < len(w.all); n++ {
 					sample()
 				}
 			}
 			// testing.Benchmark collected garbage before each run; kept, though the TS side cannot.
 			runtime.GC()
-			nsPerOp, calls := measure(sample, m.perSample, *budget, *minSamples)
+			nsPerOp, calls := measure(sample, perSample, *budget, *minSamples)
 			_ = enc.Encode(result{m.name, size, nsPerOp, calls})
 		}
 	}
