@@ -56,7 +56,7 @@ if (options.manifestDir) argv.push('--pod-manifest-path', options.manifestDir);
 if (options.manifestURL) argv.push('--manifest-url', options.manifestURL);
 for (const h of options.manifestURLHeader ?? []) argv.push('--manifest-url-header', h);
 if (options.configFile) argv.push('--config', options.configFile);
-argv.push('--healthz-port', '0', '--read-only-port', '0', '--port', '0');
+argv.push('--healthz-port', '0', '--read-only-port', String(options.readOnlyPort ?? 0), '--port', '0');
 if (options.simulatedLifecycle) argv.push('--simulated-lifecycle', options.simulatedLifecycle);
 const { config } = await resolveRunConfig(argv);
 const logger: Logger = options.logFile

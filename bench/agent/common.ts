@@ -238,6 +238,8 @@ export interface AgentChildOptions {
   logFile?: string;
   logLevel?: string;
   housekeepingIntervalMs?: number;
+  /** `--read-only-port` (/pods, /healthz, /metrics on 127.0.0.1); 0, off, by default. */
+  readOnlyPort?: number;
   /** `--simulated-lifecycle`: `instant` where a benchmark measures raw speed; the agent's default otherwise. */
   simulatedLifecycle?: 'kubelet' | 'instant';
   /**

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { startHollowKubelet } from '../../test/helpers/hollow-kubelet.js';
+import { freePort, readPods } from '../../test/helpers/node-endpoints.js';
 import { AgentChild, writeConfigFile, type RequestCounts } from './common.js';
 
 export type SubjectKind = 'kubelet' | 'ours';
@@ -21,6 +22,8 @@ export interface Subject {
   readonly pid: number;
   /** Every request sent since the process started, by method then status code. */
   requestCounts(): Promise<RequestCounts>;
+  /** The pods the process itself reports Running (its read-only port's /pods). */
+  podsRunning(): Promise<number>;
   /** Our agent child (request log, idle), absent for the kubelet. */
   readonly agent?: AgentChild;
   /** The kubelet's log so far (for a failed run); '' for ours. */
@@ -42,6 +45,18 @@ export interface SubjectOptions {
   maxPods: number;
   /** Ours only: log every request (method, path, times) for analysis. */
   recordRequestLog?: boolean;
+  /**
+   * The kubelet's root directory, kept when it stops, so that a second start on it is a
+   * restart (a temporary one, removed at stop, by default). Ours keeps nothing on disk.
+   */
+  rootDir?: string;
+}
+
+/** How many pods a node's /pods shows in phase Running. */
+async function runningOn(port: number): Promise<number> {
+  let n = 0;
+  for (const pod of (await readPods<{ metadata?: { name?: string }; status?: { phase?: string } }>(port)).values()) if (pod.status?.phase === 'Running') n++;
+  return n;
 }
 
 export async function startSubject(o: SubjectOptions): Promise<Subject> {
@@ -56,6 +71,7 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
     kubeAPIQPS: o.qps,
     kubeAPIBurst: o.burst,
     maxPods: o.maxPods,
+    ...(o.rootDir !== undefined ? { rootDir: o.rootDir } : {}),
   });
   let pid: number;
   try {
@@ -69,6 +85,7 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
     node: o.node,
     pid,
     requestCounts: async () => parseRestClientRequests(await (await fetch(`http://127.0.0.1:${kubelet.ports.readOnly}/metrics`)).text()),
+    podsRunning: () => runningOn(kubelet.ports.readOnly),
     logs: () => kubelet.logs(),
     stop: () => kubelet.stop(),
   };
@@ -77,7 +94,9 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
 async function startOurs(o: SubjectOptions): Promise<Subject> {
   // maxPods is ignored (and reported as such) by an agent that does not honour it yet.
   const configFile = await writeConfigFile(o.workDir, { kubeAPIQPS: o.qps, kubeAPIBurst: o.burst, maxPods: o.maxPods });
+  const readOnlyPort = await freePort();
   const agent = await AgentChild.start({
+    readOnlyPort,
     kubeconfig: o.cluster.nodeKubeconfigs[o.node]!,
     node: o.node,
     manifestDir: o.manifestDir,
@@ -95,6 +114,7 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
     pid: agent.child.pid!,
     agent,
     requestCounts: () => agent.requestCounts(),
+    podsRunning: () => runningOn(readOnlyPort),
     logs: () => Promise.resolve(''),
     stop: () => agent.stop(),
   };
