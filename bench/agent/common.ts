@@ -251,6 +251,12 @@ export interface AgentChildOptions {
   recordRequestLog?: boolean;
 }
 
+/** How the child is started (not passed to it). */
+export interface AgentChildLaunch {
+  /** The script to fork; agent-child.js beside this file by default (agent-child-bundle.ts makes another). */
+  script?: string;
+}
+
 /** One request the agent child sent; times are ms since the time origin (Date.now() scale). */
 export interface RequestLogEntry {
   start: number;
@@ -298,8 +304,8 @@ export class AgentChild {
     );
   }
 
-  static async start(options: AgentChildOptions): Promise<AgentChild> {
-    const script = fileURLToPath(new URL('./agent-child.js', import.meta.url));
+  static async start(options: AgentChildOptions, launch: AgentChildLaunch = {}): Promise<AgentChild> {
+    const script = launch.script ?? fileURLToPath(new URL('./agent-child.js', import.meta.url));
     const child = fork(script, [JSON.stringify(options)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const agent = new AgentChild(child);
     await agent.call('started');

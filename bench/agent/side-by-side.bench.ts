@@ -91,7 +91,7 @@ export function sideBySideSizes(quick: boolean): SideBySideSizes {
 
 /** Whether BENCH_SBS_* narrowed the run (its results are then not the benchmark's). */
 export function sideBySideCustomised(): boolean {
-  return ['BENCH_SBS_IDLE', 'BENCH_SBS_BURST', 'BENCH_SBS_RESTART', 'BENCH_SBS_REPEATS', 'BENCH_SBS_KINDS'].some((k) => process.env[k] !== undefined);
+  return ['BENCH_SBS_IDLE', 'BENCH_SBS_BURST', 'BENCH_SBS_RESTART', 'BENCH_SBS_REPEATS', 'BENCH_SBS_KINDS', 'BENCH_SBS_BUNDLED'].some((k) => process.env[k] !== undefined);
 }
 
 function kinds(): SubjectKind[] {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { startHollowKubelet } from '../../test/helpers/hollow-kubelet.js';
 import { freePort, readPods } from '../../test/helpers/node-endpoints.js';
+import { bundledAgentChild } from './agent-child-bundle.js';
 import { AgentChild, writeConfigFile, type RequestCounts } from './common.js';
 
 export type SubjectKind = 'kubelet' | 'ours';
@@ -95,6 +96,9 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
   // maxPods is ignored (and reported as such) by an agent that does not honour it yet.
   const configFile = await writeConfigFile(o.workDir, { kubeAPIQPS: o.qps, kubeAPIBurst: o.burst, maxPods: o.maxPods });
   const readOnlyPort = await freePort();
+  // dist/'s separate modules, as `npm install kubelet-pods` runs them; BENCH_SBS_BUNDLED=1: one
+  // bundle, as the executable (container image, systemd unit) runs them.
+  const script = process.env.BENCH_SBS_BUNDLED === '1' ? await bundledAgentChild() : undefined;
   const agent = await AgentChild.start({
     readOnlyPort,
     kubeconfig: o.cluster.nodeKubeconfigs[o.node]!,
@@ -107,7 +111,7 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
     recordRequests: true,
     ...(o.recordRequestLog ? { recordRequestLog: true } : {}),
     ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}),
-  });
+  }, script === undefined ? {} : { script });
   return {
     kind: 'ours',
     node: o.node,
