@@ -239,8 +239,8 @@ async function withLogsOnError<T>(subject: Subject, fn: () => Promise<T>): Promi
   }
 }
 
-async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, order: number, sizes: SideBySideSizes): Promise<IdleRow> {
-  const node = sideBySideNode(kind, `idle-${pods}`);
+/** A namespace named after the node, a directory with `pods` manifests in it, and a watch of the node's pods. */
+async function prepareNode(cluster: LocalCluster, node: string, prefix: string, pods: number) {
   const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
   const admin = adminKc.makeApiClient(CoreV1Api);
   const namespace = node;
@@ -251,10 +251,16 @@ async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, o
   await pool(
     Array.from({ length: pods }, (_, i) => i),
     64,
-    (i) => writeFile(join(manifests, `idle-${i}.yaml`), manifestYaml(`idle-${i}`, namespace)),
+    (i) => writeFile(join(manifests, `${prefix}-${i}.yaml`), manifestYaml(`${prefix}-${i}`, namespace)),
   );
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
+  return { adminKc, admin, namespace, dir, manifests, observer };
+}
+
+async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, order: number, sizes: SideBySideSizes): Promise<IdleRow> {
+  const node = sideBySideNode(kind, `idle-${pods}`);
+  const { adminKc, admin, namespace, dir, manifests, observer } = await prepareNode(cluster, node, 'idle', pods);
   const t0 = performance.now();
   const subject = await startSubject({ cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS });
   try {
@@ -427,20 +433,7 @@ async function burstRun(cluster: LocalCluster, kind: SubjectKind, pods: number, 
  */
 async function restartRun(cluster: LocalCluster, kind: SubjectKind, pods: number, repeat: number, order: number, sizes: SideBySideSizes): Promise<RestartRun> {
   const node = sideBySideNode(kind, restartScenario(pods, repeat));
-  const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
-  const admin = adminKc.makeApiClient(CoreV1Api);
-  const namespace = node;
-  await createNamespace(admin, namespace);
-  const dir = await tempDir('kp-bench-sbs-');
-  const manifests = join(dir, 'manifests');
-  await mkdir(manifests);
-  await pool(
-    Array.from({ length: pods }, (_, i) => i),
-    64,
-    (i) => writeFile(join(manifests, `restart-${i}.yaml`), manifestYaml(`restart-${i}`, namespace)),
-  );
-  const observer = new NodePodObserver(adminKc, node);
-  await observer.start();
+  const { adminKc, admin, namespace, dir, manifests, observer } = await prepareNode(cluster, node, 'restart', pods);
   const options = { cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, rootDir: join(dir, 'root') };
   const convergeDeadline = 120_000 + pods * 300;
   const t0 = performance.now();
