@@ -23,6 +23,7 @@ import { fleetFeaturesTable, runFleetFeatures } from './fleet-features.bench.js'
 import {
   burstDetailTable,
   idleDetailTable,
+  restartDetailTable,
   runSideBySideBench,
   sideBySideCustomised,
   sideBySideNodes,
@@ -267,6 +268,10 @@ async function runSideBySide(quick: boolean, write: Write): Promise<void> {
     '## Every burst run',
     '',
     burstDetailTable(result),
+    '',
+    '## Every restart run',
+    '',
+    restartDetailTable(result),
     '',
     '## What our RSS with no pods holds',
     '',
