@@ -19,24 +19,30 @@ export interface FleetGcSettings {
   readonly heapGrowingPercent: number;
   /** False: scavenges run on the main thread alone. */
   readonly parallelScavenge: boolean;
+  /** The young generation grows by this factor where V8 would grow it; 1: never past its starting size; 0: V8's own (2). */
+  readonly semiSpaceGrowthFactor: number;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1 });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
+/** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
+export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
 
 /**
  * Applies `settings` to this whole process, leaving alone each setting node was started with
  * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
- * `--single-threaded-gc`) and V8's defaults where the settings ask for them. Returns the V8
+ * `--single-threaded-gc`, `--semi-space-growth-factor=N`, `--max-semi-space-size=N`,
+ * `--min-semi-space-size=N`) and V8's defaults where the settings ask for them. Returns the V8
  * flags it set.
  */
 export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv): string[] {
   const set: string[] = [];
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
+  if (settings.semiSpaceGrowthFactor !== 0 && !execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
   for (const flag of set) v8.setFlagsFromString(flag);
   return set;
 }

@@ -1,6 +1,7 @@
 // The fleet's GC settings (src/fleet/gc-settings.ts), set from inside the process: V8 then uses
-// the headroom asked for after each full GC and scavenges without its helper threads; what
-// node was started with, and the settings that ask for V8's defaults, leave V8 alone.
+// the headroom asked for after each full GC, scavenges without its helper threads and keeps the
+// young generation at its starting size; what node was started with, and the settings that ask
+// for V8's defaults, leave V8 alone.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -30,15 +31,18 @@ async function traceAfter(settings: FleetGcSettings, traceFlag: string): Promise
 /** The growing factors V8 applied after full GCs (V8 11, Node 20: at the end of its limit line). */
 const factors = (trace: string): string[] => [...trace.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1]!);
 
+/** The young generation's committed size after each GC, KiB (`--trace-gc-verbose`). */
+const newSpaceKiB = (trace: string): number[] => [...trace.matchAll(/New space, .*committed: +(\d+) KB$/gm)].map((m) => Number(m[1]));
+
 /** The helper threads' time in each scavenge, ms. */
 const helperScavengeMs = (trace: string): number[] => [...trace.matchAll(/gc=s .*?background\.scavenge\.parallel=([\d.]+)/g)].map((m) => Number(m[1]));
 
 describe('fleet GC settings', () => {
   it('the headroom sets the factor V8 uses after each full GC; 0 leaves the sizing to V8', async () => {
-    const set = factors(await traceAfter({ heapGrowingPercent: 150, parallelScavenge: true }, '--trace-gc-verbose'));
+    const set = factors(await traceAfter({ ...FLEET_GC_DEFAULTS, heapGrowingPercent: 150, parallelScavenge: true }, '--trace-gc-verbose'));
     assert.ok(set.length >= 4, `V8 reported ${set.length} factors`);
     assert.deepEqual(new Set(set), new Set(['2.5']));
-    const own = factors(await traceAfter({ heapGrowingPercent: 0, parallelScavenge: true }, '--trace-gc-verbose'));
+    const own = factors(await traceAfter({ ...FLEET_GC_DEFAULTS, heapGrowingPercent: 0, parallelScavenge: true }, '--trace-gc-verbose'));
     assert.ok(own.length >= 4, `V8 reported ${own.length} factors`);
     assert.ok(!own.includes('2.5'), `factors ${own.join(', ')}`);
   });
@@ -51,10 +55,20 @@ describe('fleet GC settings', () => {
     assert.ok(shared.some((ms) => ms > 0), `helpers' times ${shared.join(', ')}`);
   });
 
+  it('the young generation stays at its starting size unless semiSpaceGrowthFactor is 0', async () => {
+    const kept = newSpaceKiB(await traceAfter(FLEET_GC_DEFAULTS, '--trace-gc-verbose'));
+    assert.ok(kept.length >= 5, `V8 reported the new space ${kept.length} times`);
+    const grown = newSpaceKiB(await traceAfter({ ...FLEET_GC_DEFAULTS, semiSpaceGrowthFactor: 0 }, '--trace-gc-verbose'));
+    assert.ok(grown.length >= 5, `V8 reported the new space ${grown.length} times`);
+    assert.deepEqual(new Set(kept), new Set([kept[0]]), `committed KiB with the setting: ${kept.join(', ')}`);
+    assert.ok(Math.max(...grown) >= 4 * kept[0]!, `committed KiB: ${kept[0]} with the setting, up to ${Math.max(...grown)} without`);
+  });
+
   it("leaves alone what node was started with, in either spelling", () => {
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true }, []), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge']), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc']), []);
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: false }, ['--no_parallel_scavenge']), []);
+    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0 };
+    assert.deepEqual(applyFleetGcSettings(v8Own, []), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4']), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2']), []);
+    assert.deepEqual(applyFleetGcSettings({ ...v8Own, parallelScavenge: false }, ['--no_parallel_scavenge', '--min-semi-space-size', '8']), []);
   });
 });
