@@ -3,6 +3,7 @@
 // manifestDir, nodes, prefix, simulatedLifecycle? } as argv[2] (fleet-memory.bench.ts leaves
 // manifestDir out: nodes without static pods; sets `log`, for the loggers `kubelet-pods fleet`
 // makes, writing to /dev/null; and may ask for heap snapshots, written into snapshotDir).
+import './fleet-child-preamble.js';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';

@@ -30,6 +30,22 @@ const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
 /** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
 export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
+/** V8's own growth factor of the young generation (11.3, Node 20). */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
+
+let heldAtLoad = false;
+
+/**
+ * Keeps the young generation at its starting size from before the fleet's modules load: their
+ * loading alone grew it to about 11 MiB, which a converged fleet then never gave back.
+ * `applyFleetGcSettings` sets the configured factor afterwards. Leaves alone a young-generation
+ * flag node was started with.
+ */
+export function holdYoungGeneration(execArgv: readonly string[] = process.execArgv): void {
+  if (execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) return;
+  v8.setFlagsFromString(`--semi-space-growth-factor=${FLEET_GC_DEFAULTS.semiSpaceGrowthFactor}`);
+  heldAtLoad = true;
+}
 
 /**
  * Applies `settings` to this whole process, leaving alone each setting node was started with
@@ -42,7 +58,10 @@ export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readon
   const set: string[] = [];
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
-  if (settings.semiSpaceGrowthFactor !== 0 && !execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
+  if (!execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) {
+    if (settings.semiSpaceGrowthFactor !== 0) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
+    else if (heldAtLoad) set.push(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  }
   for (const flag of set) v8.setFlagsFromString(flag);
   return set;
 }

@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { applyFleetGcSettings, FLEET_GC_DEFAULTS, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
+import { applyFleetGcSettings, FLEET_GC_DEFAULTS, holdYoungGeneration, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
 
 const MODULE = fileURLToPath(new URL('../../../src/fleet/gc-settings.js', import.meta.url));
+const FLEET_COMMAND = fileURLToPath(new URL('../../../src/cli/fleet-command.js', import.meta.url));
 
 /** V8's GC trace (`traceFlag`) of a node that applies `settings`, then allocates, keeping a quarter, with full GCs between rounds. */
 async function traceAfter(settings: FleetGcSettings, traceFlag: string): Promise<string> {
@@ -70,5 +71,23 @@ describe('fleet GC settings', () => {
     assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4']), []);
     assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2']), []);
     assert.deepEqual(applyFleetGcSettings({ ...v8Own, parallelScavenge: false }, ['--no_parallel_scavenge', '--min-semi-space-size', '8']), []);
+  });
+
+  it('held before the fleet command loads, the young generation does not grow while its modules load', async () => {
+    const load = async (hold: boolean): Promise<number[]> => {
+      const script = `
+        import { holdYoungGeneration } from ${JSON.stringify(MODULE)};
+        if (${hold}) holdYoungGeneration();
+        await import(${JSON.stringify(FLEET_COMMAND)});`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
+      return newSpaceKiB(stdout);
+    };
+    const held = await load(true);
+    const grown = await load(false);
+    assert.ok(held.length >= 2 && grown.length >= 2, `V8 reported the new space ${held.length} and ${grown.length} times`);
+    assert.ok(Math.max(...grown) >= 4 * Math.max(...held), `committed KiB: up to ${Math.max(...held)} held, up to ${Math.max(...grown)} not`);
+    // Held in this process too: a factor of 0 then gives V8 its own factor back.
+    holdYoungGeneration([]);
+    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0 }, []), ['--semi-space-growth-factor=2']);
   });
 });
