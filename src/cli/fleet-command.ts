@@ -41,6 +41,8 @@ flags (each overrides the file):
                                  main thread alone, cheaper at idle; see docs/fleet.md)
   --semi-space-growth-factor <n> how V8 grows the young generation (default 1: not past
                                  its starting size; 0: V8's own; node's own flag wins)
+  --no-compact-every-full-gc     let V8 compact only its sparsest pages (default: each
+                                 full GC compacts the whole old generation)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -65,6 +67,7 @@ const OPTIONS = {
   'heap-growing-percent': { type: 'string' },
   'parallel-scavenge': { type: 'boolean' },
   'semi-space-growth-factor': { type: 'string' },
+  'no-compact-every-full-gc': { type: 'boolean' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -103,6 +106,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('heapGrowingPercent', v['heap-growing-percent']),
     ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
+    ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
   };

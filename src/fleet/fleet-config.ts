@@ -92,6 +92,8 @@ export interface FleetConfig {
   readonly parallelScavenge: boolean;
   /** How V8 grows the young generation (src/fleet/gc-settings.ts); 1 by default: never; 0: V8's own. */
   readonly semiSpaceGrowthFactor: number;
+  /** Whether each full GC compacts the whole old generation (src/fleet/gc-settings.ts); on by default. */
+  readonly compactEveryFullGc: boolean;
   readonly templates: readonly NodeTemplate[];
   /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
@@ -131,6 +133,8 @@ export interface FleetFlags {
   readonly heapGrowingPercent?: string;
   readonly parallelScavenge?: boolean;
   readonly semiSpaceGrowthFactor?: string;
+  /** `--no-compact-every-full-gc`: false. */
+  readonly compactEveryFullGc?: boolean;
   readonly shard?: string;
   readonly shardByLease?: string;
   /**
@@ -143,7 +147,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -234,6 +238,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
     semiSpaceGrowthFactor: num(flags.semiSpaceGrowthFactor ?? doc['semiSpaceGrowthFactor'], 'semiSpaceGrowthFactor', FLEET_DEFAULTS.semiSpaceGrowthFactor, 16, true),
+    compactEveryFullGc: bool(flags.compactEveryFullGc ?? doc['compactEveryFullGc'], 'compactEveryFullGc', FLEET_DEFAULTS.compactEveryFullGc),
     kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
   };
   const kubeletPortFiles = {

@@ -21,13 +21,16 @@ export interface FleetGcSettings {
   readonly parallelScavenge: boolean;
   /** The young generation grows by this factor where V8 would grow it; 1: never past its starting size; 0: V8's own (2). */
   readonly semiSpaceGrowthFactor: number;
+  /** True: each full GC compacts the whole old generation. */
+  readonly compactEveryFullGc: boolean;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1 });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
+const COMPACT_FLAG = /^--(no[-_])?compact[-_]on[-_]every[-_]full[-_]gc$/;
 /** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
 export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
 /** V8's own growth factor of the young generation (11.3, Node 20). */
@@ -51,7 +54,7 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
  * Applies `settings` to this whole process, leaving alone each setting node was started with
  * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
  * `--single-threaded-gc`, `--semi-space-growth-factor=N`, `--max-semi-space-size=N`,
- * `--min-semi-space-size=N`) and V8's defaults where the settings ask for them. Returns the V8
+ * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`) and V8's defaults where the settings ask for them. Returns the V8
  * flags it set.
  */
 export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv): string[] {
@@ -62,6 +65,7 @@ export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readon
     if (settings.semiSpaceGrowthFactor !== 0) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
     else if (heldAtLoad) set.push(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
   }
+  if (settings.compactEveryFullGc && !execArgv.some((arg) => COMPACT_FLAG.test(arg))) set.push('--compact-on-every-full-gc');
   for (const flag of set) v8.setFlagsFromString(flag);
   return set;
 }

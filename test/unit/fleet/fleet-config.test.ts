@@ -36,9 +36,10 @@ describe('fleet configuration', () => {
     assert.equal(config.heapGrowingPercent, 100, 'the fleet widens V8 headroom by default');
     assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
     assert.equal(config.semiSpaceGrowthFactor, 1, 'and keeps the young generation at its starting size');
+    assert.equal(config.compactEveryFullGc, true, 'and compacts the old generation at each full GC');
   });
 
-  it('--heap-growing-percent, --parallel-scavenge and --semi-space-growth-factor override the file; 0 hands the sizing back to V8', () => {
+  it('--heap-growing-percent, --parallel-scavenge, --semi-space-growth-factor and --no-compact-every-full-gc override the file; 0 hands the sizing back to V8', () => {
     const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
     assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
     assert.equal(resolveFleetConfig(base, { heapGrowingPercent: '0' }).heapGrowingPercent, 0);
@@ -47,6 +48,8 @@ describe('fleet configuration', () => {
     assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, {}).semiSpaceGrowthFactor, 2);
     assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, { semiSpaceGrowthFactor: '0' }).semiSpaceGrowthFactor, 0);
     assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--semi-space-growth-factor', '0']).semiSpaceGrowthFactor, '0');
+    assert.equal(resolveFleetConfig({ ...base, compactEveryFullGc: false }, {}).compactEveryFullGc, false);
+    assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-compact-every-full-gc'])).compactEveryFullGc, false);
   });
 
   it('kubeletPorts is off by default; its files are resolved beside the fleet file and refused without it', () => {

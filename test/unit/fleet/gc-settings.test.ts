@@ -65,11 +65,34 @@ describe('fleet GC settings', () => {
     assert.ok(Math.max(...grown) >= 4 * kept[0]!, `committed KiB: ${kept[0]} with the setting, up to ${Math.max(...grown)} without`);
   });
 
+  it('each full GC compacts the whole old generation unless compactEveryFullGc is false', async () => {
+    // The old generation after a full GC that follows the death of most of a promoted heap: committed ÷ used.
+    const sparse = async (settings: FleetGcSettings): Promise<number> => {
+      const script = `
+        import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
+        applyFleetGcSettings(${JSON.stringify(settings)});
+        const kept = [];
+        for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
+        globalThis.gc();
+        globalThis.gc();
+        for (let i = 0; i < kept.length; i++) if (i % 8 !== 0) kept[i] = null;
+        globalThis.gc();`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
+      const last = [...stdout.matchAll(/Old space, +used: +(\d+) KB.*committed: +(\d+) KB$/gm)].at(-1);
+      assert.ok(last !== undefined, 'V8 reported the old space');
+      return Number(last[2]) / Number(last[1]);
+    };
+    const compacted = await sparse(FLEET_GC_DEFAULTS);
+    const own = await sparse({ ...FLEET_GC_DEFAULTS, compactEveryFullGc: false });
+    assert.ok(compacted < 1.2, `committed ÷ used ${compacted.toFixed(2)} with full compaction`);
+    assert.ok(own > 1.5, `committed ÷ used ${own.toFixed(2)} with V8's own choice of pages`);
+  });
+
   it("leaves alone what node was started with, in either spelling", () => {
-    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0 };
+    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false };
     assert.deepEqual(applyFleetGcSettings(v8Own, []), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4']), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2']), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4', '--no-compact-on-every-full-gc']), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2', '--compact_on_every_full_gc']), []);
     assert.deepEqual(applyFleetGcSettings({ ...v8Own, parallelScavenge: false }, ['--no_parallel_scavenge', '--min-semi-space-size', '8']), []);
   });
 
@@ -88,6 +111,6 @@ describe('fleet GC settings', () => {
     assert.ok(Math.max(...grown) >= 4 * Math.max(...held), `committed KiB: up to ${Math.max(...held)} held, up to ${Math.max(...grown)} not`);
     // Held in this process too: a factor of 0 then gives V8 its own factor back.
     holdYoungGeneration([]);
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0 }, []), ['--semi-space-growth-factor=2']);
+    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false }, []), ['--semi-space-growth-factor=2']);
   });
 });
