@@ -25,6 +25,7 @@ import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import { createNamespace, kubeConfigFromFile, pool, tempDir } from './common.js';
+import { createPod } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
 import { procCpuSplitMs, procRss } from './subjects.js';
 
@@ -63,8 +64,8 @@ const rounds = Number(process.argv[4] ?? 2);
 const idleMs = Number(process.env.BENCH_GC_IDLE_MS ?? 40_000);
 const settleMs = Number(process.env.BENCH_GC_SETTLE_MS ?? 10_000);
 const names = (v: string | undefined, dflt: string): string[] => (v ?? dflt).split(',').filter(Boolean);
-const emptySettings = names(process.env.BENCH_GC_EMPTY, 'v8-young,growth-1');
-const podSettings = names(process.env.BENCH_GC_PODS, 'v8-young,growth-1');
+const emptySettings = names(process.env.BENCH_GC_EMPTY, 'v8-young,growth-1-compact');
+const podSettings = names(process.env.BENCH_GC_PODS, 'v8-young,growth-1-compact');
 for (const name of [...emptySettings, ...podSettings]) if (SETTINGS[name] === undefined) throw new Error(`unknown setting ${name}: ${Object.keys(SETTINGS).join(', ')}`);
 
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
@@ -193,26 +194,14 @@ async function main(): Promise<void> {
     if (podSettings.length === 0) return;
 
     // The pods, created once while a fleet with the fleet's settings runs; every later fleet takes them up.
-    await run('growth-1', 0, async () => {
+    await run('growth-1-compact', 0, async () => {
       const api = createApiClients(kc, unlimited, { pool: createConnectionPool(32) }).core;
       const bodies: V1Pod[] = [];
       for (let i = 0; i < podsPerNode; i++)
         for (let n = 0; n < nodes; n++)
           bodies.push({ metadata: { name: `${PREFIX}${n}-p${i}`, namespace: NAMESPACE }, spec: { nodeName: `${PREFIX}${n}`, containers: [{ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } });
       const c0 = performance.now();
-      await pool(bodies, 32, async (body) => {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await api.createNamespacedPod({ namespace: NAMESPACE, body });
-            return;
-          } catch (err) {
-            const code = (err as { code?: unknown }).code;
-            if (attempt > 1 && code === 409) return;
-            if (attempt >= 10 || (typeof code === 'number' && code < 500 && code !== 429)) throw err;
-            await delay(500 * attempt);
-          }
-        }
-      });
+      await pool(bodies, 32, (body) => createPod(api, body));
       await until(async () => (await runningPods()) === bodies.length, 'pods Running', 900_000);
       console.log(JSON.stringify({ created: bodies.length, runningS: Math.round((performance.now() - c0) / 100) / 10, load: load() }));
     });

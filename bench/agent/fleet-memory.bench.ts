@@ -91,10 +91,10 @@ function ordinaryPod(node: string, i: number): V1Pod {
  * Creates the pod, again after a timeout or overload of a busy API server (504, 429, 5xx, a
  * broken connection); a 409 after such a failure means the first try got through.
  */
-async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Pod): Promise<void> {
+export async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Pod): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await api.createNamespacedPod({ namespace: NAMESPACE, body });
+      await api.createNamespacedPod({ namespace: body.metadata?.namespace ?? NAMESPACE, body });
       return;
     } catch (err) {
       const code = (err as { code?: unknown }).code;

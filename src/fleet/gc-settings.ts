@@ -8,9 +8,18 @@
 //   and over. A fixed headroom of the live heap's size spaces the mark-compacts out;
 // - scavenges: at idle each one keeps little, and handing it to V8's helper threads cost more in
 //   waking and joining them than it saved.
-// Node 20 refuses both flags in NODE_OPTIONS, but V8 reads them each time it sizes the heap or
-// starts a scavenge, so they can be set in the running process (which `--single-threaded-gc`
-// cannot: it crashed V8), and so they also reach the image's single executable.
+// And its RSS was about twice the live heap ("RSS against the heap" in the same doc):
+// - the young generation: grown to V8's maximum while the fleet converged and kept for good,
+//   though an idle scavenge keeps little; held at its starting size from before the fleet's
+//   modules load;
+// - compaction: by default a full GC moves the live objects of only some of the old
+//   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
+//   compacting all of it at each full GC (rare, with the headroom) gives the pages back.
+// Node 20 refuses these flags in NODE_OPTIONS (and raises a growth factor below 2 given to node
+// at start to 2), but V8 reads them each time it sizes the heap, starts a scavenge, would grow
+// the young generation or picks pages to compact, so they can be set in the running process
+// (which `--single-threaded-gc` cannot: it crashed V8), and so they also reach the image's
+// single executable.
 
 import v8 from 'node:v8';
 
@@ -40,7 +49,7 @@ let heldAtLoad = false;
 
 /**
  * Keeps the young generation at its starting size from before the fleet's modules load: their
- * loading alone grew it to about 11 MiB, which a converged fleet then never gave back.
+ * loading alone grew it several times over, and a converged fleet never gave that back.
  * `applyFleetGcSettings` sets the configured factor afterwards. Leaves alone a young-generation
  * flag node was started with.
  */
