@@ -25,7 +25,7 @@ import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import { createNamespace, kubeConfigFromFile, pool, tempDir } from './common.js';
-import { createPod } from './fleet-memory.bench.js';
+import { createPod, until, type Memory } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
 import { procCpuSplitMs, procRss } from './subjects.js';
 
@@ -71,23 +71,6 @@ for (const name of [...emptySettings, ...podSettings]) if (SETTINGS[name] === un
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
 const mib = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
 
-interface Memory {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  spaces: Record<string, { committedKiB: number; usedKiB: number }>;
-}
-
-/** Until `check` holds, polling every `pollMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs: number, pollMs = 2000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(pollMs);
-  }
-}
-
 async function main(): Promise<void> {
   const cluster = await startLocalCluster({ nodes: [], scheduler: false });
   try {
@@ -120,11 +103,11 @@ async function main(): Promise<void> {
       const fleet = new FleetChild(child);
       try {
         await fleet.call('started');
-        await until(async () => (await readyNodes()) === nodes && (await renewedSince(forkedAt)) === nodes, `${nodes} Nodes Ready, their Leases renewed`, 600_000);
+        await until(async () => (await readyNodes()) === nodes && (await renewedSince(forkedAt)) === nodes, `${nodes} Nodes Ready, their Leases renewed`, 600_000, 2000);
         const readyS = (performance.now() - t0) / 1000;
         if (keep !== undefined) return await keep(fleet);
         // Converged: every pod Running and the requests down to the idle pace (a Lease every 10 s a node, a status now and then).
-        await until(async () => (await runningPods()) === pods, `${pods} pods Running`, 600_000);
+        await until(async () => (await runningPods()) === pods, `${pods} pods Running`, 600_000, 2000);
         await until(
           async () => {
             const r0 = await fleet.call<number>('requests');
@@ -202,7 +185,7 @@ async function main(): Promise<void> {
           bodies.push({ metadata: { name: `${PREFIX}${n}-p${i}`, namespace: NAMESPACE }, spec: { nodeName: `${PREFIX}${n}`, containers: [{ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } });
       const c0 = performance.now();
       await pool(bodies, 32, (body) => createPod(api, body));
-      await until(async () => (await runningPods()) === bodies.length, 'pods Running', 900_000);
+      await until(async () => (await runningPods()) === bodies.length, 'pods Running', 900_000, 2000);
       console.log(JSON.stringify({ created: bodies.length, runningS: Math.round((performance.now() - c0) / 100) / 10, load: load() }));
     });
     for (let round = 0; round < rounds; round++) for (const name of podSettings) await run(name, nodes * podsPerNode);
