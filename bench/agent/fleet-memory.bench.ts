@@ -63,7 +63,8 @@ export interface FleetMemoryResult {
   heapBytesPerPod: number;
 }
 
-interface Memory {
+/** What fleet-child.ts's `memory` op answers. */
+export interface Memory {
   rss: number;
   heapUsed: number;
   heapTotal: number;
@@ -106,7 +107,8 @@ export async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, bod
   }
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number, pollMs: number): Promise<void> {
+/** Until `check` holds, polling every `pollMs`. */
+export async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number, pollMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
