@@ -6,14 +6,17 @@
 // methods run BATCH calls per tinybench sample and report the time per call; methods that
 // walk or rebuild the whole manager run once per sample.
 //
+// The clock is the process's CPU time (all threads, user and system), read around each sample;
+// bench/go/main.go reads the same clock the same way. On a shared machine wall time also counts
+// the time the process waited for a core, which swung single rounds by a factor of two to ten.
+//
 // What is timed is the steady state: before timing, a per-pod method is called once on every
-// target, as Go's benchmark loop does in its calibration rounds, so that what the first call
-// for a given pod costs (compiling, the manager's caches keyed by pod) is not in the figure.
+// target, as bench/go/main.go does too, so that what the first call for a given pod costs
+// (compiling, the manager's caches keyed by pod) is not in the figure.
 
 import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import { PodManager } from '../src/pod/manager.js';
-import type { Pod } from '../src/pod/types.js';
 import { buildWorkload, type Workload } from './workload.js';
 
 export interface BenchResult {
@@ -26,7 +29,7 @@ export interface BenchResult {
 
 export interface PodManagerBenchOptions {
   sizes: readonly number[];
-  /** Per method and size: tinybench's time budget (ms) and minimum number of samples. */
+  /** Per method and size: the CPU time measured (ms) and the minimum number of samples. */
   timeMs(size: number): number;
   minSamples(size: number): number;
   only?: string;
@@ -40,6 +43,12 @@ export const QUICK_SIZES = [100, 10_000] as const;
 
 const BATCH = 1024;
 
+/** CPU time used by this process so far, in ms: tinybench's clock here (see the top). */
+function cpuNowMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 interface MethodCase {
   name: string;
   /** Calls per sample: BATCH for per-pod methods, 1 for whole-manager ones. */
@@ -52,46 +61,113 @@ interface MethodCase {
 let sink: unknown;
 let sinkCount = 0;
 
-/** A sample function that calls `op` on BATCH consecutive targets, resuming where it stopped. */
-function perPod<T>(targets: readonly T[], op: (target: T) => unknown): () => void {
-  let next = 0;
-  return () => {
-    for (let n = 0; n < BATCH; n++) {
-      sink = op(targets[next]!);
-      if (++next === targets.length) next = 0;
-    }
-  };
-}
-
+// Each per-pod method's sample is written out as its own loop over BATCH consecutive targets,
+// resuming where the last sample stopped, as in bench/go/main.go. One shared loop calling the
+// method through a closure would be a megamorphic call site that the engine cannot inline,
+// costing every call an indirect call the Go loops do not make.
 const METHODS: MethodCase[] = [
-  { name: 'addPod', perSample: BATCH, make: (pm, w) => perPod(w.all, (p) => pm.addPod(p)) },
-  { name: 'updatePod', perSample: BATCH, make: (pm, w) => perPod(w.all, (p) => pm.updatePod(p)) },
-  {
-    name: 'removePod+addPod',
-    perSample: BATCH,
-    make: (pm, w) =>
-      perPod(w.all, (p: Pod) => {
-        pm.removePod(p);
-        pm.addPod(p);
-      }),
-  },
-  { name: 'getPodByFullName', perSample: BATCH, make: (pm, w) => perPod(w.fullNames, (n) => pm.getPodByFullName(n)) },
-  {
-    name: 'getPodByName',
-    perSample: BATCH,
-    make: (pm, w) => perPod(w.nonMirror, (p) => pm.getPodByName(p.metadata!.namespace!, p.metadata!.name!)),
-  },
-  { name: 'getPodByUID', perSample: BATCH, make: (pm, w) => perPod(w.nonMirror, (p) => pm.getPodByUID(p.metadata!.uid!)) },
-  { name: 'getPodByMirrorPod', perSample: BATCH, make: (pm, w) => perPod(w.mirrors, (p) => pm.getPodByMirrorPod(p)) },
-  { name: 'getMirrorPodByPod', perSample: BATCH, make: (pm, w) => perPod(w.statics, (p) => pm.getMirrorPodByPod(p)) },
-  { name: 'getPodAndMirrorPod', perSample: BATCH, make: (pm, w) => perPod(w.all, (p) => pm.getPodAndMirrorPod(p)) },
+  { name: 'addPod', perSample: BATCH, make: (pm, { all }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          pm.addPod(all[j]!);
+          if (++j === all.length) j = 0;
+        }
+      };
+    } },
+  { name: 'updatePod', perSample: BATCH, make: (pm, { all }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          pm.updatePod(all[j]!);
+          if (++j === all.length) j = 0;
+        }
+      };
+    } },
+  { name: 'removePod+addPod', perSample: BATCH, make: (pm, { all }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          const p = all[j]!;
+          pm.removePod(p);
+          pm.addPod(p);
+          if (++j === all.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getPodByFullName', perSample: BATCH, make: (pm, { fullNames }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.getPodByFullName(fullNames[j]!);
+          if (++j === fullNames.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getPodByName', perSample: BATCH, make: (pm, { nonMirror }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          const p = nonMirror[j]!;
+          sink = pm.getPodByName(p.metadata!.namespace!, p.metadata!.name!);
+          if (++j === nonMirror.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getPodByUID', perSample: BATCH, make: (pm, { nonMirror }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.getPodByUID(nonMirror[j]!.metadata!.uid!);
+          if (++j === nonMirror.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getPodByMirrorPod', perSample: BATCH, make: (pm, { mirrors }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.getPodByMirrorPod(mirrors[j]!);
+          if (++j === mirrors.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getMirrorPodByPod', perSample: BATCH, make: (pm, { statics }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.getMirrorPodByPod(statics[j]!);
+          if (++j === statics.length) j = 0;
+        }
+      };
+    } },
+  { name: 'getPodAndMirrorPod', perSample: BATCH, make: (pm, { all }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.getPodAndMirrorPod(all[j]!);
+          if (++j === all.length) j = 0;
+        }
+      };
+    } },
   { name: 'getPods', perSample: BATCH, make: (pm) => () => {
       for (let n = 0; n < BATCH; n++) sinkCount += pm.getPods().length;
     } },
   { name: 'getPodsAndMirrorPods', perSample: BATCH, make: (pm) => () => {
-      for (let n = 0; n < BATCH; n++) sinkCount += pm.getPodsAndMirrorPods().mirrorPods.length;
+      for (let n = 0; n < BATCH; n++) {
+        const { pods, mirrorPods, orphanedMirrorPodFullNames } = pm.getPodsAndMirrorPods();
+        sinkCount += pods.length + mirrorPods.length + orphanedMirrorPodFullNames.length;
+      }
     } },
-  { name: 'translatePodUID', perSample: BATCH, make: (pm, w) => perPod(w.uids, (u) => pm.translatePodUID(u)) },
+  { name: 'translatePodUID', perSample: BATCH, make: (pm, { uids }) => {
+      let j = 0;
+      return () => {
+        for (let n = 0; n < BATCH; n++) {
+          sink = pm.translatePodUID(uids[j]!);
+          if (++j === uids.length) j = 0;
+        }
+      };
+    } },
   {
     name: 'getUIDTranslations',
     perSample: 1,
@@ -125,6 +201,7 @@ export async function runPodManagerBench(options: PodManagerBenchOptions): Promi
         warmupTime: Math.min(100, options.timeMs(size) / 3),
         warmupIterations: Math.max(2, Math.floor(options.minSamples(size) / 4)),
         throws: true,
+        now: cpuNowMs,
       });
       const sample = method.make(pm, w);
       if (method.perSample === BATCH) for (let n = 0; n * BATCH < w.all.length; n++) sample();
@@ -151,10 +228,10 @@ export async function runPodManagerBench(options: PodManagerBenchOptions): Promi
 /** Budgets: big managers get fewer, longer samples so the whole run stays short. */
 export function budget(quick: boolean): Pick<PodManagerBenchOptions, 'sizes' | 'timeMs' | 'minSamples'> {
   return quick
-    ? { sizes: QUICK_SIZES, timeMs: () => 100, minSamples: () => 5 }
+    ? { sizes: QUICK_SIZES, timeMs: () => 50, minSamples: () => 5 }
     : {
         sizes: FULL_SIZES,
-        timeMs: (size) => (size >= 100_000 ? 500 : 300),
+        timeMs: (size) => (size >= 100_000 ? 200 : 100),
         minSamples: (size) => (size >= 100_000 ? 5 : 20),
       };
 }

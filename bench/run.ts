@@ -1,6 +1,6 @@
 // `npm run bench`: runs the Go pod manager benchmark (bench/go, the kubelet's own basicManager)
 // and the TS one (bench/pod-manager.bench.ts) on the same workloads, prints a method × size table
-// of ns/op with the TS/Go ratio, and writes bench/results/pod-manager.{json,md}.
+// of CPU ns per call with the TS/Go ratio, and writes bench/results/pod-manager.{json,md}.
 //
 // BENCH_QUICK=1 (or --quick): sizes 100 and 10,000 only with short budgets, for CI; the results
 // then go to bench/results/pod-manager-quick.{json,md} so they never overwrite a full run.
@@ -16,9 +16,12 @@
 // to 100, about 2.5 minutes); the fleet (N nodes from one process, then both lifecycle modes);
 // and the control plane with and without kube-scheduler and kube-controller-manager; last, kwok
 // (tools/kwok) and `kubelet-pods fleet` on the same nodes and pods, each on a fresh control plane
-// (bench/agent/kwok.bench.ts). They write bench/results/agent-*[-quick].{json,md}.
+// (bench/agent/kwok.bench.ts); and the fleet at scale, nodes × pods through Ready, Running, an
+// idle window and deletion with the control plane's share (bench/agent/fleet-scale.bench.ts).
+// They write bench/results/agent-*[-quick].{json,md}.
 // --pod-manager-only / --agent-only pick one; --agent=bulk (or latency, resources, side-by-side,
-// fleet, cluster, kwok, comma-separated) runs only those agent benchmarks.
+// fleet, fleet-memory, fleet-features, cluster, kwok, fleet-scale, comma-separated) runs only
+// those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -85,7 +88,9 @@ function goBinary(version: string): string {
 }
 
 function runGo(binary: string, size: number): BenchResult[] {
-  const out = execFileSync(binary, ['-sizes', String(size), '-benchtime', quick ? '50ms' : '300ms'], {
+  const { timeMs, minSamples } = budget(quick);
+  const args = ['-sizes', String(size), '-benchtime', `${timeMs(size)}ms`, '-minsamples', String(minSamples(size))];
+  const out = execFileSync(binary, args, {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 16 * 1024 * 1024,
@@ -227,7 +232,7 @@ async function podManagerMain(): Promise<void> {
     `${started.toISOString()} · node ${process.version} · ${version ?? 'no Go'} · ${machine.cpu} × ${machine.cores} · ` +
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run`,
     '',
-    'ns per call, lower is better; TS/Go below 1 means the TS PodManager is faster than the kubelet\'s basicManager. ' +
+    'CPU time per call (the process\'s, all threads), lower is better; TS/Go below 1 means the TS PodManager is faster than the kubelet\'s basicManager. ' +
       `Medians of ${rounds} round${rounds === 1 ? '' : 's'}, Go and TS in turn size by size; the last column is the lowest and highest ` +
       'TS/Go ratio of a single round. Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
     ...(goNote ? ['', `Note: ${goNote}.`] : []),

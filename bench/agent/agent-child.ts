@@ -10,6 +10,8 @@ import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
 import type { AgentChildOptions, RequestLogEntry } from './common.js';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
+// No top-level await: the side-by-side benchmark runs this file bundled into one CommonJS
+// script (agent-child-bundle.ts), as the executable runs `kubelet-pods run`.
 const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
 // What `kubelet-pods run` does first (src/cli/run-command.ts); BENCH_AGENT_NODE_OPTIONS may override it.
 applyRunGcSettings();
@@ -56,16 +58,27 @@ if (options.manifestDir) argv.push('--pod-manifest-path', options.manifestDir);
 if (options.manifestURL) argv.push('--manifest-url', options.manifestURL);
 for (const h of options.manifestURLHeader ?? []) argv.push('--manifest-url-header', h);
 if (options.configFile) argv.push('--config', options.configFile);
-argv.push('--healthz-port', '0', '--read-only-port', '0', '--port', '0');
+argv.push('--healthz-port', '0', '--read-only-port', String(options.readOnlyPort ?? 0), '--port', '0');
 if (options.simulatedLifecycle) argv.push('--simulated-lifecycle', options.simulatedLifecycle);
-const { config } = await resolveRunConfig(argv);
-const logger: Logger = options.logFile
-  ? createLogger({ destination: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel ?? 'info', pretty: false })
-  : noopLogger;
-const agent = createAgent({ config, logger, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
-await agent.start();
+async function startAgent() {
+  const { config } = await resolveRunConfig(argv);
+  const logger: Logger = options.logFile
+    ? createLogger({ destination: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel ?? 'info', pretty: false })
+    : noopLogger;
+  const created = createAgent({ config, logger, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
+  await created.start();
+  return created;
+}
 
-const ops: ChildOps = {
+startAgent().then(
+  (agent) => serveChildOps(childOps(agent)),
+  (err: unknown) => {
+    process.stderr.write(`agent child: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
+
+const childOps = (agent: Awaited<ReturnType<typeof startAgent>>): ChildOps => ({
   started: () => true,
   memory: () => {
     (globalThis as { gc?: () => void }).gc?.();
@@ -82,6 +95,4 @@ const ops: ChildOps = {
     setImmediate(() => process.exit(0));
     return true;
   },
-};
-
-serveChildOps(ops);
+});

@@ -238,6 +238,8 @@ export interface AgentChildOptions {
   logFile?: string;
   logLevel?: string;
   housekeepingIntervalMs?: number;
+  /** `--read-only-port` (/pods, /healthz, /metrics on 127.0.0.1); 0, off, by default. */
+  readOnlyPort?: number;
   /** `--simulated-lifecycle`: `instant` where a benchmark measures raw speed; the agent's default otherwise. */
   simulatedLifecycle?: 'kubelet' | 'instant';
   /**
@@ -247,6 +249,12 @@ export interface AgentChildOptions {
   recordRequests?: boolean;
   /** With recordRequests: also log every request's method, path and times (requestLog()). */
   recordRequestLog?: boolean;
+}
+
+/** How the child is started (not passed to it). */
+export interface AgentChildLaunch {
+  /** The script to fork; agent-child.js beside this file by default (agent-child-bundle.ts makes another). */
+  script?: string;
 }
 
 /** One request the agent child sent; times are ms since the time origin (Date.now() scale). */
@@ -296,8 +304,8 @@ export class AgentChild {
     );
   }
 
-  static async start(options: AgentChildOptions): Promise<AgentChild> {
-    const script = fileURLToPath(new URL('./agent-child.js', import.meta.url));
+  static async start(options: AgentChildOptions, launch: AgentChildLaunch = {}): Promise<AgentChild> {
+    const script = launch.script ?? fileURLToPath(new URL('./agent-child.js', import.meta.url));
     const child = fork(script, [JSON.stringify(options)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const agent = new AgentChild(child);
     await agent.call('started');

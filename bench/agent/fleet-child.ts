@@ -3,6 +3,7 @@
 // manifestDir, nodes, prefix, simulatedLifecycle? } as argv[2] (fleet-memory.bench.ts leaves
 // manifestDir out: nodes without static pods; sets `log`, for the loggers `kubelet-pods fleet`
 // makes, writing to /dev/null; and may ask for heap snapshots, written into snapshotDir).
+import './fleet-child-preamble.js';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
@@ -91,6 +92,8 @@ const config = resolveFleetConfig(
   {
     ...(process.env.BENCH_FLEET_HEAP_GROWING_PERCENT ? { heapGrowingPercent: process.env.BENCH_FLEET_HEAP_GROWING_PERCENT } : {}),
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),
+    ...(process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR ? { semiSpaceGrowthFactor: process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR } : {}),
+    ...(process.env.BENCH_FLEET_COMPACT_EVERY_FULL_GC === '0' ? { compactEveryFullGc: false } : {}),
   },
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts).

@@ -63,7 +63,8 @@ export interface FleetMemoryResult {
   heapBytesPerPod: number;
 }
 
-interface Memory {
+/** What fleet-child.ts's `memory` op answers. */
+export interface Memory {
   rss: number;
   heapUsed: number;
   heapTotal: number;
@@ -78,11 +79,11 @@ async function runningPods(api: CoreV1Api): Promise<number> {
 }
 
 /** An ordinary pod as a Deployment would make it, bound to `node`. */
-function ordinaryPod(node: string, i: number): V1Pod {
+export function ordinaryPod(node: string, i: number, namespace = NAMESPACE): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `${node}-p${i}`, namespace: NAMESPACE, labels: { app: 'fleet-memory', node } },
+    metadata: { name: `${node}-p${i}`, namespace, labels: { app: namespace, node } },
     spec: { nodeName: node, containers: [{ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] },
   };
 }
@@ -91,10 +92,10 @@ function ordinaryPod(node: string, i: number): V1Pod {
  * Creates the pod, again after a timeout or overload of a busy API server (504, 429, 5xx, a
  * broken connection); a 409 after such a failure means the first try got through.
  */
-async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Pod): Promise<void> {
+export async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Pod): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await api.createNamespacedPod({ namespace: NAMESPACE, body });
+      await api.createNamespacedPod({ namespace: body.metadata?.namespace ?? NAMESPACE, body });
       return;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
@@ -106,7 +107,8 @@ async function createPod(api: Pick<CoreV1Api, 'createNamespacedPod'>, body: V1Po
   }
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number, pollMs: number): Promise<void> {
+/** Until `check` holds, polling every `pollMs`. */
+export async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number, pollMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -103,7 +103,7 @@ export interface KubeletIdle {
   requestsPerSecond: number;
 }
 
-const quantile = (sorted: readonly number[], q: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+export const quantile = (sorted: readonly number[], q: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
@@ -215,15 +215,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
     const splitPercent = (k: keyof typeof split0): number => round2(((split1[k] - split0[k]) / wall) * 100);
     const idleCpuSplit = { mainUser: splitPercent('mainUser'), mainSystem: splitPercent('mainSystem'), otherUser: splitPercent('otherUser'), otherSystem: splitPercent('otherSystem') };
     const rps = ((req1 - req0) / wall) * 1000;
-    const lateness: number[] = [];
-    for (const seen of leaseWatch.renewals.values()) {
-      for (let i = 1; i < seen.length; i++) {
-        // A gap that spans a reopened watch says nothing about the fleet.
-        if (seen[i - 1]!.at < idleFrom || seen[i - 1]!.watch !== seen[i]!.watch) continue;
-        lateness.push(Math.max(0, seen[i]!.at - seen[i - 1]!.at - ALLOWED_MS));
-      }
-    }
-    lateness.sort((a, b) => a - b);
+    const lateness = leaseLateness(leaseWatch.renewals, idleFrom);
     const mean = (v: readonly number[]): number => Math.round(v.reduce((a, b) => a + b, 0) / v.length);
     const kubeletIdle: KubeletIdle = {
       node: FLEET_KUBELET_NODE,
@@ -325,17 +317,34 @@ export function fleetTable(r: FleetBenchResult): string {
 }
 
 /** One renewal as it arrived: when, and through which opening of the watch. */
-interface RenewalSeen {
+export interface RenewalSeen {
   at: number;
   watch: number;
+}
+
+/**
+ * Each Lease renewal's lateness (ms, sorted): the gap since the Lease's previous renewal arrived,
+ * less the period and its largest jitter, 0 when on time; for renewals after `from` only.
+ */
+export function leaseLateness(renewals: ReadonlyMap<string, readonly RenewalSeen[]>, from: number, until = Infinity): number[] {
+  const lateness: number[] = [];
+  for (const seen of renewals.values()) {
+    for (let i = 1; i < seen.length; i++) {
+      // A gap that spans a reopened watch says nothing about the fleet.
+      if (seen[i - 1]!.at < from || seen[i]!.at > until || seen[i - 1]!.watch !== seen[i]!.watch) continue;
+      lateness.push(Math.max(0, seen[i]!.at - seen[i - 1]!.at - ALLOWED_MS));
+    }
+  }
+  return lateness.sort((a, b) => a - b);
 }
 
 /**
  * The fleet's Lease renewals as they arrive, by Lease name, from a watch of kube-node-lease that
  * is opened again whenever it ends (one run saw none at all once its watch had ended). A
  * renewal is a new `spec.renewTime`, so the Leases listed again on reopening add nothing.
+ * Only Leases whose name starts with `prefix` (the fleet's nodes) count.
  */
-async function watchLeaseRenewals(kc: KubeConfig): Promise<{ renewals: Map<string, RenewalSeen[]>; reopened(): number; stop(): void }> {
+export async function watchLeaseRenewals(kc: KubeConfig, prefix = PREFIX): Promise<{ renewals: Map<string, RenewalSeen[]>; reopened(): number; stop(): void }> {
   const renewals = new Map<string, RenewalSeen[]>();
   const lastRenewTime = new Map<string, string>();
   let opened = 0;
@@ -349,7 +358,7 @@ async function watchLeaseRenewals(kc: KubeConfig): Promise<{ renewals: Map<strin
       (_type: string, lease: { metadata?: { name?: string }; spec?: { renewTime?: string } }) => {
         const name = lease.metadata?.name ?? '';
         const renewTime = String(lease.spec?.renewTime ?? '');
-        if (!name.startsWith(PREFIX) || lastRenewTime.get(name) === renewTime) return;
+        if (!name.startsWith(prefix) || lastRenewTime.get(name) === renewTime) return;
         lastRenewTime.set(name, renewTime);
         const list = renewals.get(name) ?? [];
         list.push({ at: performance.now(), watch });

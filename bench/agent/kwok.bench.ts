@@ -159,7 +159,7 @@ interface Running {
 
 const isReady = (n: V1Node): boolean => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-function nodeWatch(kc: KubeConfig, admin: CoreV1Api, names: (name: string) => boolean): WatchedCount<V1Node> {
+export function nodeWatch(kc: KubeConfig, admin: CoreV1Api, names: (name: string) => boolean): WatchedCount<V1Node> {
   return new WatchedCount<V1Node>({
     kc,
     path: '/api/v1/nodes',
@@ -169,11 +169,11 @@ function nodeWatch(kc: KubeConfig, admin: CoreV1Api, names: (name: string) => bo
   });
 }
 
-function podWatch(kc: KubeConfig, admin: CoreV1Api): WatchedCount<V1Pod> {
+export function podWatch(kc: KubeConfig, admin: CoreV1Api, namespace = NAMESPACE): WatchedCount<V1Pod> {
   return new WatchedCount<V1Pod>({
     kc,
-    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
-    list: () => admin.listNamespacedPod({ namespace: NAMESPACE }),
+    path: `/api/v1/namespaces/${namespace}/pods`,
+    list: () => admin.listNamespacedPod({ namespace }),
     matches: (p) => p.status?.phase === 'Running',
   });
 }
@@ -214,7 +214,7 @@ const SUBJECT: Record<PeerName, (e: AuditEvent) => boolean> = {
 const epoch = (performanceMs: number): number => performance.timeOrigin + performanceMs;
 
 /** Retries a call a few times (the API server may answer 429 or time out under this load); `accept` ends it as done. */
-async function withRetries(call: () => Promise<unknown>, accept: (status: number | undefined) => boolean): Promise<boolean> {
+export async function withRetries(call: () => Promise<unknown>, accept: (status: number | undefined) => boolean): Promise<boolean> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       await call();

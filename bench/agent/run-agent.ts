@@ -3,7 +3,8 @@
 // Then the real kubelet and our agent side by side, on a control plane of their own:
 // bench/results/agent-side-by-side[-quick].{json,md}; the fleet (agent-fleet), and the control
 // plane with and without its scheduler and controller manager (agent-cluster), and kwok beside the
-// fleet (agent-kwok, run-kwok.ts), each on control planes of their own.
+// fleet (agent-kwok, run-kwok.ts), and the fleet at scale (agent-fleet-scale, run-fleet-scale.ts),
+// each on control planes of their own.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -16,11 +17,13 @@ import { IMPORT_TARGETS, importCostTable, measureImportCosts } from './import-co
 import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELET_NODE, FLEET_PODS_PER_NODE } from './fleet.bench.js';
 import { clusterTable, runClusterBench } from './cluster.bench.js';
 import { runKwok } from './run-kwok.js';
+import { runFleetScale } from './run-fleet-scale.js';
 import { fleetMemoryTable, runFleetMemoryBench } from './fleet-memory.bench.js';
 import { fleetFeaturesTable, runFleetFeatures } from './fleet-features.bench.js';
 import {
   burstDetailTable,
   idleDetailTable,
+  restartDetailTable,
   runSideBySideBench,
   sideBySideCustomised,
   sideBySideNodes,
@@ -93,7 +96,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'fleet-features', 'cluster', 'kwok'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'fleet-features', 'cluster', 'kwok', 'fleet-scale'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -138,6 +141,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('fleet-features')) await runFeatures(quick, write);
   if (only.includes('cluster')) await runCluster(quick, write);
   if (only.includes('kwok')) await runKwok(quick, write);
+  if (only.includes('fleet-scale')) await runFleetScale(quick, write);
 }
 
 /** What each simulator feature costs a fleet per node (BENCH_FLEET_FEATURES_NODES overrides N). */
@@ -217,7 +221,7 @@ async function runFleet(quick: boolean, write: Write): Promise<void> {
     await cluster.dispose();
   }
   const note =
-    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts) with the shipped ClusterRole's ServiceAccount token, fleet-wide kubeAPIQPS 500 / burst 1000, the fleet command's GC settings (heap growing percent 100, scavenges on the main thread: src/fleet/gc-settings.ts), on a local control plane of its own (bench/agent/fleet.bench.ts). ` +
+    `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts) with the shipped ClusterRole's ServiceAccount token, fleet-wide kubeAPIQPS 500 / burst 1000, the fleet command's GC settings (heap growing percent 100, scavenges on the main thread, the young generation at its starting size: src/fleet/gc-settings.ts), on a local control plane of its own (bench/agent/fleet.bench.ts). ` +
     `Ready and Running: from the fork, polled (${nodes > 200 ? 2 : 0.5} s). Memory after a full GC, 15 s after convergence; CPU (utime + stime) and API requests (non-watch) over the next ${idleWindowMs / 1000} s; Lease lateness: gap between two renewals of one Lease arriving in a watch, less 10.4 s (period + 4 % jitter), over that window. ` +
     `Mirrors per second: the fleet's pod creates from the first sent to the last answered, against a plain client-node loop (bulk.bench.ts) creating as many pods with the fleet's token and concurrency (its ${FLEET_MAX_SOCKETS} sockets), once before the fleet starts and once after it stopped, each deleting its pods, and the same loop over a keep-alive connection pool (plain client-node opens a TLS connection per request); each ratio is against the faster run of that loop. ` +
     `The kubelet: the hollow kubelet (v1.34.4, kubemark's fake runtime, its defaults) on node ${FLEET_KUBELET_NODE} with the same ${FLEET_PODS_PER_NODE} manifests, started once the fleet has converged and measured over the fleet's idle window (RSS: VmRSS mean of 1 s samples for both; its requests: client-go's rest_client_requests_total, watches included; the fleet's: non-watch). ` +
@@ -264,6 +268,10 @@ async function runSideBySide(quick: boolean, write: Write): Promise<void> {
     '## Every burst run',
     '',
     burstDetailTable(result),
+    '',
+    '## Every restart run',
+    '',
+    restartDetailTable(result),
     '',
     '## What our RSS with no pods holds',
     '',

@@ -18,7 +18,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type V1NodeCondition } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, pool, tempDir, type RequestCounts, type RequestLogEntry } from './common.js';
 import { ObjectChangeCounter, type ObjectChanges } from './object-changes.js';
@@ -43,11 +43,25 @@ export interface SideBySideSizes {
   idleWindowZeroMs: number;
   /** Pause after the warm-up mirror and after "all Running" in a burst run. */
   burstSettleMs: number;
+  /** Static pods running when the process is stopped and started again. */
+  restartSizes: number[];
+  /** Restart runs per agent and size. */
+  restartRepeats: Record<number, number>;
 }
 
 export function sideBySideSizes(quick: boolean): SideBySideSizes {
   const sizes: SideBySideSizes = quick
-    ? { idleSizes: [0, 100], burstSizes: [1, 100], burstRepeats: { 1: 1, 100: 1 }, settleMs: 5_000, idleWindowMs: 10_000, idleWindowZeroMs: 10_000, burstSettleMs: 2_000 }
+    ? {
+        idleSizes: [0, 100],
+        burstSizes: [1, 100],
+        burstRepeats: { 1: 1, 100: 1 },
+        settleMs: 5_000,
+        idleWindowMs: 10_000,
+        idleWindowZeroMs: 10_000,
+        burstSettleMs: 2_000,
+        restartSizes: [0, 100],
+        restartRepeats: { 0: 1, 100: 1 },
+      }
     : {
         idleSizes: [0, 100, 1_000],
         burstSizes: [1, 100, 1_000],
@@ -56,21 +70,28 @@ export function sideBySideSizes(quick: boolean): SideBySideSizes {
         idleWindowMs: 60_000,
         idleWindowZeroMs: 300_000,
         burstSettleMs: 3_000,
+        restartSizes: [0, 100, 1_000],
+        restartRepeats: { 0: 2, 100: 2, 1_000: 1 },
       };
   // For profiling and quick looks (results are then not written, see run-agent.ts).
   const list = (v: string | undefined): number[] | undefined =>
     v === undefined ? undefined : v.split(',').filter(Boolean).map(Number);
   const idle = list(process.env.BENCH_SBS_IDLE);
   const burst = list(process.env.BENCH_SBS_BURST);
+  const restart = list(process.env.BENCH_SBS_RESTART);
   if (idle) sizes.idleSizes = idle;
   if (burst) sizes.burstSizes = burst;
-  if (process.env.BENCH_SBS_REPEATS) for (const n of sizes.burstSizes) sizes.burstRepeats[n] = Number(process.env.BENCH_SBS_REPEATS);
+  if (restart) sizes.restartSizes = restart;
+  if (process.env.BENCH_SBS_REPEATS) {
+    for (const n of sizes.burstSizes) sizes.burstRepeats[n] = Number(process.env.BENCH_SBS_REPEATS);
+    for (const n of sizes.restartSizes) sizes.restartRepeats[n] = Number(process.env.BENCH_SBS_REPEATS);
+  }
   return sizes;
 }
 
 /** Whether BENCH_SBS_* narrowed the run (its results are then not the benchmark's). */
 export function sideBySideCustomised(): boolean {
-  return ['BENCH_SBS_IDLE', 'BENCH_SBS_BURST', 'BENCH_SBS_REPEATS', 'BENCH_SBS_KINDS'].some((k) => process.env[k] !== undefined);
+  return ['BENCH_SBS_IDLE', 'BENCH_SBS_BURST', 'BENCH_SBS_RESTART', 'BENCH_SBS_REPEATS', 'BENCH_SBS_KINDS', 'BENCH_SBS_BUNDLED'].some((k) => process.env[k] !== undefined);
 }
 
 function kinds(): SubjectKind[] {
@@ -80,8 +101,15 @@ function kinds(): SubjectKind[] {
 
 export const sideBySideNode = (kind: SubjectKind, scenario: string): string => `${kind === 'kubelet' ? 'real' : 'ours'}-${scenario}`;
 
+/** A node per restart run: each run's first start registers its Node afresh. */
+const restartScenario = (pods: number, repeat: number): string => `restart-${pods}-r${repeat}`;
+
 export function sideBySideNodes(sizes: SideBySideSizes): string[] {
-  const scenarios = [...sizes.idleSizes.map((n) => `idle-${n}`), ...sizes.burstSizes.map((n) => `burst-${n}`)];
+  const scenarios = [
+    ...sizes.idleSizes.map((n) => `idle-${n}`),
+    ...sizes.burstSizes.map((n) => `burst-${n}`),
+    ...sizes.restartSizes.flatMap((n) => Array.from({ length: sizes.restartRepeats[n] ?? 1 }, (_, r) => restartScenario(n, r))),
+  ];
   return SUBJECT_KINDS.flatMap((k) => scenarios.map((s) => sideBySideNode(k, s)));
 }
 
@@ -133,6 +161,26 @@ export interface BurstRun {
   removeRequests: RequestCounts;
 }
 
+export interface RestartRun {
+  kind: SubjectKind;
+  pods: number;
+  repeat: number;
+  order: number;
+  /** First start → all N mirrors Running (N = 0: Node Ready and Lease present). */
+  firstConvergeMs: number;
+  /** Second start (the process launched again) → the Node Ready in a status the new process wrote. */
+  readyMs: number | null;
+  /** Second start → the new process reports all N pods Running on its /pods (null with N = 0). */
+  runningMs: number | null;
+  /** Mirrors Running in the API at that moment (N when no mirror left Running meanwhile). */
+  mirrorsRunningInApi: number | null;
+  timedOut: string[];
+  /** Every request the restarted process sent, from its start until a pause after both marks. */
+  requests: RequestCounts;
+  /** Pod changes the API server reported on the node from the restart until then (status writes, mirrors replaced). */
+  podChanges: number;
+}
+
 export type BurstPhase = 'mirroredMs' | 'runningMs' | 'removedMs' | 'lateMirrorMs';
 export const BURST_PHASES: readonly BurstPhase[] = ['mirroredMs', 'runningMs', 'removedMs', 'lateMirrorMs'];
 
@@ -143,21 +191,37 @@ export interface SideBySideResult {
   sizes: SideBySideSizes;
   idle: IdleRow[];
   bursts: BurstRun[];
+  restarts: RestartRun[];
 }
 
 const round = (n: number, digits = 0): number => Math.round(n * 10 ** digits) / 10 ** digits;
 const mean = (values: readonly number[]): number => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
 
-/** Waits for the Node's Ready condition and its Lease (the agent with no pods has converged). */
-async function nodeReady(kc: ReturnType<typeof kubeConfigFromFile>, node: string, timeoutMs: number): Promise<void> {
-  const core = kc.makeApiClient(CoreV1Api);
+/** The Node's Ready condition as last written (undefined: no Node or no condition). */
+async function readyCondition(kc: ReturnType<typeof kubeConfigFromFile>, node: string): Promise<V1NodeCondition | undefined> {
+  return kc
+    .makeApiClient(CoreV1Api)
+    .readNode({ name: node })
+    .then(
+      (n) => n.status?.conditions?.find((c) => c.type === 'Ready'),
+      () => undefined,
+    );
+}
+
+/** Milliseconds since the epoch of a condition's heartbeat (client-node gives a Date; -∞ when absent). */
+const heartbeatOf = (c: V1NodeCondition | undefined): number => (c?.lastHeartbeatTime === undefined ? -Infinity : new Date(c.lastHeartbeatTime).getTime());
+
+/**
+ * Waits for the Node's Ready condition and its Lease (the agent with no pods has converged).
+ * With `heartbeatAfter`, only a Ready condition whose heartbeat is later counts: one written by
+ * a process started after that time, not the one its predecessor left behind.
+ */
+async function nodeReady(kc: ReturnType<typeof kubeConfigFromFile>, node: string, timeoutMs: number, heartbeatAfter = -Infinity): Promise<void> {
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const ready = await core.readNode({ name: node }).then(
-      (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-      () => false,
-    );
+    const condition = await readyCondition(kc, node);
+    const ready = condition?.status === 'True' && heartbeatOf(condition) > heartbeatAfter;
     const lease = ready && (await coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: node }).then(() => true, () => false));
     if (ready && lease) return;
     if (performance.now() > deadline) throw new Error(`node ${node} not Ready with a Lease within ${timeoutMs} ms`);
@@ -175,8 +239,8 @@ async function withLogsOnError<T>(subject: Subject, fn: () => Promise<T>): Promi
   }
 }
 
-async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, order: number, sizes: SideBySideSizes): Promise<IdleRow> {
-  const node = sideBySideNode(kind, `idle-${pods}`);
+/** A namespace named after the node, a directory with `pods` manifests in it, and a watch of the node's pods. */
+async function prepareNode(cluster: LocalCluster, node: string, prefix: string, pods: number) {
   const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
   const admin = adminKc.makeApiClient(CoreV1Api);
   const namespace = node;
@@ -187,10 +251,16 @@ async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, o
   await pool(
     Array.from({ length: pods }, (_, i) => i),
     64,
-    (i) => writeFile(join(manifests, `idle-${i}.yaml`), manifestYaml(`idle-${i}`, namespace)),
+    (i) => writeFile(join(manifests, `${prefix}-${i}.yaml`), manifestYaml(`${prefix}-${i}`, namespace)),
   );
   const observer = new NodePodObserver(adminKc, node);
   await observer.start();
+  return { adminKc, admin, namespace, dir, manifests, observer };
+}
+
+async function idleRun(cluster: LocalCluster, kind: SubjectKind, pods: number, order: number, sizes: SideBySideSizes): Promise<IdleRow> {
+  const node = sideBySideNode(kind, `idle-${pods}`);
+  const { adminKc, admin, namespace, dir, manifests, observer } = await prepareNode(cluster, node, 'idle', pods);
   const t0 = performance.now();
   const subject = await startSubject({ cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS });
   try {
@@ -356,6 +426,82 @@ async function burstRun(cluster: LocalCluster, kind: SubjectKind, pods: number, 
   }
 }
 
+/**
+ * N static pods Running, the process stopped and launched again on the same node, manifest
+ * directory (and, for the kubelet, root directory): how long until the new process has the
+ * Node Ready and reports every pod Running, and what it writes meanwhile.
+ */
+async function restartRun(cluster: LocalCluster, kind: SubjectKind, pods: number, repeat: number, order: number, sizes: SideBySideSizes): Promise<RestartRun> {
+  const node = sideBySideNode(kind, restartScenario(pods, repeat));
+  const { adminKc, admin, namespace, dir, manifests, observer } = await prepareNode(cluster, node, 'restart', pods);
+  const options = { cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, rootDir: join(dir, 'root') };
+  const convergeDeadline = 120_000 + pods * 300;
+  const t0 = performance.now();
+  let subject = await startSubject(options);
+  try {
+    const firstConvergeMs = await withLogsOnError(subject, async () => {
+      await nodeReady(adminKc, node, 120_000);
+      if (pods > 0) await observer.until(() => observer.running === pods, `${pods} mirrors Running on ${node}`, convergeDeadline);
+      return Math.round(performance.now() - t0);
+    });
+    await delay(sizes.burstSettleMs);
+    await subject.stop();
+    // Read once the old process is gone: any later heartbeat is the new process's.
+    const heartbeat = heartbeatOf(await readyCondition(adminKc, node));
+
+    const podEvents0 = observer.events;
+    const timedOut: string[] = [];
+    const t1 = performance.now();
+    const ready = nodeReady(adminKc, node, convergeDeadline, heartbeat).then(
+      () => Math.round(performance.now() - t1),
+      () => (timedOut.push('Node Ready'), null),
+    );
+    subject = await startSubject(options);
+    const restarted = subject;
+    return await withLogsOnError(restarted, async () => {
+      let runningMs: number | null = null;
+      let mirrorsRunningInApi: number | null = null;
+      if (pods > 0) {
+        // The node's own view: a kubelet lists a pod Running once its new status manager has
+        // a status for it; ours once it has taken the pod over.
+        const every = pods >= 1_000 ? 500 : 100;
+        for (const deadline = performance.now() + convergeDeadline; ; await delay(every)) {
+          const running = await restarted.podsRunning().catch(() => 0);
+          if (running === pods) {
+            runningMs = Math.round(performance.now() - t1);
+            mirrorsRunningInApi = observer.running;
+            break;
+          }
+          if (performance.now() > deadline) {
+            timedOut.push('all Running');
+            break;
+          }
+        }
+      }
+      const readyMs = await ready;
+      await delay(sizes.burstSettleMs);
+      return {
+        kind,
+        pods,
+        repeat,
+        order,
+        firstConvergeMs,
+        readyMs,
+        runningMs,
+        mirrorsRunningInApi,
+        timedOut,
+        requests: await restarted.requestCounts(),
+        podChanges: observer.events - podEvents0,
+      };
+    });
+  } finally {
+    await subject.stop();
+    observer.stop();
+    await admin.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runSideBySideBench(cluster: LocalCluster, sizes: SideBySideSizes, log: (line: string) => void = (l) => console.error(l)): Promise<SideBySideResult> {
   const selected = kinds();
   const ordered = (first: 'kubelet' | 'ours'): SubjectKind[] => (first === 'kubelet' ? ['kubelet', 'ours'] : ['ours', 'kubelet']).filter((k) => selected.includes(k as SubjectKind)) as SubjectKind[];
@@ -381,7 +527,19 @@ export async function runSideBySideBench(cluster: LocalCluster, sizes: SideBySid
       }
     }
   }
-  return { qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, sizes, idle, bursts };
+  const restarts: RestartRun[] = [];
+  for (const [i, pods] of sizes.restartSizes.entries()) {
+    const repeats = sizes.restartRepeats[pods] ?? 1;
+    for (let r = 0; r < repeats; r++) {
+      for (const [j, kind] of ordered((i + r) % 2 === 0 ? 'kubelet' : 'ours').entries()) {
+        log(`side by side: ${kind}, restart with ${pods} static pods (run ${r + 1} of ${repeats})…`);
+        const run = await restartRun(cluster, kind, pods, r, j + 1, sizes);
+        log(`  Node Ready ${run.readyMs} ms, all Running ${run.runningMs} ms, ${writeCount(run.requests)} writes${run.timedOut.length ? ` (timed out: ${run.timedOut.join(', ')})` : ''}`);
+        restarts.push(run);
+      }
+    }
+  }
+  return { qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, sizes, idle, bursts, restarts };
 }
 
 // ---- the table ----
@@ -467,6 +625,26 @@ export function sideBySideCells(r: SideBySideResult): TableCell[] {
       ratio: k === undefined || o === undefined || k.all === 0 ? null : round(o.all / k.all, 2),
     });
   }
+  for (const n of r.sizes.restartSizes) {
+    const runs = (kind: SubjectKind): RestartRun[] => (r.restarts ?? []).filter((x) => x.kind === kind && x.pods === n);
+    const count = runs('ours').length;
+    const timedCell = (measure: string, pick: (x: RestartRun) => number | null): void => {
+      const k = median(runs('kubelet').map(pick));
+      const o = median(runs('ours').map(pick));
+      const show = (m: { value: number | null; timedOut: number }, runCount: number): string =>
+        runCount === 0 ? '–' : m.value === null ? 'timed out' : `${duration(m.value)}${m.timedOut > 0 ? ` (${m.timedOut} timed out)` : ''}`;
+      cells.push({
+        measure,
+        kubelet: show(k, runs('kubelet').length),
+        ours: show(o, count),
+        ratio: k.value === null || o.value === null || k.value === 0 ? null : round(o.value / k.value, 2),
+      });
+    };
+    timedCell(`restart with ${pods(n)} → Node Ready (median of ${count})`, (x) => x.readyMs);
+    if (n > 0) timedCell(`restart with ${pods(n)} → all Running again on its /pods (median of ${count})`, (x) => x.runningMs);
+    const writes = (kind: SubjectKind): number | undefined => (runs(kind).length === 0 ? undefined : (median(runs(kind).map((x) => writeCount(x.requests))).value ?? 0));
+    push(`API writes during a restart with ${pods(n)} (median of ${count})`, writes('kubelet'), writes('ours'), (v) => v.toLocaleString('en-US'));
+  }
   return cells;
 }
 
@@ -499,14 +677,30 @@ export function idleDetailTable(r: SideBySideResult): string {
   return lines.join('\n');
 }
 
+const writesByMethod = (c: RequestCounts): string =>
+  Object.entries(c)
+    .filter(([m]) => m !== 'GET')
+    .map(([m, codes]) => `${m} ${Object.entries(codes).map(([code, n]) => `${n}×${code}`).join(' ')}`)
+    .join(', ') || '–';
+
+/** Every restart run, in the order they ran. */
+export function restartDetailTable(r: SideBySideResult): string {
+  const lines = [
+    '| static pods | run | agent | order | first start → converged | restart → Node Ready | restart → all Running (its /pods) | mirrors Running in the API then | pod changes seen | writes by the restarted process (by method) |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const x of r.restarts ?? []) {
+    lines.push(
+      `| ${x.pods.toLocaleString('en-US')} | ${x.repeat + 1} | ${x.kind} | ${x.order} | ${duration(x.firstConvergeMs)} | ${duration(x.readyMs)} | ${x.pods === 0 ? '–' : duration(x.runningMs)} | ${x.mirrorsRunningInApi ?? '–'} | ${x.podChanges} | ${writesByMethod(x.requests)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 /** Every burst run, in the order they ran. */
 export function burstDetailTable(r: SideBySideResult): string {
   const lines = ['| pods | run | agent | order | all mirrored | all Running | all gone | late mirror | writes to create (by method) | writes to remove (by method) |', '|---:|---:|---|---:|---:|---:|---:|---:|---|---|'];
-  const writes = (c: RequestCounts): string =>
-    Object.entries(c)
-      .filter(([m]) => m !== 'GET')
-      .map(([m, codes]) => `${m} ${Object.entries(codes).map(([code, n]) => `${n}×${code}`).join(' ')}`)
-      .join(', ') || '–';
+  const writes = writesByMethod;
   for (const b of r.bursts) {
     lines.push(`| ${b.pods.toLocaleString('en-US')} | ${b.repeat + 1} | ${b.kind} | ${b.order} | ${duration(b.mirroredMs)} | ${duration(b.runningMs)} | ${duration(b.removedMs)} | ${duration(b.lateMirrorMs)} | ${writes(b.createRequests)} | ${writes(b.removeRequests)} |`);
   }

@@ -9,6 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { startHollowKubelet } from '../../test/helpers/hollow-kubelet.js';
+import { freePort, readPods } from '../../test/helpers/node-endpoints.js';
+import { bundledAgentChild } from './agent-child-bundle.js';
 import { AgentChild, writeConfigFile, type RequestCounts } from './common.js';
 
 export type SubjectKind = 'kubelet' | 'ours';
@@ -21,6 +23,8 @@ export interface Subject {
   readonly pid: number;
   /** Every request sent since the process started, by method then status code. */
   requestCounts(): Promise<RequestCounts>;
+  /** The pods the process itself reports Running (its read-only port's /pods). */
+  podsRunning(): Promise<number>;
   /** Our agent child (request log, idle), absent for the kubelet. */
   readonly agent?: AgentChild;
   /** The kubelet's log so far (for a failed run); '' for ours. */
@@ -42,6 +46,18 @@ export interface SubjectOptions {
   maxPods: number;
   /** Ours only: log every request (method, path, times) for analysis. */
   recordRequestLog?: boolean;
+  /**
+   * The kubelet's root directory, kept when it stops, so that a second start on it is a
+   * restart (a temporary one, removed at stop, by default). Ours keeps nothing on disk.
+   */
+  rootDir?: string;
+}
+
+/** How many pods a node's /pods shows in phase Running. */
+async function runningOn(port: number): Promise<number> {
+  let n = 0;
+  for (const pod of (await readPods<{ metadata?: { name?: string }; status?: { phase?: string } }>(port)).values()) if (pod.status?.phase === 'Running') n++;
+  return n;
 }
 
 export async function startSubject(o: SubjectOptions): Promise<Subject> {
@@ -56,6 +72,7 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
     kubeAPIQPS: o.qps,
     kubeAPIBurst: o.burst,
     maxPods: o.maxPods,
+    ...(o.rootDir !== undefined ? { rootDir: o.rootDir } : {}),
   });
   let pid: number;
   try {
@@ -69,6 +86,7 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
     node: o.node,
     pid,
     requestCounts: async () => parseRestClientRequests(await (await fetch(`http://127.0.0.1:${kubelet.ports.readOnly}/metrics`)).text()),
+    podsRunning: () => runningOn(kubelet.ports.readOnly),
     logs: () => kubelet.logs(),
     stop: () => kubelet.stop(),
   };
@@ -77,7 +95,12 @@ async function startKubelet(o: SubjectOptions): Promise<Subject> {
 async function startOurs(o: SubjectOptions): Promise<Subject> {
   // maxPods is ignored (and reported as such) by an agent that does not honour it yet.
   const configFile = await writeConfigFile(o.workDir, { kubeAPIQPS: o.qps, kubeAPIBurst: o.burst, maxPods: o.maxPods });
+  const readOnlyPort = await freePort();
+  // dist/'s separate modules, as `npm install kubelet-pods` runs them; BENCH_SBS_BUNDLED=1: one
+  // bundle, as the executable (container image, systemd unit) runs them.
+  const script = process.env.BENCH_SBS_BUNDLED === '1' ? await bundledAgentChild() : undefined;
   const agent = await AgentChild.start({
+    readOnlyPort,
     kubeconfig: o.cluster.nodeKubeconfigs[o.node]!,
     node: o.node,
     manifestDir: o.manifestDir,
@@ -88,13 +111,14 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
     recordRequests: true,
     ...(o.recordRequestLog ? { recordRequestLog: true } : {}),
     ...(process.env.BENCH_AGENT_LOG ? { logFile: process.env.BENCH_AGENT_LOG, logLevel: 'debug' } : {}),
-  });
+  }, script === undefined ? {} : { script });
   return {
     kind: 'ours',
     node: o.node,
     pid: agent.child.pid!,
     agent,
     requestCounts: () => agent.requestCounts(),
+    podsRunning: () => runningOn(readOnlyPort),
     logs: () => Promise.resolve(''),
     stop: () => agent.stop(),
   };

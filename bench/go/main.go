@@ -1,6 +1,7 @@
 // Command podmanagerbench times the kubelet's basicManager (k8s.io/kubernetes/pkg/kubelet/pod,
 // v1.34) on the workloads of bench/pod-manager.bench.ts and prints one JSON line per
-// (method, size): {"method":…,"size":…,"nsPerOp":…,"iterations":…}.
+// (method, size): {"method":…,"size":…,"nsPerOp":…,"iterations":…}, nsPerOp being CPU time per
+// call, measured as the TS harness measures it (see measure).
 //
 // The workload must stay in step with bench/workload.ts: N non-mirror pods, every tenth one a
 // static pod (source "file") with a mirror pod; the others API pods spread over ten namespaces.
@@ -19,9 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
-	"testing"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -90,115 +92,169 @@ var (
 
 type method struct {
 	name string
-	run  func(pm podmanager.Manager, w *workload, b *testing.B)
+	// perSample is batch for per-pod methods, 1 for whole-manager ones, and wholeBatch(size)
+	// for GetPods and GetPodsAndMirrorPods (see there).
+	perSample int
+	// sample returns one sample's work: perSample calls, a per-pod method resuming where its
+	// previous sample stopped (each loop is written out so no call is added per op).
+	sample func(pm podmanager.Manager, w *workload) func()
+}
+
+// batch is the number of calls per sample of a per-pod method, as in the TS harness.
+const batch = 1024
+
+// wholeBatch marks GetPods and GetPodsAndMirrorPods, which copy every pod on each call: a
+// sample of batch calls would take seconds at 100,000 pods, so their samples hold
+// wholeBatchFor(size) calls, about 100,000 pods copied, as many as a sample at 100 pods.
+const wholeBatch = -1
+
+func wholeBatchFor(size int) int {
+	if n := batch * 100 / size; n > 1 {
+		return n
+	}
+	return 1
 }
 
 var methods = []method{
-	{"addPod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			pm.AddPod(w.all[j])
-			if j++; j == len(w.all) {
-				j = 0
+	{"addPod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				pm.AddPod(w.all[j])
+				if j++; j == len(w.all) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"updatePod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			pm.UpdatePod(w.all[j])
-			if j++; j == len(w.all) {
-				j = 0
+	{"updatePod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				pm.UpdatePod(w.all[j])
+				if j++; j == len(w.all) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"removePod+addPod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			p := w.all[j]
-			pm.RemovePod(p)
-			pm.AddPod(p)
-			if j++; j == len(w.all) {
-				j = 0
+	{"removePod+addPod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				p := w.all[j]
+				pm.RemovePod(p)
+				pm.AddPod(p)
+				if j++; j == len(w.all) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPodByFullName", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			sinkPod, sinkBool = pm.GetPodByFullName(w.fullNames[j])
-			if j++; j == len(w.fullNames) {
-				j = 0
+	{"getPodByFullName", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				sinkPod, sinkBool = pm.GetPodByFullName(w.fullNames[j])
+				if j++; j == len(w.fullNames) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPodByName", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			p := w.nonMirror[j]
-			sinkPod, sinkBool = pm.GetPodByName(p.Namespace, p.Name)
-			if j++; j == len(w.nonMirror) {
-				j = 0
+	{"getPodByName", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				p := w.nonMirror[j]
+				sinkPod, sinkBool = pm.GetPodByName(p.Namespace, p.Name)
+				if j++; j == len(w.nonMirror) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPodByUID", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			sinkPod, sinkBool = pm.GetPodByUID(w.nonMirror[j].UID)
-			if j++; j == len(w.nonMirror) {
-				j = 0
+	{"getPodByUID", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				sinkPod, sinkBool = pm.GetPodByUID(w.nonMirror[j].UID)
+				if j++; j == len(w.nonMirror) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPodByMirrorPod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			sinkPod, sinkBool = pm.GetPodByMirrorPod(w.mirrors[j])
-			if j++; j == len(w.mirrors) {
-				j = 0
+	{"getPodByMirrorPod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				sinkPod, sinkBool = pm.GetPodByMirrorPod(w.mirrors[j])
+				if j++; j == len(w.mirrors) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getMirrorPodByPod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			sinkPod, sinkBool = pm.GetMirrorPodByPod(w.statics[j])
-			if j++; j == len(w.statics) {
-				j = 0
+	{"getMirrorPodByPod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				sinkPod, sinkBool = pm.GetMirrorPodByPod(w.statics[j])
+				if j++; j == len(w.statics) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPodAndMirrorPod", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			_, sinkPod, sinkBool = pm.GetPodAndMirrorPod(w.all[j])
-			if j++; j == len(w.all) {
-				j = 0
+	{"getPodAndMirrorPod", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				_, sinkPod, sinkBool = pm.GetPodAndMirrorPod(w.all[j])
+				if j++; j == len(w.all) {
+					j = 0
+				}
 			}
 		}
 	}},
-	{"getPods", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			sinkInt += len(pm.GetPods())
-		}
-	}},
-	{"getPodsAndMirrorPods", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			pods, mirrors, orphans := pm.GetPodsAndMirrorPods()
-			sinkInt += len(pods) + len(mirrors) + len(orphans)
-		}
-	}},
-	{"translatePodUID", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i, j := 0, 0; i < b.N; i++ {
-			sinkUID = string(pm.TranslatePodUID(w.uids[j]))
-			if j++; j == len(w.uids) {
-				j = 0
+	{"getPods", wholeBatch, func(pm podmanager.Manager, w *workload) func() {
+		n := wholeBatchFor(len(w.nonMirror))
+		return func() {
+			for i := 0; i < n; i++ {
+				sinkInt += len(pm.GetPods())
 			}
 		}
 	}},
-	{"getUIDTranslations", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i := 0; i < b.N; i++ {
+	{"getPodsAndMirrorPods", wholeBatch, func(pm podmanager.Manager, w *workload) func() {
+		n := wholeBatchFor(len(w.nonMirror))
+		return func() {
+			for i := 0; i < n; i++ {
+				pods, mirrors, orphans := pm.GetPodsAndMirrorPods()
+				sinkInt += len(pods) + len(mirrors) + len(orphans)
+			}
+		}
+	}},
+	{"translatePodUID", batch, func(pm podmanager.Manager, w *workload) func() {
+		j := 0
+		return func() {
+			for i := 0; i < batch; i++ {
+				sinkUID = string(pm.TranslatePodUID(w.uids[j]))
+				if j++; j == len(w.uids) {
+					j = 0
+				}
+			}
+		}
+	}},
+	{"getUIDTranslations", 1, func(pm podmanager.Manager, w *workload) func() {
+		return func() {
 			podToMirror, mirrorToPod := pm.GetUIDTranslations()
 			sinkInt += len(podToMirror) + len(mirrorToPod)
 		}
 	}},
 	// v1.34 still has SetPods (its doc says it is for tests); it resets and reloads everything.
-	{"setPods", func(pm podmanager.Manager, w *workload, b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			pm.SetPods(w.all)
-		}
+	{"setPods", 1, func(pm podmanager.Manager, w *workload) func() {
+		return func() { pm.SetPods(w.all) }
 	}},
 }
 
@@ -207,6 +263,43 @@ type result struct {
 	Size       int     `json:"size"`
 	NsPerOp    float64 `json:"nsPerOp"`
 	Iterations int     `json:"iterations"`
+}
+
+// cpuNow is the CPU time this process has used (all threads, user and system), the clock the
+// TS harness reads with process.cpuUsage(): on a shared machine, wall time would also count the
+// time the process waited for a core.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs sample for budget of CPU time and at least minSamples times, after a warm-up of
+// a third of the budget (at most 100 ms) and minSamples/4 samples (at least 2), and returns
+// the mean CPU time per call. The TS harness does the same with tinybench.
+func measure(sample func(), perSample int, budget time.Duration, minSamples int) (float64, int) {
+	warmBudget := budget / 3
+	if warmBudget > 100*time.Millisecond {
+		warmBudget = 100 * time.Millisecond
+	}
+	warmSamples := minSamples / 4
+	if warmSamples < 2 {
+		warmSamples = 2
+	}
+	for n, start := 0, cpuNow(); n < warmSamples || cpuNow()-start < warmBudget; n++ {
+		sample()
+	}
+	var total time.Duration
+	n := 0
+	for n < minSamples || total < budget {
+		before := cpuNow()
+		sample()
+		total += cpuNow() - before
+		n++
+	}
+	return float64(total.Nanoseconds()) / float64(n*perSample), n * perSample
 }
 
 func main() {
@@ -218,15 +311,11 @@ func main() {
 		decodeMain()
 		return
 	}
-	testing.Init()
 	sizesFlag := flag.String("sizes", "100,10000,100000", "comma-separated pod counts")
-	benchtime := flag.Duration("benchtime", 300*time.Millisecond, "target time per method and size")
+	budget := flag.Duration("benchtime", 300*time.Millisecond, "CPU time measured per method and size")
+	minSamples := flag.Int("minsamples", 20, "samples measured at least per method and size")
 	only := flag.String("only", "", "run only this method")
 	flag.Parse()
-	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
 	enc := json.NewEncoder(os.Stdout)
 	for _, field := range strings.Split(*sizesFlag, ",") {
 		size, err := strconv.Atoi(strings.TrimSpace(field))
@@ -241,12 +330,20 @@ func main() {
 			}
 			pm := podmanager.NewBasicPodManager()
 			pm.SetPods(w.all)
-			r := testing.Benchmark(func(b *testing.B) { m.run(pm, w, b) })
-			if r.N == 0 {
-				fmt.Fprintf(os.Stderr, "%s at %d did not run\n", m.name, size)
-				os.Exit(1)
+			sample := m.sample(pm, w)
+			perSample := m.perSample
+			if perSample == wholeBatch {
+				perSample = wholeBatchFor(size)
+			} else if perSample == batch {
+				// Every target once before timing, as the TS harness does.
+				for n := 0; n*batch < len(w.all); n++ {
+					sample()
+				}
 			}
-			_ = enc.Encode(result{m.name, size, float64(r.T.Nanoseconds()) / float64(r.N), r.N})
+			// testing.Benchmark collected garbage before each run; kept, though the TS side cannot.
+			runtime.GC()
+			nsPerOp, calls := measure(sample, perSample, *budget, *minSamples)
+			_ = enc.Encode(result{m.name, size, nsPerOp, calls})
 		}
 	}
 }

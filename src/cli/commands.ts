@@ -27,7 +27,11 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = Object.freeze({
   },
   fleet: {
     summary: 'run many simulated nodes with their static pods from one process (docs/fleet.md)',
-    load: () => import('./fleet-command.js'),
+    // The fleet's young generation is held at its starting size before its modules load (src/fleet/gc-settings.ts).
+    load: async () => {
+      (await import('../fleet/gc-settings.js')).holdYoungGeneration();
+      return import('./fleet-command.js');
+    },
   },
   demo: {
     summary: 'start a local control plane and the agent on examples/, with a live view (npm start)',

@@ -31,14 +31,18 @@ flags (each overrides the file):
   --pod-manifest-path <dir>      with --nodes or a selector: manifests every node runs
   --per-node-manifest-dir <dir>  with --nodes or a selector: <dir>/<node>/ holds one node's manifests
   --manifest-url <url>           with --nodes or a selector: a manifest URL, {node} replaced by the name
-  --kube-api-qps <n>             fleet-wide API requests per second (default 500)
-  --kube-api-burst <n>           fleet-wide burst (default 1000)
+  --kube-api-qps <n>             fleet-wide API requests per second (default 500, or 0.2 per node)
+  --kube-api-burst <n>           fleet-wide burst (default 1000, or twice the QPS)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
   --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default
                                  100; 0: V8's own sizing; node's own flag of that name wins)
   --parallel-scavenge            let V8's helper threads share scavenges (default: the
                                  main thread alone, cheaper at idle; see docs/fleet.md)
+  --semi-space-growth-factor <n> how V8 grows the young generation (default 1: not past
+                                 its starting size; 0: V8's own; node's own flag wins)
+  --no-compact-every-full-gc     let V8 compact only its sparsest pages (default: each
+                                 full GC compacts the whole old generation)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -62,6 +66,8 @@ const OPTIONS = {
   address: { type: 'string' },
   'heap-growing-percent': { type: 'string' },
   'parallel-scavenge': { type: 'boolean' },
+  'semi-space-growth-factor': { type: 'string' },
+  'no-compact-every-full-gc': { type: 'boolean' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -99,6 +105,8 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('address', v.address),
     ...pick('heapGrowingPercent', v['heap-growing-percent']),
     ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
+    ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
+    ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
   };

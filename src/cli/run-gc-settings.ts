@@ -9,11 +9,10 @@
 // single executable too.
 
 import v8 from 'node:v8';
+import { YOUNG_GENERATION_FLAG } from '../fleet/gc-settings.js';
 
 /** The young generation never grows past its starting size. */
 export const RUN_SEMI_SPACE_GROWTH_FACTOR = 1;
-
-const SEMI_SPACE_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
 
 /**
  * Applies the agent's GC setting to this process unless node was started with a setting of its
@@ -21,7 +20,7 @@ const SEMI_SPACE_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
  * `--min-semi-space-size`). Returns the V8 flags it set.
  */
 export function applyRunGcSettings(execArgv: readonly string[] = process.execArgv): string[] {
-  if (execArgv.some((arg) => SEMI_SPACE_FLAG.test(arg))) return [];
+  if (execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) return [];
   const flag = `--semi-space-growth-factor=${RUN_SEMI_SPACE_GROWTH_FACTOR}`;
   v8.setFlagsFromString(flag);
   return [flag];

@@ -90,6 +90,10 @@ export interface FleetConfig {
   readonly heapGrowingPercent: number;
   /** Whether V8's helper threads take part in scavenges (src/fleet/gc-settings.ts); off by default. */
   readonly parallelScavenge: boolean;
+  /** How V8 grows the young generation (src/fleet/gc-settings.ts); 1 by default: never; 0: V8's own. */
+  readonly semiSpaceGrowthFactor: number;
+  /** Whether each full GC compacts the whole old generation (src/fleet/gc-settings.ts); on by default. */
+  readonly compactEveryFullGc: boolean;
   readonly templates: readonly NodeTemplate[];
   /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
@@ -128,6 +132,9 @@ export interface FleetFlags {
   readonly address?: string;
   readonly heapGrowingPercent?: string;
   readonly parallelScavenge?: boolean;
+  readonly semiSpaceGrowthFactor?: string;
+  /** `--no-compact-every-full-gc`: false. */
+  readonly compactEveryFullGc?: boolean;
   readonly shard?: string;
   readonly shardByLease?: string;
   /**
@@ -140,7 +147,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -230,6 +237,8 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     readOnlyPort: num(flags.readOnlyPort ?? doc['readOnlyPort'], 'readOnlyPort', FLEET_DEFAULTS.readOnlyPort, 65535, true),
     heapGrowingPercent: num(flags.heapGrowingPercent ?? doc['heapGrowingPercent'], 'heapGrowingPercent', FLEET_DEFAULTS.heapGrowingPercent, 1000, true),
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
+    semiSpaceGrowthFactor: num(flags.semiSpaceGrowthFactor ?? doc['semiSpaceGrowthFactor'], 'semiSpaceGrowthFactor', FLEET_DEFAULTS.semiSpaceGrowthFactor, 16, true),
+    compactEveryFullGc: bool(flags.compactEveryFullGc ?? doc['compactEveryFullGc'], 'compactEveryFullGc', FLEET_DEFAULTS.compactEveryFullGc),
     kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
   };
   const kubeletPortFiles = {
@@ -331,18 +340,38 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more: ${problems.slice(1).map(([f, r]) => `${f}: ${r}`).join('; ')})` : '';
     throw kpError('KP_ERR_FLEET_CONFIG', [where, field, `${reason}${more}`]);
   }
+  const ownNodes = shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index);
   return deepFreeze({
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(nodeKubeconfigDir !== undefined ? { nodeKubeconfigDir } : {}),
     ...config,
+    ...defaultRateForNodes(ownNodes.length, flags.kubeAPIQPS ?? doc['kubeAPIQPS'], flags.kubeAPIBurst ?? doc['kubeAPIBurst']),
     ...Object.fromEntries(Object.entries(kubeletPortFiles).filter(([, file]) => file !== undefined)),
     address: address as string,
     templates,
-    nodes: shard === undefined ? nodes : nodes.filter((n) => shardOf(n.name, shard.count) === shard.index),
+    nodes: ownNodes,
     ...(shard !== undefined ? { shard } : {}),
     ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
     scenarios,
   });
+}
+
+/**
+ * Requests per second per node that the default bucket leaves room for: a Lease renewal every
+ * 10 s is 0.1, so twice that leaves as much again for status writes and pods. Without it the
+ * fixed default of 500 would hold 10,000 nodes' 1,000 renewals a second to half (docs/fleet.md,
+ * "At scale").
+ */
+export const FLEET_QPS_PER_NODE = 0.2;
+
+/** kubeAPIQPS / kubeAPIBurst that grow with the nodes when the file and flags leave them unset. */
+function defaultRateForNodes(nodes: number, qps: unknown, burst: unknown): { kubeAPIQPS?: number; kubeAPIBurst?: number } {
+  const scaled = Math.ceil(nodes * FLEET_QPS_PER_NODE);
+  if (scaled <= FLEET_DEFAULTS.kubeAPIQPS) return {};
+  return {
+    ...(qps === undefined || qps === null ? { kubeAPIQPS: scaled } : {}),
+    ...(burst === undefined || burst === null ? { kubeAPIBurst: Math.max(FLEET_DEFAULTS.kubeAPIBurst, 2 * scaled) } : {}),
+  };
 }
 
 /** Every node name the templates give (with no shard applied): the nodes the fleet has by name. */

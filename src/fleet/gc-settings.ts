@@ -8,9 +8,18 @@
 //   and over. A fixed headroom of the live heap's size spaces the mark-compacts out;
 // - scavenges: at idle each one keeps little, and handing it to V8's helper threads cost more in
 //   waking and joining them than it saved.
-// Node 20 refuses both flags in NODE_OPTIONS, but V8 reads them each time it sizes the heap or
-// starts a scavenge, so they can be set in the running process (which `--single-threaded-gc`
-// cannot: it crashed V8), and so they also reach the image's single executable.
+// And its RSS was about twice the live heap ("RSS against the heap" in the same doc):
+// - the young generation: grown to V8's maximum while the fleet converged and kept for good,
+//   though an idle scavenge keeps little; held at its starting size from before the fleet's
+//   modules load;
+// - compaction: by default a full GC moves the live objects of only some of the old
+//   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
+//   compacting all of it at each full GC (rare, with the headroom) gives the pages back.
+// Node 20 refuses these flags in NODE_OPTIONS (and raises a growth factor below 2 given to node
+// at start to 2), but V8 reads them each time it sizes the heap, starts a scavenge, would grow
+// the young generation or picks pages to compact, so they can be set in the running process
+// (which `--single-threaded-gc` cannot: it crashed V8), and so they also reach the image's
+// single executable.
 
 import v8 from 'node:v8';
 
@@ -19,24 +28,53 @@ export interface FleetGcSettings {
   readonly heapGrowingPercent: number;
   /** False: scavenges run on the main thread alone. */
   readonly parallelScavenge: boolean;
+  /** The young generation grows by this factor where V8 would grow it; 1: never past its starting size; 0: V8's own (2). */
+  readonly semiSpaceGrowthFactor: number;
+  /** True: each full GC compacts the whole old generation. */
+  readonly compactEveryFullGc: boolean;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
+const COMPACT_FLAG = /^--(no[-_])?compact[-_]on[-_]every[-_]full[-_]gc$/;
+/** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
+export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
+/** V8's own growth factor of the young generation (11.3, Node 20). */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
+
+let heldAtLoad = false;
+
+/**
+ * Keeps the young generation at its starting size from before the fleet's modules load: their
+ * loading alone grew it several times over, and a converged fleet never gave that back.
+ * `applyFleetGcSettings` sets the configured factor afterwards. Leaves alone a young-generation
+ * flag node was started with.
+ */
+export function holdYoungGeneration(execArgv: readonly string[] = process.execArgv): void {
+  if (execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) return;
+  v8.setFlagsFromString(`--semi-space-growth-factor=${FLEET_GC_DEFAULTS.semiSpaceGrowthFactor}`);
+  heldAtLoad = true;
+}
 
 /**
  * Applies `settings` to this whole process, leaving alone each setting node was started with
  * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
- * `--single-threaded-gc`) and V8's defaults where the settings ask for them. Returns the V8
+ * `--single-threaded-gc`, `--semi-space-growth-factor=N`, `--max-semi-space-size=N`,
+ * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`) and V8's defaults where the settings ask for them. Returns the V8
  * flags it set.
  */
 export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv): string[] {
   const set: string[] = [];
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
+  if (!execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) {
+    if (settings.semiSpaceGrowthFactor !== 0) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
+    else if (heldAtLoad) set.push(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  }
+  if (settings.compactEveryFullGc && !execArgv.some((arg) => COMPACT_FLAG.test(arg))) set.push('--compact-on-every-full-gc');
   for (const flag of set) v8.setFlagsFromString(flag);
   return set;
 }

@@ -18,3 +18,16 @@ export type Dictionary<V> = { [key: string]: V | undefined };
 export function newDictionary<V>(): Dictionary<V> {
   return Object.create(null) as Dictionary<V>;
 }
+
+/**
+ * The engine's own copy of `key` as a property name (internalized). A string the pod manager
+ * builds and keeps as a key, such as a full name, is otherwise a concatenation that the first
+ * lookup turns into a reference to that copy, so every later lookup with it reads one object
+ * more, which at 100,000 pods is often a cache miss (docs/performance.md, pod manager section).
+ */
+export function internalizedKey(key: string): string {
+  const holder: Dictionary<true> = newDictionary();
+  holder[key] = true;
+  // The one own key of a dictionary is the name it was stored under: the internalized copy.
+  return Object.keys(holder)[0]!;
+}

@@ -1,5 +1,5 @@
 import { getPodFullName } from './classify.js';
-import { newDictionary, type Dictionary } from './dictionary.js';
+import { internalizedKey, newDictionary, type Dictionary } from './dictionary.js';
 import type { Pod } from './types.js';
 
 /**
@@ -45,14 +45,14 @@ export class PodsByUID<U extends string> {
   /** Stores `pod` under `uid` (`slot` is that UID's slot if the caller already has it); returns its full name. */
   store(uid: U, pod: Pod, slot: PodSlot | undefined = this.#slots[uid]): string {
     if (slot === undefined) {
-      const fullName = getPodFullName(pod);
+      const fullName = internalizedKey(getPodFullName(pod));
       this.#slots[uid] = { pod, last: pod, fullName };
       this.#uids.push(uid);
       return fullName;
     }
     if (slot.pod === undefined) this.#empty--;
     if (slot.last !== pod) {
-      if (!sameFullName(slot.last, pod)) slot.fullName = getPodFullName(pod);
+      if (!sameFullName(slot.last, pod)) slot.fullName = internalizedKey(getPodFullName(pod));
       slot.last = pod;
     }
     slot.pod = pod;

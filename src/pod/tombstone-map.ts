@@ -47,6 +47,9 @@ export class TombstoneMap<K extends string, V extends {}> {
   set(key: K, value: V): boolean {
     const table = this.#table;
     const old = table[key];
+    // Re-adding what is stored (an unchanged pod sent again) is common: a store would probe
+    // the table a second time for nothing.
+    if (old === value) return false;
     table[key] = value;
     if (old === undefined) this.#keys.push(key);
     else if (old === HOLE) this.#holes--;

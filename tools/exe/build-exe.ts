@@ -72,6 +72,27 @@ const absentModulesPlugin: Plugin = {
   },
 };
 
+/**
+ * Bundles `entry` (an ES module of dist/ or build/) and everything it imports into one CommonJS
+ * script at `outfile`, as the executable carries it. The side-by-side benchmark runs its agent
+ * child from such a bundle, so that its start-up is the executable's.
+ */
+export function bundleScript(entry: string, outfile: string) {
+  return build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    define: { 'import.meta.url': '__kubeletPodsModuleURL' },
+    banner: { js: "var __kubeletPodsModuleURL = require('node:url').pathToFileURL(__filename).href;" },
+    plugins: [absentModulesPlugin],
+    metafile: true,
+    logLevel: 'silent',
+  });
+}
+
 export interface BuildExecutableOptions {
   /** The package root (default: this checkout). dist/ must have been built (`npm run build`). */
   root?: string;
@@ -111,19 +132,7 @@ export async function buildExecutable(options: BuildExecutableOptions = {}): Pro
   // executable's own file URL (in a SEA, __filename is the executable), so code that resolves
   // package files next to itself finds nothing there and falls back to the embedded assets.
   const bundle = join(work, 'main.cjs');
-  const result = await build({
-    entryPoints: [entry],
-    outfile: bundle,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    define: { 'import.meta.url': '__kubeletPodsModuleURL' },
-    banner: { js: "var __kubeletPodsModuleURL = require('node:url').pathToFileURL(__filename).href;" },
-    plugins: [absentModulesPlugin],
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const result = await bundleScript(entry, bundle);
   if (result.warnings.length > 0) {
     const text = result.warnings.map((w) => `${w.location?.file ?? ''}:${w.location?.line ?? ''}: ${w.text}`).join('\n');
     throw new Error(`build:exe: the bundle has warnings (each one may break the executable):\n${text}`);

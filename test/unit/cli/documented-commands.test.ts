@@ -32,8 +32,18 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--heap-growing-percent',
     '--no-parallel-scavenge',
     '--v8-pool-size',
-    // V8's: the young generation's growth, measured for `run` at 100 static pods (docs/performance.md).
+    // V8's: the young generation's growth, measured for `run` at 100 static pods (docs/performance.md);
+    // also the fleet's own flag.
     '--semi-space-growth-factor',
+    // V8's, through node: the fleet's GC settings against kwok (docs/performance.md, "RSS against
+    // the heap"); --compact-on-every-full-gc is the V8 flag behind the fleet's compactEveryFullGc.
+    '--compact-on-every-full-gc',
+    '--no-compact-on-every-full-gc',
+    '--optimize-for-size',
+    '--lite-mode',
+    '--max-lazy',
+    '--memory-reducer',
+    '--memory-reducer-for-small-heaps',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',

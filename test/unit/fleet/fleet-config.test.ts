@@ -35,14 +35,32 @@ describe('fleet configuration', () => {
     assert.equal(config.kubeAPIBurst, 1000);
     assert.equal(config.heapGrowingPercent, 100, 'the fleet widens V8 headroom by default');
     assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
+    assert.equal(config.semiSpaceGrowthFactor, 1, 'and keeps the young generation at its starting size');
+    assert.equal(config.compactEveryFullGc, true, 'and compacts the old generation at each full GC');
   });
 
-  it('--heap-growing-percent and --parallel-scavenge override the file; 0 hands the sizing back to V8', () => {
+  it('unset kubeAPIQPS and kubeAPIBurst grow with the nodes past 2,500 (room for every Lease renewal); set ones are kept', () => {
+    const fleet = (count: number, more: Record<string, unknown> = {}, flags = {}) => resolveFleetConfig({ kubeconfig: '/k', templates: [{ name: 'n-{i}', count }], ...more }, flags);
+    assert.deepEqual([fleet(1000).kubeAPIQPS, fleet(1000).kubeAPIBurst], [500, 1000]);
+    assert.deepEqual([fleet(10_000).kubeAPIQPS, fleet(10_000).kubeAPIBurst], [2000, 4000]);
+    assert.deepEqual([fleet(10_000, { kubeAPIQPS: 300 }).kubeAPIQPS, fleet(10_000, { kubeAPIQPS: 300 }).kubeAPIBurst], [300, 4000]);
+    assert.equal(fleet(10_000, {}, { kubeAPIQPS: '0' }).kubeAPIQPS, 0, 'a flag turning the limit off stays off');
+    assert.equal(fleet(10_000, { kubeAPIBurst: 10 }).kubeAPIBurst, 10);
+    // A shard counts only its own nodes.
+    assert.equal(fleet(10_000, { shard: '0/8' }).kubeAPIQPS, 500);
+  });
+
+  it('--heap-growing-percent, --parallel-scavenge, --semi-space-growth-factor and --no-compact-every-full-gc override the file; 0 hands the sizing back to V8', () => {
     const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
     assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
     assert.equal(resolveFleetConfig(base, { heapGrowingPercent: '0' }).heapGrowingPercent, 0);
     assert.equal(resolveFleetConfig({ ...base, parallelScavenge: true }, {}).parallelScavenge, true);
     assert.equal(resolveFleetConfig(base, { parallelScavenge: true }).parallelScavenge, true);
+    assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, {}).semiSpaceGrowthFactor, 2);
+    assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, { semiSpaceGrowthFactor: '0' }).semiSpaceGrowthFactor, 0);
+    assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--semi-space-growth-factor', '0']).semiSpaceGrowthFactor, '0');
+    assert.equal(resolveFleetConfig({ ...base, compactEveryFullGc: false }, {}).compactEveryFullGc, false);
+    assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-compact-every-full-gc'])).compactEveryFullGc, false);
   });
 
   it('kubeletPorts is off by default; its files are resolved beside the fleet file and refused without it', () => {
@@ -73,6 +91,7 @@ describe('fleet configuration', () => {
     { desc: 'no credential', raw: { templates: [{ name: 'x' }] }, field: /kubeconfig: one of kubeconfig/ },
     { desc: 'no template', raw: { kubeconfig: '/k' }, field: /templates: at least one/ },
     { desc: 'a fractional heap growing percent', raw: { kubeconfig: '/k', heapGrowingPercent: 12.5, templates: [{ name: 'x' }] }, field: /heapGrowingPercent: must be an integer from 0 to 1000/ },
+    { desc: 'a semi-space growth factor past V8\'s range', raw: { kubeconfig: '/k', semiSpaceGrowthFactor: 32, templates: [{ name: 'x' }] }, field: /semiSpaceGrowthFactor: must be an integer from 0 to 16/ },
     { desc: 'a parallelScavenge that is not a boolean', raw: { kubeconfig: '/k', parallelScavenge: 'yes', templates: [{ name: 'x' }] }, field: /parallelScavenge: must be true or false/ },
     { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
   ];

@@ -1,14 +1,16 @@
 // The fleet's GC settings (src/fleet/gc-settings.ts), set from inside the process: V8 then uses
-// the headroom asked for after each full GC and scavenges without its helper threads; what
-// node was started with, and the settings that ask for V8's defaults, leave V8 alone.
+// the headroom asked for after each full GC, scavenges without its helper threads and keeps the
+// young generation at its starting size; what node was started with, and the settings that ask
+// for V8's defaults, leave V8 alone.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { applyFleetGcSettings, FLEET_GC_DEFAULTS, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
+import { applyFleetGcSettings, FLEET_GC_DEFAULTS, holdYoungGeneration, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
 
 const MODULE = fileURLToPath(new URL('../../../src/fleet/gc-settings.js', import.meta.url));
+const FLEET_COMMAND = fileURLToPath(new URL('../../../src/cli/fleet-command.js', import.meta.url));
 
 /** V8's GC trace (`traceFlag`) of a node that applies `settings`, then allocates, keeping a quarter, with full GCs between rounds. */
 async function traceAfter(settings: FleetGcSettings, traceFlag: string): Promise<string> {
@@ -30,15 +32,18 @@ async function traceAfter(settings: FleetGcSettings, traceFlag: string): Promise
 /** The growing factors V8 applied after full GCs (V8 11, Node 20: at the end of its limit line). */
 const factors = (trace: string): string[] => [...trace.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1]!);
 
+/** The young generation's committed size after each GC, KiB (`--trace-gc-verbose`). */
+const newSpaceKiB = (trace: string): number[] => [...trace.matchAll(/New space, .*committed: +(\d+) KB$/gm)].map((m) => Number(m[1]));
+
 /** The helper threads' time in each scavenge, ms. */
 const helperScavengeMs = (trace: string): number[] => [...trace.matchAll(/gc=s .*?background\.scavenge\.parallel=([\d.]+)/g)].map((m) => Number(m[1]));
 
 describe('fleet GC settings', () => {
   it('the headroom sets the factor V8 uses after each full GC; 0 leaves the sizing to V8', async () => {
-    const set = factors(await traceAfter({ heapGrowingPercent: 150, parallelScavenge: true }, '--trace-gc-verbose'));
+    const set = factors(await traceAfter({ ...FLEET_GC_DEFAULTS, heapGrowingPercent: 150, parallelScavenge: true }, '--trace-gc-verbose'));
     assert.ok(set.length >= 4, `V8 reported ${set.length} factors`);
     assert.deepEqual(new Set(set), new Set(['2.5']));
-    const own = factors(await traceAfter({ heapGrowingPercent: 0, parallelScavenge: true }, '--trace-gc-verbose'));
+    const own = factors(await traceAfter({ ...FLEET_GC_DEFAULTS, heapGrowingPercent: 0, parallelScavenge: true }, '--trace-gc-verbose'));
     assert.ok(own.length >= 4, `V8 reported ${own.length} factors`);
     assert.ok(!own.includes('2.5'), `factors ${own.join(', ')}`);
   });
@@ -51,10 +56,61 @@ describe('fleet GC settings', () => {
     assert.ok(shared.some((ms) => ms > 0), `helpers' times ${shared.join(', ')}`);
   });
 
+  it('the young generation stays at its starting size unless semiSpaceGrowthFactor is 0', async () => {
+    const kept = newSpaceKiB(await traceAfter(FLEET_GC_DEFAULTS, '--trace-gc-verbose'));
+    assert.ok(kept.length >= 5, `V8 reported the new space ${kept.length} times`);
+    const grown = newSpaceKiB(await traceAfter({ ...FLEET_GC_DEFAULTS, semiSpaceGrowthFactor: 0 }, '--trace-gc-verbose'));
+    assert.ok(grown.length >= 5, `V8 reported the new space ${grown.length} times`);
+    assert.deepEqual(new Set(kept), new Set([kept[0]]), `committed KiB with the setting: ${kept.join(', ')}`);
+    assert.ok(Math.max(...grown) >= 4 * kept[0]!, `committed KiB: ${kept[0]} with the setting, up to ${Math.max(...grown)} without`);
+  });
+
+  it('each full GC compacts the whole old generation unless compactEveryFullGc is false', async () => {
+    // The old generation after a full GC that follows the death of most of a promoted heap: committed ÷ used.
+    const sparse = async (settings: FleetGcSettings): Promise<number> => {
+      const script = `
+        import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
+        applyFleetGcSettings(${JSON.stringify(settings)});
+        const kept = [];
+        for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
+        globalThis.gc();
+        globalThis.gc();
+        for (let i = 0; i < kept.length; i++) if (i % 8 !== 0) kept[i] = null;
+        globalThis.gc();`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
+      const last = [...stdout.matchAll(/Old space, +used: +(\d+) KB.*committed: +(\d+) KB$/gm)].at(-1);
+      assert.ok(last !== undefined, 'V8 reported the old space');
+      return Number(last[2]) / Number(last[1]);
+    };
+    const compacted = await sparse(FLEET_GC_DEFAULTS);
+    const own = await sparse({ ...FLEET_GC_DEFAULTS, compactEveryFullGc: false });
+    assert.ok(compacted < 1.35, `committed ÷ used ${compacted.toFixed(2)} with full compaction`);
+    assert.ok(own > 1.5, `committed ÷ used ${own.toFixed(2)} with V8's own choice of pages`);
+  });
+
   it("leaves alone what node was started with, in either spelling", () => {
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true }, []), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge']), []);
-    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc']), []);
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: false }, ['--no_parallel_scavenge']), []);
+    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false };
+    assert.deepEqual(applyFleetGcSettings(v8Own, []), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4', '--no-compact-on-every-full-gc']), []);
+    assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2', '--compact_on_every_full_gc']), []);
+    assert.deepEqual(applyFleetGcSettings({ ...v8Own, parallelScavenge: false }, ['--no_parallel_scavenge', '--min-semi-space-size', '8']), []);
+  });
+
+  it('held before the fleet command loads, the young generation does not grow while its modules load', async () => {
+    const load = async (hold: boolean): Promise<number[]> => {
+      const script = `
+        import { holdYoungGeneration } from ${JSON.stringify(MODULE)};
+        if (${hold}) holdYoungGeneration();
+        await import(${JSON.stringify(FLEET_COMMAND)});`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
+      return newSpaceKiB(stdout);
+    };
+    const held = await load(true);
+    const grown = await load(false);
+    assert.ok(held.length >= 2 && grown.length >= 2, `V8 reported the new space ${held.length} and ${grown.length} times`);
+    assert.ok(Math.max(...grown) >= 4 * Math.max(...held), `committed KiB: up to ${Math.max(...held)} held, up to ${Math.max(...grown)} not`);
+    // Held in this process too: a factor of 0 then gives V8 its own factor back.
+    holdYoungGeneration([]);
+    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false }, []), ['--semi-space-growth-factor=2']);
   });
 });

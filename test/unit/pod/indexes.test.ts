@@ -3,6 +3,7 @@
 // indexes of pods and of mirrors, and the lazily caught-up namespace → name index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { internalizedKey } from '../../../src/pod/dictionary.js';
 import { NamespacedNameIndex } from '../../../src/pod/namespaced-name-index.js';
 import { PodsByFullName } from '../../../src/pod/pods-by-full-name.js';
 import { PodsByUID, fullNameOf } from '../../../src/pod/pods-by-uid.js';
@@ -55,6 +56,26 @@ describe('TombstoneMap', () => {
     map.clear();
     assert.equal(map.size, 0);
     assert.deepEqual(entries(map), []);
+  });
+
+  test('setting the value a key already holds reports no new key and changes nothing', () => {
+    const map = new TombstoneMap<string, { v: number }>();
+    const value = { v: 1 };
+    assert.equal(map.set('a', value), true);
+    assert.equal(map.set('a', value), false);
+    assert.equal(map.size, 1);
+    assert.equal(map.get('a'), value);
+    map.delete('a');
+    assert.equal(map.set('a', value), true, 'a hole holding nothing is refilled');
+    assert.deepEqual(entries(map), [['a', value]]);
+  });
+});
+
+describe('internalizedKey', () => {
+  test('returns a string equal to its argument, array-index-like and empty keys included', () => {
+    for (const key of ['api-12345_ns-5', `${'a'.repeat(20)}_${'b'.repeat(20)}`, '123', '0', '', '__proto__', 'a_b_c']) {
+      assert.equal(internalizedKey(key), key);
+    }
   });
 });
 
