@@ -3,9 +3,9 @@
 // resource. The log is the one record that names the writer (user and User-Agent) for every
 // peer alike, whatever client library the peer uses, so the counts are comparable.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AuditEvent } from '../../test/helpers/audit-log.js';
 
@@ -49,12 +49,28 @@ const kindOf = (e: AuditEvent): string => {
 };
 
 /**
- * Streams the log once and counts the writes `isSubject` picks that the API server received
+ * The log and the files kube-apiserver rotated it to (`audit-<time>.log`, at 100 MB each by
+ * default), oldest first: a long run's early phases are in those.
+ */
+export async function auditLogFiles(logFile: string): Promise<string[]> {
+  const dir = dirname(logFile);
+  const stem = `${basename(logFile, extname(logFile))}-`;
+  const rotated = (await readdir(dir)).filter((n) => n.startsWith(stem) && n.endsWith('.log')).sort();
+  return [...rotated.map((n) => join(dir, n)), logFile];
+}
+
+/**
+ * Streams the log (rotated parts included) once and counts the writes `isSubject` picks that the API server received
  * within each phase (a request is counted by when it arrived, whatever it answered).
  */
 export async function countWrites(logFile: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean): Promise<PhaseWrites[]> {
   const counts = phases.map((p) => ({ phase: p.name, durationMs: Math.round(p.toMs - p.fromMs), total: 0, byKind: {} as Record<string, number> }));
-  const lines = createInterface({ input: createReadStream(logFile, 'utf8'), crlfDelay: Infinity });
+  for (const file of await auditLogFiles(logFile)) await countFile(file, phases, isSubject, counts);
+  return counts;
+}
+
+async function countFile(file: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean, counts: PhaseWrites[]): Promise<void> {
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line === '') continue;
     const e = JSON.parse(line) as AuditEvent;
@@ -68,7 +84,6 @@ export async function countWrites(logFile: string, phases: readonly Phase[], isS
       c.byKind[kind] = (c.byKind[kind] ?? 0) + 1;
     });
   }
-  return counts;
 }
 
 /** "PATCH pods/status 2.00, DELETE pods 1.00" per unit, largest first. */

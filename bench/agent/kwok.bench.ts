@@ -75,6 +75,15 @@ export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.
   };
 }
 
+/** BENCH_KWOK_FLEET_SETTINGS: a JSON object of fleet file fields added to the fleet's (experiments). */
+export function fleetExtraSettings(env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+  const raw = env.BENCH_KWOK_FLEET_SETTINGS;
+  if (raw === undefined || raw === '') return {};
+  const parsed: unknown = JSON.parse(raw);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`BENCH_KWOK_FLEET_SETTINGS: expected a JSON object, got ${raw}`);
+  return parsed as Record<string, unknown>;
+}
+
 /** BENCH_KWOK_PEERS=kwok or =fleet picks one; both by default. */
 export function kwokBenchPeers(env: NodeJS.ProcessEnv = process.env): PeerName[] {
   const raw = env.BENCH_KWOK_PEERS;
@@ -144,6 +153,8 @@ export interface KwokBenchResult {
   runs: PeerRun[];
 }
 
+/** issueFleetToken's ServiceAccount, as the API server names it. */
+const FLEET_USER = 'system:serviceaccount:kubelet-pods-fleet:kubelet-pods-fleet';
 const NODE_PREFIX = 'kb-';
 const BASE_NODE = 'kb-base';
 const NAMESPACE = 'kwok-bench';
@@ -205,10 +216,11 @@ async function idleWindow(pid: number, controlPlanePid: number, settleMs: number
 }
 
 // kwok runs with the admin kubeconfig (as the harness does), so its client's User-Agent tells
-// its writes apart; the fleet runs as its ServiceAccount.
+// its writes apart; the fleet runs as its own ServiceAccount (kube-controller-manager's
+// controllers are ServiceAccounts too, in kube-system).
 const SUBJECT: Record<PeerName, (e: AuditEvent) => boolean> = {
   kwok: (e) => e.userAgent?.startsWith('kwok') ?? false,
-  fleet: (e) => e.user?.username?.startsWith('system:serviceaccount:') ?? false,
+  fleet: (e) => e.user?.username === FLEET_USER,
 };
 
 const epoch = (performanceMs: number): number => performance.timeOrigin + performanceMs;
@@ -273,7 +285,8 @@ async function startFleetPeer(ctx: Ctx, logName: string, template: { name: strin
   const configFile = join(ctx.dir, `${logName}.yaml`);
   const logFile = join(ctx.dir, `${logName}.log`);
   // The fleet file users write: one template, no static pods, every setting its default.
-  await writeFile(configFile, JSON.stringify({ kubeconfig, readOnlyPort: 0, templates: [template] }, null, 2));
+  const extra = fleetExtraSettings();
+  await writeFile(configFile, JSON.stringify({ kubeconfig, readOnlyPort: 0, ...extra, templates: [template] }, null, 2));
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;

@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { kwokBenchPeers, kwokBenchSizes, kwokTable, runKwokBench, type KwokBenchSizes } from './kwok.bench.js';
 import type { Write } from './run-agent.js';
 
-const OVERRIDES = ['BENCH_KWOK_NODES', 'BENCH_KWOK_IDLE_MS', 'BENCH_KWOK_PEERS'] as const;
+const OVERRIDES = ['BENCH_KWOK_NODES', 'BENCH_KWOK_IDLE_MS', 'BENCH_KWOK_PEERS', 'BENCH_KWOK_FLEET_SETTINGS'] as const;
 
 /** The results' name for these settings, or undefined when they are not a run to keep. */
 export function kwokResultsName(quick: boolean, sizes: KwokBenchSizes, env: NodeJS.ProcessEnv = process.env): string | undefined {

@@ -83,6 +83,11 @@ export interface Agent {
   addresses(): BoundAddresses;
   /** True once every configured source has delivered a full set and it was applied. */
   allSourcesReady(): boolean;
+  /**
+   * Resolves true once this node's Node exists (registered or found), false after `timeoutMs`
+   * or at once in standalone mode: the fleet starts its next node on it.
+   */
+  nodeRegistered(timeoutMs: number): Promise<boolean>;
   /** Resolves when no mirror work is queued, running or waiting to retry (tests, demo). */
   mirrorsIdle(): Promise<void>;
   /** Resolves when no Kubernetes Event is waiting to be written (tests). */
@@ -442,6 +447,19 @@ export function createAgent(options: AgentOptions): Agent {
     },
     addresses: () => ({ ...bound }),
     allSourcesReady: () => sourcesReady.allReady(),
+    nodeRegistered(timeoutMs) {
+      if (nodeRegistration === undefined) return Promise.resolve(false);
+      if (nodeRegistration.currentNode() !== undefined) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (registered: boolean): void => {
+          clock.clearTimeout(timer);
+          unsubscribe();
+          resolve(registered);
+        };
+        const unsubscribe = nodeRegistration.onReady(() => done(true));
+        const timer = clock.setTimeout(() => done(false), timeoutMs);
+      });
+    },
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
   };

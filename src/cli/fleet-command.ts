@@ -35,6 +35,8 @@ flags (each overrides the file):
   --kube-api-burst <n>           fleet-wide burst (default 1000, or twice the QPS)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
+  --node-start-concurrency <n>   nodes starting at once, each until its Node is registered
+                                 (default 100; 0: all at once)
   --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default
                                  100; 0: V8's own sizing; node's own flag of that name wins)
   --parallel-scavenge            let V8's helper threads share scavenges (default: the
@@ -68,6 +70,7 @@ const OPTIONS = {
   'parallel-scavenge': { type: 'boolean' },
   'semi-space-growth-factor': { type: 'string' },
   'no-compact-every-full-gc': { type: 'boolean' },
+  'node-start-concurrency': { type: 'string' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -107,6 +110,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
     ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
+    ...pick('nodeStartConcurrency', v['node-start-concurrency']),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
   };

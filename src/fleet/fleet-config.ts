@@ -94,6 +94,8 @@ export interface FleetConfig {
   readonly semiSpaceGrowthFactor: number;
   /** Whether each full GC compacts the whole old generation (src/fleet/gc-settings.ts); on by default. */
   readonly compactEveryFullGc: boolean;
+  /** Nodes between their start and their registration at once (src/fleet/bounded-start.ts); 0: all at once. */
+  readonly nodeStartConcurrency: number;
   readonly templates: readonly NodeTemplate[];
   /** This replica's nodes: every templated node, or with `shard` those whose name hashes to it. */
   readonly nodes: readonly FleetNode[];
@@ -113,6 +115,7 @@ export const FLEET_DEFAULTS = Object.freeze({
   readOnlyPort: 10255,
   address: '127.0.0.1',
   kubeletPorts: false,
+  nodeStartConcurrency: 100,
   ...FLEET_GC_DEFAULTS,
 });
 
@@ -135,6 +138,7 @@ export interface FleetFlags {
   readonly semiSpaceGrowthFactor?: string;
   /** `--no-compact-every-full-gc`: false. */
   readonly compactEveryFullGc?: boolean;
+  readonly nodeStartConcurrency?: string;
   readonly shard?: string;
   readonly shardByLease?: string;
   /**
@@ -147,7 +151,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'nodeStartConcurrency', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -240,6 +244,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     semiSpaceGrowthFactor: num(flags.semiSpaceGrowthFactor ?? doc['semiSpaceGrowthFactor'], 'semiSpaceGrowthFactor', FLEET_DEFAULTS.semiSpaceGrowthFactor, 16, true),
     compactEveryFullGc: bool(flags.compactEveryFullGc ?? doc['compactEveryFullGc'], 'compactEveryFullGc', FLEET_DEFAULTS.compactEveryFullGc),
     kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
+    nodeStartConcurrency: num(flags.nodeStartConcurrency ?? doc['nodeStartConcurrency'], 'nodeStartConcurrency', FLEET_DEFAULTS.nodeStartConcurrency, 1e6, true),
   };
   const kubeletPortFiles = {
     clientCAFile: path(doc['clientCAFile'], 'clientCAFile'),

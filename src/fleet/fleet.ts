@@ -16,6 +16,7 @@ import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
 import { ownNodeLabels } from '../agent/node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { startBounded } from './bounded-start.js';
 import { createFileWatchHub } from './file-watch-hub.js';
 import { fleetNode, isSelectorTemplate, shardOf, templateNodeNames, type FleetConfig, type FleetNode } from './fleet-config.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
@@ -66,6 +67,8 @@ const NODE_LOOP_PERIOD_MS = 10_000;
  * for it (docs/performance.md, "Notes moved from code comments").
  */
 const LOOP_ALIGN_MS = 100;
+/** How long a starting node may hold its slot without registering before the next one starts. */
+const REGISTRATION_SLOT_MS = 30_000;
 
 /**
  * The composition root of `kubelet-pods fleet`: it makes the parts shared by the process (one
@@ -225,6 +228,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     return agent;
   };
   let started = false;
+  let stopping = false;
   /** A Node a selector template took over: its agent now, or once its Lease is held. */
   const adopt = (node: FleetNode, found: V1Node): void => {
     adoptedNodes.set(node.name, { node, maxPods: adoptedMaxPods(found), labels: { ...found.metadata?.labels } });
@@ -290,11 +294,17 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       started = true;
       fanOut?.start();
       nodeCache?.start();
-      for (const agent of named) await agent.start();
+      await startBounded(named, {
+        limit: config.nodeStartConcurrency,
+        start: (agent) => agent.start(),
+        settled: (agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS),
+        stopped: () => stopping,
+      });
       shards?.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },
     async stop() {
+      stopping = true;
       await shards?.stop();
       await Promise.allSettled([...agents.values()].map((a) => a.stop()));
       await Promise.all([fanOut?.stop(), nodeCache?.stop()]);

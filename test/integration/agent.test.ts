@@ -52,6 +52,10 @@ describe('node agent on a real control plane', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kp-e2e-'));
     await writeFile(join(dir, 'web.yaml'), manifest('web', cp.namespace));
     const agent = await startAgent(node, ['--pod-manifest-path', dir]);
+    // What the fleet's bounded start waits on: true once the Node exists, and at once after.
+    assert.equal(await agent.nodeRegistered(20_000), true);
+    assert.ok((await cp.adminApi.readNode({ name: node })).metadata?.uid);
+    assert.equal(await agent.nodeRegistered(0), true);
 
     const mirror = await waitFor(async () => readPodIfExists(cp.adminApi, cp.namespace, `web-${node}`), 'mirror pod web', { timeoutMs: 20_000 });
     const staticPod = agent.podManager.getPodByName(cp.namespace, `web-${node}`)!;

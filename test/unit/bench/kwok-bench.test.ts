@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { kwokBenchPeers, kwokBenchSizes, kwokTable, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
 import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
 import { countWrites, type PhaseWrites } from '../../../bench/agent/audit-writes.js';
-import { writeFile, mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -97,6 +97,11 @@ describe('kwok benchmark', () => {
         '',
       ].join('\n'),
     );
+    // The first line as kube-apiserver would have rotated it away, into audit-<time>.log.
+    const [first, ...rest] = (await readFile(file, 'utf8')).split('\n');
+    await writeFile(join(dir, 'audit-2026-01-01T00-00-01.500.log'), `${first}\n`);
+    await writeFile(file, rest.join('\n'));
+    await writeFile(join(dir, 'other.log'), `${first}\n`);
     const t = (s: number): number => Date.parse('2026-01-01T00:00:00Z') + s * 1000;
     const [start, stop] = await countWrites(file, [{ name: 'start', fromMs: t(0), toMs: t(3) }, { name: 'stop', fromMs: t(4), toMs: t(6) }], (e) => e.userAgent?.startsWith('kwok') ?? false);
     assert.deepEqual([start!.total, start!.byKind, start!.durationMs], [2, { 'patch pods/status': 2 }, 3000]);

@@ -37,6 +37,7 @@ describe('fleet configuration', () => {
     assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
     assert.equal(config.semiSpaceGrowthFactor, 1, 'and keeps the young generation at its starting size');
     assert.equal(config.compactEveryFullGc, true, 'and compacts the old generation at each full GC');
+    assert.equal(config.nodeStartConcurrency, 100, 'and starts 100 nodes at a time, each until it registers');
   });
 
   it('unset kubeAPIQPS and kubeAPIBurst grow with the nodes past 2,500 (room for every Lease renewal); set ones are kept', () => {
@@ -59,6 +60,8 @@ describe('fleet configuration', () => {
     assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, {}).semiSpaceGrowthFactor, 2);
     assert.equal(resolveFleetConfig({ ...base, semiSpaceGrowthFactor: 2 }, { semiSpaceGrowthFactor: '0' }).semiSpaceGrowthFactor, 0);
     assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--semi-space-growth-factor', '0']).semiSpaceGrowthFactor, '0');
+    assert.equal(resolveFleetConfig({ ...base, nodeStartConcurrency: 10 }, { nodeStartConcurrency: '0' }).nodeStartConcurrency, 0);
+    assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--node-start-concurrency', '5']).nodeStartConcurrency, '5');
     assert.equal(resolveFleetConfig({ ...base, compactEveryFullGc: false }, {}).compactEveryFullGc, false);
     assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-compact-every-full-gc'])).compactEveryFullGc, false);
   });
@@ -92,6 +95,7 @@ describe('fleet configuration', () => {
     { desc: 'no template', raw: { kubeconfig: '/k' }, field: /templates: at least one/ },
     { desc: 'a fractional heap growing percent', raw: { kubeconfig: '/k', heapGrowingPercent: 12.5, templates: [{ name: 'x' }] }, field: /heapGrowingPercent: must be an integer from 0 to 1000/ },
     { desc: 'a semi-space growth factor past V8\'s range', raw: { kubeconfig: '/k', semiSpaceGrowthFactor: 32, templates: [{ name: 'x' }] }, field: /semiSpaceGrowthFactor: must be an integer from 0 to 16/ },
+    { desc: 'a node start concurrency that is not a whole number', raw: { kubeconfig: '/k', nodeStartConcurrency: 2.5, templates: [{ name: 'x' }] }, field: /nodeStartConcurrency: must be an integer/ },
     { desc: 'a parallelScavenge that is not a boolean', raw: { kubeconfig: '/k', parallelScavenge: 'yes', templates: [{ name: 'x' }] }, field: /parallelScavenge: must be true or false/ },
     { desc: 'a negative QPS', raw: { kubeconfig: '/k', kubeAPIQPS: -1, templates: [{ name: 'x' }] }, field: /kubeAPIQPS: must be/ },
   ];
