@@ -2,8 +2,7 @@
 // plane program (kube-apiserver and etcd share its process) and its two child processes
 // (kube-scheduler, kube-controller-manager), and the harness itself, so a table can show who
 // used the cores while the phase ran.
-import { readdirSync, readFileSync } from 'node:fs';
-import { procCpuMs, procRss } from './subjects.js';
+import { childProcesses, procCpuMs, procRss } from './subjects.js';
 
 export interface WatchedProcess {
   name: string;
@@ -13,17 +12,10 @@ export interface WatchedProcess {
 /** The control plane's component processes: its children whose command line names their kubeconfig. */
 export function controlPlaneProcesses(controlPlanePid: number): WatchedProcess[] {
   const found: WatchedProcess[] = [{ name: 'kube-apiserver + etcd', pid: controlPlanePid }];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== controlPlanePid) continue;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('controller-manager.kubeconfig')) found.push({ name: 'kube-controller-manager', pid: Number(entry) });
-      else if (cmdline.includes('scheduler.kubeconfig')) found.push({ name: 'kube-scheduler', pid: Number(entry) });
-    } catch {
-      // The process ended while we looked.
-    }
+  for (const { pid, argv } of childProcesses(controlPlanePid)) {
+    const cmdline = argv.join(' ');
+    if (cmdline.includes('controller-manager.kubeconfig')) found.push({ name: 'kube-controller-manager', pid });
+    else if (cmdline.includes('scheduler.kubeconfig')) found.push({ name: 'kube-scheduler', pid });
   }
   return found;
 }

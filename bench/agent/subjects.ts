@@ -243,19 +243,24 @@ export function procRss(pid: number): ProcRss {
   return { rss: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') };
 }
 
-/** The child of this process whose command line holds `arg` exactly. */
-export function childPidWithArg(arg: string): number {
-  const found: number[] = [];
+/** The children of `parent`, each with its command line's arguments. */
+export function childProcesses(parent: number): Array<{ pid: number; argv: string[] }> {
+  const found: Array<{ pid: number; argv: string[] }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (Number(statFields(Number(entry))[1]) !== process.pid) continue;
-      const argv = readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0');
-      if (argv.includes(arg)) found.push(Number(entry));
+      if (Number(statFields(Number(entry))[1]) !== parent) continue;
+      found.push({ pid: Number(entry), argv: readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0') });
     } catch {
       // The process ended while we looked.
     }
   }
+  return found;
+}
+
+/** The child of this process whose command line holds `arg` exactly. */
+export function childPidWithArg(arg: string): number {
+  const found = childProcesses(process.pid).filter((c) => c.argv.includes(arg));
   if (found.length !== 1) throw new Error(`expected one child process with ${arg}, found ${found.length}`);
-  return found[0]!;
+  return found[0]!.pid;
 }
