@@ -1,4 +1,5 @@
-// kwok (kubernetes-sigs/kwok v0.8.0 with its shipped "fast" stages, tools/kwok) and `kubelet-pods
+// kwok (kubernetes-sigs/kwok v0.8.0 as a default kwokctl cluster runs it: node Leases, its shipped
+// "fast" stages and the Lease heartbeat stage; tools/kwok) and `kubelet-pods
 // fleet` on the same workload, one after the other, each on a fresh local control plane:
 //
 //   N Nodes without static pods Ready (the fleet registers its own from a template; kwok's are
@@ -26,7 +27,7 @@ import { createApiClients, createConnectionPool } from '../../src/kube/api-clien
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import type { CoreV1Api as LeanCoreV1Api } from '../../src/kube/typed-apis.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
-import { KWOK_FAST_STAGES, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from '../../test/helpers/kwok.js';
+import { KWOK_KWOKCTL_DEFAULTS, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from '../../test/helpers/kwok.js';
 import { createNamespace, pool, tempDir } from './common.js';
 import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
 import { WatchedCount } from './watched-count.js';
@@ -39,7 +40,7 @@ export const PEERS = ['kwok', 'fleet'] as const;
 export type PeerName = (typeof PEERS)[number];
 
 export const PEER_LABELS: Record<PeerName, string> = {
-  kwok: `kwok ${KWOK_VERSION}, fast stages`,
+  kwok: `kwok ${KWOK_VERSION}, kwokctl's defaults (fast stages, Leases)`,
   fleet: 'kubelet-pods fleet',
 };
 
@@ -149,7 +150,7 @@ export interface PeerRun {
 
 export interface KwokBenchResult {
   sizes: KwokBenchSizes;
-  kwok: { version: string; stages: readonly string[]; stageFiles: readonly string[] };
+  kwok: { version: string; stages: readonly string[]; nodeLeaseDurationSeconds: number; stageFiles: readonly string[] };
   runs: PeerRun[];
 }
 
@@ -275,7 +276,7 @@ interface Ctx {
 
 async function startKwokPeer(ctx: Ctx, logName: string): Promise<Running> {
   const logFile = join(ctx.dir, `${logName}.log`);
-  const kwok = await startKwok({ kubeconfig: ctx.cluster.adminKubeconfig, logFile, stages: KWOK_FAST_STAGES });
+  const kwok = await startKwok({ kubeconfig: ctx.cluster.adminKubeconfig, logFile, ...KWOK_KWOKCTL_DEFAULTS });
   ctx.stageFiles = kwok.stageFiles;
   return { pid: kwok.pid, stop: () => kwok.stop(), logTail: async () => (await kwok.logs()).split('\n').slice(-30).join('\n') };
 }
@@ -464,7 +465,7 @@ export async function runKwokBench(sizes: KwokBenchSizes, peers: readonly PeerNa
       }),
     );
   }
-  return { sizes, kwok: { version: KWOK_VERSION, stages: KWOK_FAST_STAGES, stageFiles }, runs };
+  return { sizes, kwok: { version: KWOK_VERSION, ...KWOK_KWOKCTL_DEFAULTS, stageFiles }, runs };
 }
 
 const s = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);

@@ -44,6 +44,17 @@ export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' }
 /** kwok's shipped "fast" stages: Nodes Ready at once, pods Running at once, deleted at once. */
 export const KWOK_FAST_STAGES = ['kustomize/stage/node/fast', 'kustomize/stage/pod/fast'] as const;
 
+/**
+ * How a default `kwokctl create cluster` runs kwok (v0.8.0's defaults): node Leases of 40 s,
+ * which kwok renews every quarter of that as a kubelet does, the Node heartbeat stage meant to
+ * go with Leases, and the fast node and pod stages. This is the kwok users get, and with it both
+ * peers of the benchmark keep their Nodes alive the kubelet's way.
+ */
+export const KWOK_KWOKCTL_DEFAULTS = {
+  stages: ['kustomize/stage/node/fast', 'kustomize/stage/node/heartbeat-with-lease', 'kustomize/stage/pod/fast'],
+  nodeLeaseDurationSeconds: 40,
+} as const;
+
 /** Returns the kwok program for the current tools/kwok, building it if the cache has none. */
 export function ensureKwokBinary(options: GoToolBuildOptions = {}): Promise<GoToolBinary> {
   return ensureGoTool(KWOK_TOOL, options);
@@ -91,6 +102,8 @@ export interface KwokOptions {
   kubeconfig: string;
   /** Kustomizations of kwok's module whose Stages it plays. Default: the fast node and pod stages. */
   stages?: readonly string[];
+  /** When set, kwok holds a Lease of this many seconds for every Node it manages. Default: none (kwok's own default). */
+  nodeLeaseDurationSeconds?: number;
   /** Where kwok's log goes. Default: a file in its temporary work directory, removed by stop(). */
   logFile?: string;
   /** More flags for kwok. */
@@ -125,11 +138,12 @@ async function freeLoopbackPort(): Promise<number> {
 }
 
 /** The flags kwok runs with here: nodes by annotation, the stage files, its server on loopback only. */
-export function kwokArgs(kubeconfig: string, stageFiles: readonly string[], port: number, extraArgs: readonly string[] = []): string[] {
+export function kwokArgs(kubeconfig: string, stageFiles: readonly string[], port: number, extraArgs: readonly string[] = [], nodeLeaseDurationSeconds?: number): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
     ...stageFiles.map((f) => `--config=${f}`),
     `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
+    ...(nodeLeaseDurationSeconds !== undefined ? [`--node-lease-duration-seconds=${nodeLeaseDurationSeconds}`] : []),
     // Its /healthz tells when it runs; loopback, as every listener of this project.
     `--server-address=127.0.0.1:${port}`,
     ...extraArgs,
@@ -171,7 +185,7 @@ export async function startKwok(options: KwokOptions): Promise<Kwok> {
   const logFd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(binary, kwokArgs(options.kubeconfig, stageFiles, port, options.extraArgs), {
+    child = spawn(binary, kwokArgs(options.kubeconfig, stageFiles, port, options.extraArgs, options.nodeLeaseDurationSeconds), {
       stdio: ['ignore', logFd, logFd],
       env: { ...process.env, HOME: workDir, KWOK_WORKDIR: workDir },
     });

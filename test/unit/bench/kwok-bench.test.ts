@@ -66,7 +66,7 @@ describe('kwok benchmark', () => {
   it("the table puts each fleet's value over kwok's on the same row, and the load averages of each run", () => {
     const result: KwokBenchResult = {
       sizes: kwokBenchSizes(true, {}),
-      kwok: { version: 'v0.8.0', stages: ['kustomize/stage/node/fast'], stageFiles: [] },
+      kwok: { version: 'v0.8.0', stages: ['kustomize/stage/node/fast'], nodeLeaseDurationSeconds: 40, stageFiles: [] },
       runs: [run('kwok', 'kwok', 2000, 80, { nodesCreatedMs: 500 }), run('fleet', 'fleet', 5000, 240)],
     };
     const lines = kwokTable(result).split('\n');

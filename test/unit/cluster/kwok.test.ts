@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { hasErrorCode } from '../../../src/errors.js';
-import { KWOK_FAST_STAGES, KWOK_TOOL, kustomizationFiles, kwokArgs } from '../../helpers/kwok.js';
+import { KWOK_FAST_STAGES, KWOK_KWOKCTL_DEFAULTS, KWOK_TOOL, kustomizationFiles, kwokArgs } from '../../helpers/kwok.js';
 
 async function moduleWith(kustomization: string, body: string): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'kp-kwok-module-'));
@@ -51,5 +51,12 @@ describe('kwok launcher', () => {
       '--server-address=127.0.0.1:41234',
       '-v=DEBUG',
     ]);
+  });
+
+  it("gives kwok kwokctl's default node Leases and their heartbeat stage when asked", () => {
+    assert.deepEqual([...KWOK_KWOKCTL_DEFAULTS.stages], ['kustomize/stage/node/fast', 'kustomize/stage/node/heartbeat-with-lease', 'kustomize/stage/pod/fast']);
+    const args = kwokArgs('/tmp/admin.kubeconfig', ['/m/a.yaml'], 41234, [], KWOK_KWOKCTL_DEFAULTS.nodeLeaseDurationSeconds);
+    assert.ok(args.includes('--node-lease-duration-seconds=40'), args.join(' '));
+    assert.ok(!kwokArgs('/tmp/admin.kubeconfig', ['/m/a.yaml'], 41234).some((a) => a.startsWith('--node-lease-duration-seconds')));
   });
 });
