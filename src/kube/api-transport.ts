@@ -162,7 +162,7 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
 
   const send = async (prepared: PreparedRequest, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<Answer> => {
     if (options.http2 !== true) return sendHttp1(access, prepared, method, target, headers, text, deadline);
-    return (await session()).request(method, target, headers, text, (stream) => (deadline.inFlight = stream));
+    return (await session()).request(method, target, headers, text, (request) => (deadline.inFlight = request));
   };
 
   return {

@@ -17,21 +17,49 @@ export interface H2Answer {
  * the idle CPU went (docs/performance.md).
  */
 export interface H2Session {
-  /** Sends one request; `onStream` gets the stream, so a deadline can close it. */
-  request(method: string, path: string, headers: Record<string, string>, body: string | undefined, onStream?: (stream: ClientHttp2Stream) => void): Promise<H2Answer>;
+  /**
+   * Sends one request; `onStarted` gets at once a handle that ends it (a deadline): a request
+   * still waiting for a stream is dropped and rejected with the error, a sent one has its stream
+   * destroyed.
+   */
+  request(method: string, path: string, headers: Record<string, string>, body: string | undefined, onStarted?: (request: H2Request) => void): Promise<H2Answer>;
+  /** Requests sent and not answered yet (at most the server's stream limit) and those waiting for a stream. */
+  pending(): { streams: number; waiting: number };
   close(): void;
 }
+
+/** One request of a session, for whoever must end it early. */
+export interface H2Request {
+  destroy(err: Error): void;
+}
+
+/**
+ * Streams in flight before the server's SETTINGS say how many it takes: the minimum RFC 9113
+ * recommends a server allow.
+ */
+const STREAMS_BEFORE_SETTINGS = 100;
 
 // Headers HTTP/2 forbids (connection-specific); the others go through lower-cased.
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
 
 export function createH2Session(origin: string, tls: SecureClientSessionOptions): H2Session {
   let session: ClientHttp2Session | undefined;
+  // Streams are opened only while the server takes more: nghttp2 would queue the rest itself,
+  // and ending one of its queued streams early (a deadline) scans that queue, so thousands of
+  // expiring renewals cost time quadratic in the backlog (docs/performance.md). Waiting requests
+  // wait here instead, where dropping one costs nothing.
+  let streamLimit = STREAMS_BEFORE_SETTINGS;
+  let inFlight = 0;
+  let waiting: Array<() => void> = [];
+  let head = 0;
+  // Waiting and not dropped: the queue keeps a dropped request's entry until it comes up.
+  let waitingCount = 0;
   const open = (): ClientHttp2Session => {
     if (session !== undefined && !session.closed && !session.destroyed) return session;
     // Through the module object, so that what wraps http2.connect (the fleet bench's request
     // counter) sees these requests too.
     const s = http2.connect(origin, tls);
+    streamLimit = STREAMS_BEFORE_SETTINGS;
     // A session error also fails its streams, whose callers see it; the next call reconnects.
     s.on('error', () => undefined);
     s.on('close', () => {
@@ -40,46 +68,93 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions)
     s.on('goaway', () => {
       if (session === s) session = undefined;
     });
+    s.on('remoteSettings', (settings) => {
+      if (session !== s) return;
+      streamLimit = Math.max(1, settings.maxConcurrentStreams ?? STREAMS_BEFORE_SETTINGS);
+      startWaiting();
+    });
     // An idle session must not keep the process alive.
     s.unref();
     session = s;
     return s;
   };
+  const startWaiting = (): void => {
+    while (inFlight < streamLimit && head < waiting.length) {
+      const start = waiting[head]!;
+      head++;
+      start();
+    }
+    // The queue's array is replaced once drained, so a long backlog does not stay allocated.
+    if (head === waiting.length && head > 0) {
+      waiting = [];
+      head = 0;
+    }
+  };
   return {
-    request(method, path, headers, body, onStream) {
+    request(method, path, headers, body, onStarted) {
       return new Promise((resolve, reject) => {
-        const out: Record<string, string> = { [constants.HTTP2_HEADER_METHOD]: method, [constants.HTTP2_HEADER_PATH]: path };
-        for (const [name, value] of Object.entries(headers)) {
-          const lower = name.toLowerCase();
-          if (!CONNECTION_HEADERS.has(lower)) out[lower] = value;
-        }
-        let stream: ClientHttp2Stream;
-        try {
-          stream = open().request(out, { endStream: body === undefined });
-        } catch (err) {
-          session = undefined;
-          reject(err);
-          return;
-        }
-        onStream?.(stream);
-        let status = 0;
-        let answerHeaders: IncomingHttpHeaders = {};
-        let text = '';
-        stream.setEncoding('utf8');
-        stream.on('response', (h) => {
-          status = Number(h[constants.HTTP2_HEADER_STATUS] ?? 0);
-          answerHeaders = h as IncomingHttpHeaders;
+        let stream: ClientHttp2Stream | undefined;
+        let waitingHere = false;
+        let dropped = false;
+        onStarted?.({
+          destroy(err) {
+            if (stream !== undefined) stream.destroy(err);
+            else if (waitingHere) {
+              waitingHere = false;
+              dropped = true;
+              waitingCount--;
+              reject(err);
+            }
+          },
         });
-        stream.on('data', (chunk: string) => (text += chunk));
-        stream.on('end', () => resolve({ status, text, headers: answerHeaders }));
-        stream.on('error', reject);
-        // A stream closed before its end (refused, reset, session gone) without an error event.
-        stream.on('close', () => {
-          if (status === 0) reject(Object.assign(new Error(`${method} ${path}: the HTTP/2 stream closed without an answer (code ${stream.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' }));
-        });
-        if (body !== undefined) stream.end(body);
+        const start = (): void => {
+          if (dropped) return;
+          if (waitingHere) {
+            waitingHere = false;
+            waitingCount--;
+          }
+          const out: Record<string, string> = { [constants.HTTP2_HEADER_METHOD]: method, [constants.HTTP2_HEADER_PATH]: path };
+          for (const [name, value] of Object.entries(headers)) {
+            const lower = name.toLowerCase();
+            if (!CONNECTION_HEADERS.has(lower)) out[lower] = value;
+          }
+          try {
+            stream = open().request(out, { endStream: body === undefined });
+          } catch (err) {
+            session = undefined;
+            reject(err);
+            return;
+          }
+          inFlight++;
+          const sent = stream;
+          let status = 0;
+          let answerHeaders: IncomingHttpHeaders = {};
+          let text = '';
+          sent.setEncoding('utf8');
+          sent.on('response', (h) => {
+            status = Number(h[constants.HTTP2_HEADER_STATUS] ?? 0);
+            answerHeaders = h as IncomingHttpHeaders;
+          });
+          sent.on('data', (chunk: string) => (text += chunk));
+          sent.on('end', () => resolve({ status, text, headers: answerHeaders }));
+          sent.on('error', reject);
+          sent.on('close', () => {
+            inFlight--;
+            startWaiting();
+            // A stream closed before its end (refused, reset, session gone) without an error event.
+            if (status === 0) reject(Object.assign(new Error(`${method} ${path}: the HTTP/2 stream closed without an answer (code ${sent.rstCode})`), { code: 'ERR_HTTP2_STREAM_CLOSED' }));
+          });
+          if (body !== undefined) sent.end(body);
+        };
+        if (inFlight < streamLimit && waitingCount === 0) start();
+        else {
+          waitingHere = true;
+          waitingCount++;
+          waiting.push(start);
+        }
       });
     },
+    pending: () => ({ streams: inFlight, waiting: waitingCount }),
     close() {
       session?.close();
       session = undefined;
