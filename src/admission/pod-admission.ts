@@ -288,14 +288,12 @@ export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = 
   // The host ports of the admitted pods that hold any, by UID.
   let ports: Map<string, HostPortUse[]> | undefined;
   // The admitted pods' requests, summed, and the host ports they hold.
-  const used = {
-    length: 0,
-    milliCPU: 0,
-    memory: 0,
-    get hostPorts(): HostPortUse[] {
-      return ports === undefined ? [] : [...ports.values()].flat();
-    },
-  };
+  // The getter is defined on the object made, not in the literal: V8 makes an object literal
+  // with an accessor in dictionary mode, which costs a fleet node several hundred bytes.
+  const used = Object.defineProperty({ length: 0, milliCPU: 0, memory: 0 }, 'hostPorts', {
+    get: (): HostPortUse[] => (ports === undefined ? [] : [...ports.values()].flat()),
+    enumerable: true,
+  }) as { length: number; milliCPU: number; memory: number; readonly hostPorts: HostPortUse[] };
   return {
     admitNew(pods) {
       for (const pod of pods) {
