@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from './clock.js';
+import { sleepOnTimers, type Clock, type ClockTimer } from './clock.js';
 
 /**
  * A clock whose timers and intervals all wait on one timer of the clock under it: each is an
@@ -63,21 +63,7 @@ class SharedTimerClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = (): void => {
-        this.clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = this.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOnTimers(this, ms, signal);
   }
 
   #add(entry: Entry): Entry {
