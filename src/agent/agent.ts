@@ -460,7 +460,7 @@ export function createAgent(options: AgentOptions): Agent {
     eventsIdle: () => recorder.idle(),
   };
   // The getter goes on the object made: V8 makes an object literal with an accessor in
-  // dictionary mode, about 800 bytes more for each node of a fleet.
+  // dictionary mode, which a fleet pays for each node (docs/performance.md, "What an empty node costs").
   return Object.defineProperty(agent, 'registry', { get: nodeRegistry, enumerable: true }) as Agent;
 }
 
@@ -539,7 +539,7 @@ class CountingLogger implements Logger {
 /**
  * Hands each update of `stream` to `handle`, in order, until the stream ends (resolves) or
  * `handle` throws (rejects), as `for await` would; without an async function, whose suspended
- * frame costs a waiting fleet node about 700 bytes (docs/performance.md, "What an empty node costs").
+ * frame a waiting fleet node would keep (docs/performance.md, "What an empty node costs").
  */
 function eachUpdate<T>(stream: UpdateStream<T>, handle: (update: T) => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {

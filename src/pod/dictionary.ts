@@ -21,8 +21,8 @@ export function newDictionary<V>(): Dictionary<V> {
 
 /**
  * The table of every index that has never held a key: read like any, never written (frozen, so
- * a write by mistake throws). An empty dictionary costs about 160 bytes, and a fleet node
- * without pods has five indexes (docs/performance.md, "What an empty node costs").
+ * a write by mistake throws). A fleet node without pods has five indexes, and an empty
+ * dictionary is not free (docs/performance.md, "What an empty node costs").
  */
 export const EMPTY_DICTIONARY: Dictionary<never> = Object.freeze(newDictionary<never>());
 

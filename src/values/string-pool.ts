@@ -2,8 +2,8 @@
  * Equal strings held once: `share(value)` replaces, in place, every string inside a JSON value
  * (object fields and array items, not keys, which the parser already holds once) with the
  * pool's copy. A fleet's Nodes, each parsed from the wire, repeat the same condition messages,
- * reasons, node info and quantities, and many the same timestamps: about 1.5 KB a node held
- * again and again (docs/performance.md, "What an empty node costs").
+ * reasons, node info and quantities, and many the same timestamps, each held again and again
+ * (docs/performance.md, "What an empty node costs").
  *
  * The pool forgets everything once it holds `limit` strings, so that timestamps, which change
  * at every heartbeat, never pile up: objects shared before keep their copies, and the next
