@@ -18,6 +18,7 @@ import { showNodeMetrics } from '../server/node-metrics-view.js';
 import type { Registry } from 'prom-client';
 import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
+import type { UpdateStream } from '../sources/update-stream.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
@@ -374,11 +375,8 @@ export function createAgent(options: AgentOptions): Agent {
   const intervals: ClockTimer[] = [];
   const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void> } = {};
 
-  return {
+  const agent: Omit<Agent, 'registry'> = {
     podManager,
-    get registry() {
-      return nodeRegistry();
-    },
     metrics,
     connected: cluster !== undefined,
     async start() {
@@ -388,9 +386,7 @@ export function createAgent(options: AgentOptions): Agent {
         running.unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
         running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
       }
-      running.dispatchLoop = (async () => {
-        for await (const update of podConfig.updates) dispatch(update);
-      })();
+      running.dispatchLoop = eachUpdate(podConfig.updates, dispatch);
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();
@@ -463,6 +459,9 @@ export function createAgent(options: AgentOptions): Agent {
     mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
     eventsIdle: () => recorder.idle(),
   };
+  // The getter goes on the object made: V8 makes an object literal with an accessor in
+  // dictionary mode, which a fleet pays for each node (docs/performance.md, "What an empty node costs").
+  return Object.defineProperty(agent, 'registry', { get: nodeRegistry, enumerable: true }) as Agent;
 }
 
 /**
@@ -506,19 +505,55 @@ function scenarioConditions(config: AgentConfig, node: AgentNodeOptions | undefi
 
 /** A logger for one source that also counts its errors and warnings in the metrics. */
 function countingErrors(logger: Logger, source: string, metrics: AgentMetrics): Logger {
-  const child = childLogger(logger, { source });
-  return {
-    debug: (obj, msg) => child.debug(obj, msg),
-    info: (obj, msg) => child.info(obj, msg),
-    warn: (obj, msg) => {
-      metrics.recordSourceError(source);
-      child.warn(obj, msg);
-    },
-    error: (obj, msg) => {
-      metrics.recordSourceError(source);
-      child.error(obj, msg);
-    },
-  };
+  return new CountingLogger(childLogger(logger, { source }), source, metrics);
+}
+
+// A class, its methods on the prototype: a fleet node has one per source, and four closures each.
+class CountingLogger implements Logger {
+  readonly #out: Logger;
+  readonly #source: string;
+  readonly #metrics: AgentMetrics;
+
+  constructor(out: Logger, source: string, metrics: AgentMetrics) {
+    this.#out = out;
+    this.#source = source;
+    this.#metrics = metrics;
+  }
+
+  debug(obj: object, msg?: string): void {
+    this.#out.debug(obj, msg);
+  }
+  info(obj: object, msg?: string): void {
+    this.#out.info(obj, msg);
+  }
+  warn(obj: object, msg?: string): void {
+    this.#metrics.recordSourceError(this.#source);
+    this.#out.warn(obj, msg);
+  }
+  error(obj: object, msg?: string): void {
+    this.#metrics.recordSourceError(this.#source);
+    this.#out.error(obj, msg);
+  }
+}
+
+/**
+ * Hands each update of `stream` to `handle`, in order, until the stream ends (resolves) or
+ * `handle` throws (rejects), as `for await` would; without an async function, whose suspended
+ * frame a waiting fleet node would keep (docs/performance.md, "What an empty node costs").
+ */
+function eachUpdate<T>(stream: UpdateStream<T>, handle: (update: T) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const step = (result: IteratorResult<T>): void => {
+      if (result.done === true) return resolve();
+      try {
+        handle(result.value);
+      } catch (err) {
+        return reject(err);
+      }
+      stream.next().then(step, reject);
+    };
+    stream.next().then(step, reject);
+  });
 }
 
 /** The entries whose value is defined. */

@@ -173,8 +173,9 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   const jitter = options.backOffJitter ?? 0.5;
   const log = childLogger(options.logger, { component: 'pod-workers' });
   const workers = new Map<string, Worker>();
-  const startedByFullName = new Map<string, string>();
-  const waitingByFullName = new Map<string, string[]>();
+  // Static pods only: made at the first, so that a node without any holds neither.
+  let startedByFullName: Map<string, string> | undefined;
+  let waitingByFullName: Map<string, string[]> | undefined;
   const relist = options.relist;
   let stopped = false;
 
@@ -186,18 +187,20 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   /** allowStaticPodStart: the full name is free (or ours) and no earlier live UID waits. */
   function allowStart(uid: string, w: Worker): boolean {
     if (!w.static) return true;
-    const holder = startedByFullName.get(w.fullName);
+    const started = (startedByFullName ??= new Map<string, string>());
+    const waiting = (waitingByFullName ??= new Map<string, string[]>());
+    const holder = started.get(w.fullName);
     if (holder !== undefined) return holder === uid;
-    const queue = waitingByFullName.get(w.fullName) ?? [];
+    const queue = waiting.get(w.fullName) ?? [];
     const live = queue.filter((u) => workers.get(u)?.state === 'waiting');
     if (live.length > 0 && live[0] !== uid) {
-      waitingByFullName.set(w.fullName, live);
+      waiting.set(w.fullName, live);
       return false;
     }
     const rest = live.filter((u) => u !== uid);
-    if (rest.length > 0) waitingByFullName.set(w.fullName, rest);
-    else waitingByFullName.delete(w.fullName);
-    startedByFullName.set(w.fullName, uid);
+    if (rest.length > 0) waiting.set(w.fullName, rest);
+    else waiting.delete(w.fullName);
+    started.set(w.fullName, uid);
     return true;
   }
 
@@ -296,7 +299,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       syncReasons: undefined,
     };
     workers.set(uid, w);
-    if (w.static) waitingByFullName.set(w.fullName, [...(waitingByFullName.get(w.fullName) ?? []), uid]);
+    if (w.static) (waitingByFullName ??= new Map()).set(w.fullName, [...(waitingByFullName.get(w.fullName) ?? []), uid]);
     tryStart(uid, w);
   }
 
@@ -346,7 +349,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   }
 
   function finish(uid: string, w: Worker): void {
-    if (startedByFullName.get(w.fullName) === uid) startedByFullName.delete(w.fullName);
+    if (startedByFullName?.get(w.fullName) === uid) startedByFullName.delete(w.fullName);
     setState(w, 'finished');
   }
 
@@ -366,7 +369,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     isWaitingToStart: (uid) => workers.get(uid)?.state === 'waiting',
     isSyncing: (uid) => workers.get(uid)?.state === 'syncing',
     isPodTerminatingByFullName(podFullName) {
-      const uid = startedByFullName.get(podFullName);
+      const uid = startedByFullName?.get(podFullName);
       return uid !== undefined && workers.get(uid)?.state === 'terminating';
     },
     sync(uid, reason) {

@@ -43,8 +43,8 @@ export function createRelist(options: RelistOptions): Relist {
   const period = options.periodMs ?? RELIST_PERIOD_MS;
   const phase = (((options.phaseMs ?? 0) % period) + period) % period;
   const listeners = new Set<(uids: readonly string[]) => void>();
-  // When each pod first changed since it was last handed out.
-  let changes = new Map<string, number>();
+  // When each pod first changed since it was last handed out; none (no map) while nothing changed.
+  let changes: Map<string, number> | undefined;
   let waiters: Array<{ since: number; fn: () => void }> = [];
   let timer: ClockTimer | undefined;
   // The relist the pending timer is for; the latest relist is before it until it fires.
@@ -74,10 +74,10 @@ export function createRelist(options: RelistOptions): Relist {
     // Changes first, then the cache's new timestamp: a worker told of a change syncs it at once
     // if it was idle, and a sync waiting for this relist runs after the events were handed out.
     const seen: string[] = [];
-    const later = new Map<string, number>();
-    for (const [uid, t] of changes) {
+    let later: Map<string, number> | undefined;
+    for (const [uid, t] of changes ?? []) {
       if (t < at) seen.push(uid);
-      else later.set(uid, t);
+      else (later ??= new Map()).set(uid, t);
     }
     changes = later;
     if (seen.length > 0) for (const listener of [...listeners]) listener(seen);
@@ -87,13 +87,13 @@ export function createRelist(options: RelistOptions): Relist {
       if (stopped) return;
       w.fn();
     }
-    if (changes.size > 0 || waiters.length > 0) schedule();
+    if (changes !== undefined || waiters.length > 0) schedule();
   }
 
   return {
     runtimeChanged(uid) {
-      if (stopped || changes.has(uid)) return;
-      changes.set(uid, clock.monotonic());
+      if (stopped || changes?.has(uid) === true) return;
+      (changes ??= new Map()).set(uid, clock.monotonic());
       schedule();
     },
     onChanges(listener) {
@@ -115,7 +115,7 @@ export function createRelist(options: RelistOptions): Relist {
       clock.clearTimeout(timer);
       timer = undefined;
       scheduledFor = undefined;
-      changes.clear();
+      changes = undefined;
       waiters = [];
     },
   };

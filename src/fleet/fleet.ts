@@ -16,6 +16,7 @@ import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
 import { ownNodeLabels } from '../agent/node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { createSharedTimerClock } from '../time/shared-timer-clock.js';
 import { startBounded } from './bounded-start.js';
 import { createFileWatchHub } from './file-watch-hub.js';
 import { fleetNode, isSelectorTemplate, shardOf, templateNodeNames, type FleetConfig, type FleetNode } from './fleet-config.js';
@@ -80,6 +81,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const { config } = options;
   const logger = options.logger ?? noopLogger;
   const clock = options.clock ?? realClock;
+  // The nodes' timers (six periodic ones a node) wait on one timer of the process.
+  const nodeClock = createSharedTimerClock(clock);
   const pool = createConnectionPool(FLEET_MAX_SOCKETS);
   const metrics = createFleetMetrics();
   const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
@@ -179,7 +182,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const apis = fence !== undefined ? fence.guard(unfenced) : unfenced;
     // What this node shares with the others; the agent makes the rest as `run` does (src/agent/parts.ts).
     const parts: AgentPartOverrides = {
-      clock,
+      clock: nodeClock,
       // Only a node's own kubelet port shows its registry; the fleet's /metrics shows its values.
       registry: () => metrics.registryFor(node.name),
       statusProvider: () => statuses.forNode(node.name),

@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { NodeWatch, NodeWatchListener } from '../node/node-watch.js';
 import type { Clock } from '../time/clock.js';
+import { createStringPool } from '../values/string-pool.js';
 
 /**
  * One watch of the Nodes for the whole fleet. Node registration reads its Node back every
@@ -82,9 +83,12 @@ export function createNodeCache(options: {
   let seenVersion = '';
   /** The resourceVersion of the last write of each node made here. */
   const written = new Map<string, number>();
+  // The Nodes kept here and those the writes answer, which node registration keeps until its
+  // next read, hold their equal strings (messages, node info, times) once.
+  const strings = createStringPool();
   const keep = (node: V1Node): void => {
     const name = node.metadata?.name ?? '';
-    if (options.isFleetNode(name)) nodes.set(name, node);
+    if (options.isFleetNode(name)) nodes.set(name, strings.share(node));
     else if (nodes.delete(name)) written.delete(name); // no longer the fleet's (an adopted node released)
   };
   const observer = options.observer;
@@ -123,7 +127,7 @@ export function createNodeCache(options: {
   const remember = (node: V1Node): V1Node => {
     const name = node.metadata?.name;
     if (name !== undefined) written.set(name, rvNumber(node));
-    return node;
+    return strings.share(node);
   };
   return {
     nodeApi: (core) => ({

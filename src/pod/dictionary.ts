@@ -20,6 +20,13 @@ export function newDictionary<V>(): Dictionary<V> {
 }
 
 /**
+ * The table of every index that has never held a key: read like any, never written (frozen, so
+ * a write by mistake throws). A fleet node without pods has five indexes, and an empty
+ * dictionary is not free (docs/performance.md, "What an empty node costs").
+ */
+export const EMPTY_DICTIONARY: Dictionary<never> = Object.freeze(newDictionary<never>());
+
+/**
  * The engine's own copy of `key` as a property name (internalized). A string the pod manager
  * builds and keeps as a key, such as a full name, is otherwise a concatenation that the first
  * lookup turns into a reference to that copy, so every later lookup with it reads one object

@@ -1,5 +1,5 @@
 import { getPodFullName } from './classify.js';
-import { internalizedKey, newDictionary, type Dictionary } from './dictionary.js';
+import { EMPTY_DICTIONARY, internalizedKey, newDictionary, type Dictionary } from './dictionary.js';
 import type { Pod } from './types.js';
 
 /**
@@ -23,7 +23,8 @@ const MIN_EMPTY_TO_SWEEP = 32;
  * slots are swept once they outnumber live ones.
  */
 export class PodsByUID<U extends string> {
-  #slots: Dictionary<PodSlot> = newDictionary();
+  // Made at the first pod (see TombstoneMap's table).
+  #slots: Dictionary<PodSlot> = EMPTY_DICTIONARY;
   // The table's UIDs, empty slots included, for iterating (see TombstoneMap's keys).
   #uids: U[] = [];
   #empty = 0;
@@ -46,6 +47,7 @@ export class PodsByUID<U extends string> {
   store(uid: U, pod: Pod, slot: PodSlot | undefined = this.#slots[uid]): string {
     if (slot === undefined) {
       const fullName = internalizedKey(getPodFullName(pod));
+      if (this.#slots === EMPTY_DICTIONARY) this.#slots = newDictionary();
       this.#slots[uid] = { pod, last: pod, fullName };
       this.#uids.push(uid);
       return fullName;

@@ -1,4 +1,4 @@
-import { newDictionary, type Dictionary } from './dictionary.js';
+import { EMPTY_DICTIONARY, newDictionary, type Dictionary } from './dictionary.js';
 
 const HOLE: unique symbol = Symbol('removed');
 
@@ -21,7 +21,8 @@ const MIN_HOLES_TO_SWEEP = 32;
  * callers must not rely on.
  */
 export class TombstoneMap<K extends string, V extends {}> {
-  #table: Dictionary<V | typeof HOLE> = newDictionary();
+  // Made at the first key: an index that never holds one costs no table.
+  #table: Dictionary<V | typeof HOLE> = EMPTY_DICTIONARY;
   // The table's keys, holes included, in the order they were first set: iterating a
   // dictionary-mode object lists and sorts its keys first, which at 100,000 keys costs a
   // hundred times a walk over this array.
@@ -45,7 +46,7 @@ export class TombstoneMap<K extends string, V extends {}> {
 
   /** Sets `key`; true when it was not there (absent or removed). */
   set(key: K, value: V): boolean {
-    const table = this.#table;
+    const table = this.#table === EMPTY_DICTIONARY ? (this.#table = newDictionary()) : this.#table;
     const old = table[key];
     // Re-adding what is stored (an unchanged pod sent again) is common: a store would probe
     // the table a second time for nothing.
@@ -84,7 +85,7 @@ export class TombstoneMap<K extends string, V extends {}> {
   }
 
   clear(): void {
-    this.#table = newDictionary();
+    this.#table = EMPTY_DICTIONARY;
     this.#keys = [];
     this.#holes = 0;
   }

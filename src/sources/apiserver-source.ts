@@ -69,11 +69,12 @@ class ApiserverSourceImpl implements ApiserverSource {
   readonly #onUpdate: (update: PodUpdate) => void;
   readonly #reflector: Reflector;
 
-  #pods = new Map<string, Pod>();
+  // Made at the first pod, dropped when the last goes: a fleet node without pods holds no map.
+  #pods: Map<string, Pod> | undefined;
   /** The `pods` of the last SET sent: the base of the next SET's delta. */
   #lastSent: Pod[] | undefined;
   /** Keys changed since the last SET, with the pod each had in it. */
-  #touched = new Map<string, Pod | undefined>();
+  #touched: Map<string, Pod | undefined> | undefined;
   #emitScheduled = false;
   /** From start() until stop() has ended (a start() meanwhile does nothing, as the reflector's). */
   #started = false;
@@ -129,48 +130,49 @@ class ApiserverSourceImpl implements ApiserverSource {
     const next = new Map<string, Pod>();
     for (const item of items) {
       const key = objectKey(item);
-      const known = previous.get(key);
+      const known = previous?.get(key);
       // The same version of a pod we already hold: keep that object, so the SET's delta
       // leaves it out and the merger does not look at it.
       next.set(key, known !== undefined && sameVersion(known, item) ? known : item);
       this.#touch(key);
     }
-    for (const key of previous.keys()) if (!next.has(key)) this.#touch(key);
-    this.#pods = next;
+    for (const key of previous?.keys() ?? []) if (!next.has(key)) this.#touch(key);
+    this.#pods = next.size > 0 ? next : undefined;
     this.#emit();
   }
 
   #apply(type: ObjectEventType, pod: Pod): void {
     const key = objectKey(pod);
     this.#touch(key);
-    if (type === 'DELETED') this.#pods.delete(key);
-    else this.#pods.set(key, pod);
+    if (type === 'DELETED') this.#pods?.delete(key);
+    else (this.#pods ??= new Map()).set(key, pod);
     this.#scheduleEmit();
   }
 
   /** Sends the store as a SET, with what changed since the previous SET, if there was one. */
   #emit(): void {
     this.#emitScheduled = false;
-    const pods = [...this.#pods.values()];
+    const pods = this.#pods === undefined ? [] : [...this.#pods.values()];
     let delta: SetDelta | undefined;
     if (this.#lastSent !== undefined) {
       const changed: Pod[] = [];
       const removed: Pod[] = [];
-      for (const [key, before] of this.#touched) {
-        const after = this.#pods.get(key);
+      for (const [key, before] of this.#touched ?? []) {
+        const after = this.#pods?.get(key);
         if (after !== undefined && after !== before) changed.push(after);
         if (before !== undefined && before.metadata?.uid !== after?.metadata?.uid) removed.push(before);
       }
       delta = { base: this.#lastSent, changed, removed };
     }
-    this.#touched.clear();
+    this.#touched = undefined;
     this.#lastSent = pods;
     this.#onUpdate({ op: PodOperation.SET, source: API_SERVER_SOURCE, pods, ...(delta ? { delta } : {}) });
   }
 
   /** Records that `key` is about to change, with the pod it had in the last SET. */
   #touch(key: string): void {
-    if (!this.#touched.has(key)) this.#touched.set(key, this.#pods.get(key));
+    const touched = (this.#touched ??= new Map());
+    if (!touched.has(key)) touched.set(key, this.#pods?.get(key));
   }
 
   /**

@@ -32,12 +32,13 @@ export function publishedStatusOf(podManager: AdoptionPodManager, pod: Pod): V1P
 export function withAdoption(podManager: AdoptionPodManager, inner: StatusProvider): StatusProvider {
   if (inner.adopt === undefined) return inner;
   const adopt = inner.adopt.bind(inner);
-  // UIDs handed over since their last forget: only live pods, so this stays as small as they are.
-  const handed = new Set<string>();
+  // UIDs handed over since their last forget: only live pods, so this stays as small as they
+  // are; made at the first pod, as a fleet node without pods holds none.
+  let handed: Set<string> | undefined;
   const handOver = (pod: Pod): void => {
     const uid = pod.metadata?.uid ?? '';
-    if (uid === '' || handed.has(uid)) return;
-    handed.add(uid);
+    if (uid === '' || handed?.has(uid) === true) return;
+    (handed ??= new Set()).add(uid);
     const published = publishedStatusOf(podManager, pod);
     if (published !== undefined) adopt(pod, published);
   };
@@ -50,7 +51,7 @@ export function withAdoption(podManager: AdoptionPodManager, inner: StatusProvid
   };
   if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
   wrapped.forget = (uid) => {
-    handed.delete(uid);
+    handed?.delete(uid);
     inner.forget?.(uid);
   };
   if (inner.terminate) {

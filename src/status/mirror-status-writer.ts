@@ -124,6 +124,9 @@ type BatchKind = 'full' | 'scan' | 'targeted';
 /** Mirror status writes in flight at once within one batch. */
 const WRITE_CONCURRENCY = 16;
 
+/** What an empty batch names: read, never written. */
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 class StatusWriter implements MirrorStatusWriter {
   readonly #pm: StatusPodManager;
   readonly #provider: StatusProvider;
@@ -142,11 +145,12 @@ class StatusWriter implements MirrorStatusWriter {
   // pod manager's copy predates that write and says nothing about what the server holds.
   readonly #predatesWrite = new WeakSet<Pod>();
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
-  #changed = new Set<string>();
+  // The sets below are made at their first entry: a fleet node without pods holds none.
+  #changed: Set<string> | undefined;
   // What updates named since the last batch (requestSync(pods)): static pods by UID, mirror
   // pods by full name; and whether someone asked for a scan of every pod (requestSync()).
-  #touchedUIDs = new Set<string>();
-  #touchedNames = new Set<string>();
+  #touchedUIDs: Set<string> | undefined;
+  #touchedNames: Set<string> | undefined;
   #scanAll = false;
 
   // The last version given to any status.
@@ -177,7 +181,7 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   invalidate(uid: string): void {
-    this.#changed.add(uid);
+    (this.#changed ??= new Set()).add(uid);
     this.#scheduleIncremental();
   }
 
@@ -185,7 +189,7 @@ class StatusWriter implements MirrorStatusWriter {
     if (this.#running) return;
     this.#running = true;
     this.#unsubscribe = this.#provider.onChange?.((uid) => {
-      this.#changed.add(uid);
+      (this.#changed ??= new Set()).add(uid);
       this.#scheduleIncremental();
     });
     this.#scheduleResync(0);
@@ -206,8 +210,8 @@ class StatusWriter implements MirrorStatusWriter {
     if (pods === undefined) this.#scanAll = true;
     else {
       for (const pod of pods) {
-        if (isMirrorPod(pod)) this.#touchedNames.add(getPodFullName(pod));
-        else this.#touchedUIDs.add(podUID(pod));
+        if (isMirrorPod(pod)) (this.#touchedNames ??= new Set()).add(getPodFullName(pod));
+        else (this.#touchedUIDs ??= new Set()).add(podUID(pod));
       }
     }
     this.#scheduleIncremental();
@@ -291,10 +295,10 @@ class StatusWriter implements MirrorStatusWriter {
    * gone are forgotten.
    */
   #targets(changed: ReadonlySet<string>): Map<string, CachedStatus> {
-    const uids = this.#touchedUIDs;
-    const names = this.#touchedNames;
-    this.#touchedUIDs = new Set();
-    this.#touchedNames = new Set();
+    const uids = this.#touchedUIDs ?? new Set<string>();
+    const names = this.#touchedNames ?? NO_NAMES;
+    this.#touchedUIDs = undefined;
+    this.#touchedNames = undefined;
     for (const uid of changed) uids.add(uid);
     const targets = new Map<string, CachedStatus>();
     for (const uid of uids) {
@@ -332,15 +336,15 @@ class StatusWriter implements MirrorStatusWriter {
 
   async #batch(kind: BatchKind): Promise<void> {
     const full = kind === 'full';
-    const changed = this.#changed;
-    this.#changed = new Set();
+    const changed = this.#changed ?? NO_NAMES;
+    this.#changed = undefined;
     let candidates: Iterable<[string, CachedStatus]>;
     if (kind === 'targeted') {
       candidates = this.#targets(changed);
     } else {
       // A scan covers whatever the updates named.
-      this.#touchedUIDs.clear();
-      this.#touchedNames.clear();
+      this.#touchedUIDs = undefined;
+      this.#touchedNames = undefined;
       this.#refreshStatuses(full, changed);
       candidates = this.#statuses;
     }

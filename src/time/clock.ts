@@ -57,3 +57,26 @@ export const realClock: Clock = {
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };
+
+/**
+ * `Clock.sleep` over a clock's own timers: resolves after `ms`, rejects with the signal's
+ * reason as soon as it aborts (the timer then cleared). For clocks whose timers are their own
+ * (the fake clock, the fleet's shared timer clock).
+ */
+export function sleepOnTimers(clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clock.clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

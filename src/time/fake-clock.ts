@@ -2,7 +2,7 @@
 // fall due in order and lets the promise jobs they start settle. Exported from
 // `kubelet-pods/testing` so that users can drive the agent's parts the way our tests do.
 
-import type { Clock, ClockTimer } from './clock.js';
+import { sleepOnTimers, type Clock, type ClockTimer } from './clock.js';
 
 interface Pending {
   readonly id: number;
@@ -47,21 +47,7 @@ export class FakeClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = (): void => {
-        this.clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = this.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOnTimers(this, ms, signal);
   }
 
   /** Timers (and intervals) waiting to fire. */
