@@ -113,7 +113,7 @@ interface CachedStatus {
    */
   status: V1PodStatus | undefined;
   /** The fingerprint of the status once let go (undefined until then). */
-  fingerprint: string | undefined;
+  fingerprint: number | undefined;
   /**
    * The mirror object last found to hold this version. The pod manager stores a new object on
    * every update, so while it still holds this one a full batch need not compare again.
