@@ -137,6 +137,23 @@ function setup(options: { provider?: StatusProvider; pods?: Pod[] } = {}) {
   return { clock, podManager, api, provider, writer, results };
 }
 
+/** A started writer with the mirror in place, over a provider that reports a change when told. */
+function startWithNotifyingProvider(statusFor: () => V1PodStatus) {
+  let listener: ((uid: string) => void) | undefined;
+  const provider: StatusProvider = {
+    statusFor,
+    onChange: (l) => {
+      listener = l;
+      return () => {};
+    },
+  };
+  const parts = setup({ provider });
+  parts.writer.start();
+  parts.podManager.addPod(mirrorPod('mirror-1'));
+  parts.api.put(mirrorPod('mirror-1'));
+  return { ...parts, notify: () => listener!('static-1') };
+}
+
 // --- tests ------------------------------------------------------------------------------
 
 const conditionTypes = (status: Record<string, unknown> | V1PodStatus | undefined) =>
@@ -437,27 +454,16 @@ describe('createMirrorStatusWriter', () => {
 
   it("does not trust a mirror copy older than its own last write to say 'unchanged'", async () => {
     let phase = 'Pending';
-    let notify: ((uid: string) => void) | undefined;
-    const provider: StatusProvider = {
-      statusFor: () => ({ phase }),
-      onChange: (listener) => {
-        notify = listener;
-        return () => {};
-      },
-    };
-    const { podManager, api, writer, results } = setup({ provider });
-    writer.start();
-    podManager.addPod(mirrorPod('mirror-1'));
-    api.put(mirrorPod('mirror-1'));
+    const { api, writer, results, notify } = startWithNotifyingProvider(() => ({ phase }));
     await writer.syncBatch(false);
     assert.deepEqual(results, ['unchanged'], 'the mirror already shows Pending');
     phase = 'Running';
-    notify!('static-1');
+    notify();
     await writer.syncBatch(false);
     // Back to Pending before the watch delivered the Running write: the pod manager's copy
     // still shows Pending, but the server holds Running.
     phase = 'Pending';
-    notify!('static-1');
+    notify();
     await writer.syncBatch(false);
     assert.deepEqual(results, ['unchanged', 'success', 'success']);
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Pending');
@@ -572,22 +578,11 @@ describe('createMirrorStatusWriter', () => {
       ],
     };
     let asked = 0;
-    let notify: ((uid: string) => void) | undefined;
-    const provider: StatusProvider = {
-      statusFor: () => (asked++, structuredClone(current)),
-      onChange: (listener) => {
-        notify = listener;
-        return () => {};
-      },
-    };
-    const { podManager, api, writer, results } = setup({ provider });
-    writer.start();
-    podManager.addPod(mirrorPod('mirror-1'));
-    api.put(mirrorPod('mirror-1'));
+    const { podManager, api, writer, results, notify } = startWithNotifyingProvider(() => (asked++, structuredClone(current)));
     const watchShowsServer = () => podManager.updatePod(structuredClone(api.pods.get('default/web')!));
     const change = async (next: V1PodStatus) => {
       current = next;
-      notify!('static-1');
+      notify();
       await writer.syncBatch(false);
       watchShowsServer();
       await writer.syncBatch(true);
