@@ -3,6 +3,7 @@ import type { Pod } from '../pod/types.js';
 import type { ExitedContainer, ExitedPod } from './exited-containers.js';
 import { wholeSeconds } from './pod-status-parts.js';
 import { fromAPI, runtimeView, type ContainerRun, type TrackedPod } from './runtime-state.js';
+import { ContainerRunsByName } from './container-runs-by-name.js';
 
 /**
  * Taking over a pod after an agent restart. A real node's containers outlive the kubelet, and a
@@ -51,14 +52,14 @@ export function adoptedPod(pod: Pod, published: V1PodStatus, now: number): Track
   const byName = (list: V1ContainerStatus[] | undefined) => new Map((list ?? []).map((cs) => [cs.name, cs]));
   const initStatuses = byName(published.initContainerStatuses);
   const statuses = byName(published.containerStatuses);
-  const inits = new Map<string, ContainerRun>();
+  const inits = new ContainerRunsByName();
   for (const c of pod.spec?.initContainers ?? []) {
     const cs = initStatuses.get(c.name);
     const run = cs === undefined ? undefined : adoptedRun(cs, now);
     if (run !== undefined) inits.set(c.name, run);
   }
   const containers = pod.spec?.containers ?? [];
-  let runs: Map<string, ContainerRun> | undefined = new Map();
+  let runs: ContainerRunsByName | undefined = new ContainerRunsByName();
   for (const c of containers) {
     const cs = statuses.get(c.name);
     const run = cs === undefined ? undefined : adoptedRun(cs, now);

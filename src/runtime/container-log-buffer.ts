@@ -16,16 +16,13 @@ export interface ContainerLogBuffer {
 export const DEFAULT_CONTAINER_LOG_BYTES = 64 * 1024;
 
 /**
- * One container's lines, as times and texts side by side (no object or Date per line): a fleet
- * keeps a few lines for each of its many containers, and reads them rarely. Lines become
- * objects when read.
+ * A pod's lines, all its containers' in the order written, as one flat list: the bytes of all
+ * of them, then (container, time in ms, text) per line. A fleet pod's containers write a line
+ * or two each and are rarely read, so no object, Date or list per container or line.
  */
-interface Kept {
-  readonly container: string;
-  times: number[];
-  texts: string[];
-  bytes: number;
-}
+type PodLines = Array<string | number>;
+const HEADER = 1;
+const STRIDE = 3;
 
 /**
  * One string per distinct line for all pods: a template's pods write the same lines ("started
@@ -44,8 +41,7 @@ function intern(line: string): string {
 
 export function createContainerLogBuffer(options: { maxBytesPerContainer?: number } = {}): ContainerLogBuffer {
   const max = options.maxBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES;
-  // Per pod its containers' lines; a pod has a few containers, so a list beats a Map.
-  const pods = new Map<string, Kept[]>();
+  const pods = new Map<string, PodLines>();
   // A line's cost: its text and newline (UTF-8).
   const size = (text: string): number => Buffer.byteLength(text) + 1;
   return {
@@ -53,35 +49,58 @@ export function createContainerLogBuffer(options: { maxBytesPerContainer?: numbe
       // Lines written at once are one line each; a single line longer than the bound is cut.
       const lines = text.split('\n').map((raw) => intern(size(raw) > max ? Buffer.from(raw).subarray(0, max - 1).toString() : raw));
       const at = time.getTime();
-      const containers = pods.get(uid);
-      let kept = containers?.find((k) => k.container === container);
+      let kept = pods.get(uid);
+      let added = 0;
+      for (const line of lines) added += size(line);
       if (kept === undefined) {
-        // Most containers write a line or two: arrays made to size, not grown by push from
-        // empty (which reserves room for 17).
-        kept = { container, times: lines.map(() => at), texts: lines, bytes: 0 };
-        for (const line of lines) kept.bytes += size(line);
-        if (containers === undefined) pods.set(uid, [kept]);
-        else containers.push(kept);
+        // Made to size: most pods write a line or two, and an array grown by push reserves
+        // room for 17 more.
+        kept = new Array<string | number>(HEADER + STRIDE * lines.length);
+        kept[0] = added;
+        lines.forEach((line, n) => {
+          kept![HEADER + STRIDE * n] = container;
+          kept![HEADER + STRIDE * n + 1] = at;
+          kept![HEADER + STRIDE * n + 2] = line;
+        });
+        pods.set(uid, kept);
       } else {
-        for (const line of lines) {
-          kept.times.push(at);
-          kept.texts.push(line);
-          kept.bytes += size(line);
-        }
+        kept[0] = (kept[0] as number) + added;
+        for (const line of lines) kept.push(container, at, line);
       }
-      let drop = 0;
-      while (kept.bytes > max && drop < kept.texts.length) kept.bytes -= size(kept.texts[drop++]!);
-      if (drop > 0) {
-        kept.times.splice(0, drop);
-        kept.texts.splice(0, drop);
-      }
+      // No container can be over the bound while all of the pod's lines are within it.
+      if ((kept[0] as number) > max) pods.set(uid, bounded(kept, container, max, size));
     },
     lines: (uid, container) => {
-      const kept = pods.get(uid)?.find((k) => k.container === container);
-      return kept?.texts.map((text, i) => Object.freeze({ time: new Date(kept.times[i]!), text }));
+      const kept = pods.get(uid);
+      if (kept === undefined) return undefined;
+      const out: ContainerLogLine[] = [];
+      for (let i = HEADER; i < kept.length; i += STRIDE) {
+        if (kept[i] === container) out.push(Object.freeze({ time: new Date(kept[i + 1] as number), text: kept[i + 2] as string }));
+      }
+      return out.length > 0 ? out : undefined;
     },
     forget: (uid) => {
       pods.delete(uid);
     },
   };
+}
+
+/** `kept` without the oldest lines of `container` that take it over `max` bytes. */
+function bounded(kept: PodLines, container: string, max: number, size: (text: string) => number): PodLines {
+  let bytes = 0;
+  for (let i = HEADER; i < kept.length; i += STRIDE) if (kept[i] === container) bytes += size(kept[i + 2] as string);
+  if (bytes <= max) return kept;
+  const out: PodLines = [0];
+  let total = 0;
+  for (let i = HEADER; i < kept.length; i += STRIDE) {
+    const text = kept[i + 2] as string;
+    if (kept[i] === container && bytes > max) {
+      bytes -= size(text);
+      continue;
+    }
+    out.push(kept[i]!, kept[i + 1]!, text);
+    total += size(text);
+  }
+  out[0] = total;
+  return out;
 }

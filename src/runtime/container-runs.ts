@@ -7,6 +7,7 @@ import { startFailingPulls } from './image-pulls.js';
 import { startReadiness } from './readiness-probes.js';
 import { plannedExits } from './scenario-plan.js';
 import { stopMsOf, type PlannedExit } from './simulation-annotations.js';
+import { ContainerRunsByName } from './container-runs-by-name.js';
 
 /**
  * The life of a started pod's containers, as timers on the runtime's clock: init containers in
@@ -21,7 +22,7 @@ export function startContainers(ctx: RuntimeContext, uid: string, tracked: Track
   if (tracked.previous !== undefined) ctx.event(tracked.pod, undefined, sandboxChangedEvent());
   const dns = ctx.node.clusterDNS ? undefined : missingClusterDNSEvent(tracked.pod);
   if (dns !== undefined) ctx.event(tracked.pod, undefined, dns);
-  tracked.inits = (tracked.pod.spec?.initContainers?.length ?? 0) > 0 ? new Map() : NO_INIT_RUNS;
+  tracked.inits = (tracked.pod.spec?.initContainers?.length ?? 0) > 0 ? new ContainerRunsByName() : NO_INIT_RUNS;
   runInits(ctx, uid, tracked, 0, at);
 }
 
@@ -61,7 +62,7 @@ function runInits(ctx: RuntimeContext, uid: string, tracked: TrackedPod, from: n
     ctx.containerStarts(tracked.pod, c);
     ctx.log(uid, c.name, at, `started container ${JSON.stringify(c.name)} (image ${c.image ?? ''})`);
   }
-  tracked.runs = new Map();
+  tracked.runs = new ContainerRunsByName();
   for (const c of starting) {
     const run = continuedRun(at, tracked.previous?.get(c.name), true);
     tracked.runs.set(c.name, run);
@@ -203,6 +204,6 @@ export function resumeAdopted(ctx: RuntimeContext, uid: string, tracked: Tracked
     const done = isSidecar(c) ? run.state === 'running' : run.state === 'exited' && run.terminated?.exitCode === 0;
     if (!done) return;
   }
-  tracked.inits ??= new Map();
+  tracked.inits ??= new ContainerRunsByName();
   runInits(ctx, uid, tracked, next, now);
 }

@@ -1,5 +1,6 @@
 import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import type { ClockTimer } from '../time/clock.js';
+import { ContainerRunsByName } from './container-runs-by-name.js';
 import type { Pod } from '../pod/types.js';
 import { isSidecar } from '../status/pod-phase.js';
 import { exitReason, type CrashLoopEntry } from './container-lifecycle.js';
@@ -72,9 +73,9 @@ export interface TrackedPod {
   timer: ClockTimer | undefined;
   pod: Pod;
   /** Per regular container, once every init container has completed (the pod is initialized). */
-  runs: Map<string, ContainerRun> | undefined;
+  runs: ContainerRunsByName | undefined;
   /** Per init container started so far, in spec order (sidecars stay in it while they run). */
-  inits: Map<string, ContainerRun> | undefined;
+  inits: ContainerRunsByName | undefined;
   /** When the last init container completed and the containers started (wall ms). */
   initializedAt: number | undefined;
   /** When a container last changed state after the start (whole seconds), for conditions. */
@@ -118,10 +119,10 @@ export function updateRuntimeView(tracked: TrackedPod, pod: Pod): void {
 }
 
 /**
- * The init containers' runs of every started pod without init containers: one empty map for
- * all of them (an empty Map of its own weighed about 100 bytes a pod), which refuses entries.
+ * The init containers' runs of every started pod without init containers: one empty list for
+ * all of them, which refuses entries.
  */
-export const NO_INIT_RUNS: Map<string, ContainerRun> = new (class extends Map<string, ContainerRun> {
+export const NO_INIT_RUNS: ContainerRunsByName = new (class extends ContainerRunsByName {
   override set(): this {
     throw new Error('a pod without init containers has no init container runs');
   }

@@ -10,6 +10,7 @@ import { getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from '../pod/
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
+import { statusFingerprint } from './status-fingerprint.js';
 import { buildStatusPatch, STATUS_PATCH_CONTENT_TYPE } from './status-patch.js';
 import type { StatusProvider } from './status-provider.js';
 import { podUID } from '../values/pod-format.js';
@@ -104,7 +105,15 @@ interface CachedStatus {
   version: number;
   /** The static pod as last seen: its full name finds the mirror. */
   pod: Pod;
-  status: V1PodStatus;
+  /**
+   * The status, until a batch finds the API object (as the watch showed it, after any
+   * write of ours) holding it; then that object holds what was written, and the writer keeps
+   * only `fingerprint`. The provider's status is the same while it reports no change
+   * (StatusProvider.statusFor), so it is asked again when the status is needed once more.
+   */
+  status: V1PodStatus | undefined;
+  /** The fingerprint of the status once let go (undefined until then). */
+  fingerprint: number | undefined;
   /**
    * The mirror object last found to hold this version. The pod manager stores a new object on
    * every update, so while it still holds this one a full batch need not compare again.
@@ -229,7 +238,8 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   getPodStatus(uid: string): V1PodStatus | undefined {
-    return this.#statuses.get(this.#pm.translatePodUID(uid))?.status;
+    const cached = this.#statuses.get(this.#pm.translatePodUID(uid));
+    return cached === undefined ? undefined : (cached.status ?? this.#provider.statusFor(cached.pod, this.#clock.now()));
   }
 
   syncBatch(full: boolean): Promise<void> {
@@ -283,10 +293,36 @@ class StatusWriter implements MirrorStatusWriter {
       return undefined;
     }
     const status = this.#provider.statusFor(pod, this.#clock.now());
-    if (cached !== undefined && sameStoredValue(status, cached.status)) return cached;
-    const fresh = { version: ++this.#lastVersion, pod, status, inSyncWith: undefined };
+    if (cached !== undefined && sameAsCached(status, cached)) return cached;
+    const fresh: CachedStatus = { version: ++this.#lastVersion, pod, status, fingerprint: undefined, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
     return fresh;
+  }
+
+  /**
+   * The cached status, asked of the provider again if it was let go, and held from now on.
+   * Should the provider answer another status than the one let go without having reported a
+   * change (against its contract), that status becomes a new version.
+   */
+  #hold(uid: string, cached: CachedStatus): [CachedStatus, V1PodStatus] {
+    if (cached.status !== undefined) return [cached, cached.status];
+    const status = this.#provider.statusFor(cached.pod, this.#clock.now());
+    if (sameAsCached(status, cached)) {
+      // The fingerprint stays right for it, and is not computed again when it is let go.
+      cached.status = status;
+      return [cached, status];
+    }
+    const fresh: CachedStatus = { version: ++this.#lastVersion, pod: cached.pod, status, fingerprint: undefined, inSyncWith: undefined };
+    this.#statuses.set(uid, fresh);
+    return [fresh, status];
+  }
+
+  /** The API object `mirror`, fresher than our last write, holds the cached status: let it go. */
+  #inSync(cached: CachedStatus, mirror: Pod): void {
+    cached.inSyncWith = mirror;
+    if (cached.status === undefined) return;
+    cached.fingerprint ??= statusFingerprint(cached.status);
+    cached.status = undefined;
   }
 
   /**
@@ -355,7 +391,8 @@ class StatusWriter implements MirrorStatusWriter {
       }
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
-    for (const [uid, cached] of candidates) {
+    for (const [uid, listed] of candidates) {
+      let cached = listed;
       // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
       // API watch last showed it.
       const mirror = isStaticPod(cached.pod) ? this.#pm.getMirrorPodByPod(cached.pod) : this.#pm.getPodByUID(uid);
@@ -364,8 +401,12 @@ class StatusWriter implements MirrorStatusWriter {
       const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
       if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {
-        if (sameStatus(cached.status, mirror.status ?? {})) {
-          cached.inSyncWith = mirror;
+        const [held, status] = this.#hold(uid, cached);
+        if (held !== cached) {
+          cached = held;
+          write = true;
+        } else if (sameStatus(status, mirror.status ?? {})) {
+          this.#inSync(cached, mirror);
         } else {
           // The mirror's status differs from ours: someone else changed it, or our write was
           // lost. Forget the version and write again.
@@ -389,7 +430,7 @@ class StatusWriter implements MirrorStatusWriter {
 
   // `mirror` is the API object as the watch last showed it; the UID precondition covers the
   // case where it has been replaced since.
-  async #syncPod(staticUID: string, cached: CachedStatus, mirror: Pod): Promise<void> {
+  async #syncPod(staticUID: string, listed: CachedStatus, mirror: Pod): Promise<void> {
     const name = mirror.metadata?.name ?? '';
     const namespace = mirror.metadata?.namespace ?? '';
     const fullName = `${name}_${namespace}`;
@@ -404,16 +445,17 @@ class StatusWriter implements MirrorStatusWriter {
     // A mirror of another hash (an edited manifest's, which the pod manager pairs with the new
     // pod by its name) is about to be replaced by mirror sync: the status waits for the new one,
     // and the old one keeps its last status.
-    if (isStaticPod(cached.pod) && !isMirrorPodOf(mirror, cached.pod)) return;
-    if (!this.#predatesWrite.has(mirror) && sameStatus(cached.status, mirror.status ?? {})) {
+    if (isStaticPod(listed.pod) && !isMirrorPodOf(mirror, listed.pod)) return;
+    const [cached, status] = this.#hold(staticUID, listed);
+    if (!this.#predatesWrite.has(mirror) && sameStatus(status, mirror.status ?? {})) {
       this.#apiStatusVersions.set(mirrorUID, cached.version);
-      cached.inSyncWith = mirror;
+      this.#inSync(cached, mirror);
       this.#onWrite?.('unchanged');
       return;
     }
     try {
       await this.#api.patchNamespacedPodStatus(
-        { name, namespace, body: buildStatusPatch(mirrorUID, cached.status) },
+        { name, namespace, body: buildStatusPatch(mirrorUID, status) },
         setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE),
       );
     } catch (err) {
@@ -436,4 +478,9 @@ class StatusWriter implements MirrorStatusWriter {
     this.#onWrite?.(result);
     logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to write mirror pod status', fields: { pod: fullName } });
   }
+}
+
+/** Whether the provider's `status` is the cached one, as the API server would store them. */
+function sameAsCached(status: V1PodStatus, cached: CachedStatus): boolean {
+  return cached.status !== undefined ? sameStoredValue(status, cached.status) : statusFingerprint(status) === cached.fingerprint;
 }

@@ -98,8 +98,8 @@ function isEmpty(v: unknown): boolean {
 
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-// Whole seconds since the epoch of a Date or an RFC 3339 UTC string; undefined for anything else.
-function timeSeconds(v: unknown): number | undefined {
+/** Whole seconds since the epoch of a Date or an RFC 3339 UTC string; undefined for anything else. */
+export function timeSeconds(v: unknown): number | undefined {
   let ms: number;
   if (v instanceof Date) ms = v.getTime();
   else if (typeof v === 'string' && v.length >= 20 && v.charCodeAt(10) === 84 /* T */ && RFC3339.test(v)) ms = Date.parse(v);

@@ -137,6 +137,23 @@ function setup(options: { provider?: StatusProvider; pods?: Pod[] } = {}) {
   return { clock, podManager, api, provider, writer, results };
 }
 
+/** A started writer with the mirror in place, over a provider that reports a change when told. */
+function startWithNotifyingProvider(statusFor: () => V1PodStatus) {
+  let listener: ((uid: string) => void) | undefined;
+  const provider: StatusProvider = {
+    statusFor,
+    onChange: (l) => {
+      listener = l;
+      return () => {};
+    },
+  };
+  const parts = setup({ provider });
+  parts.writer.start();
+  parts.podManager.addPod(mirrorPod('mirror-1'));
+  parts.api.put(mirrorPod('mirror-1'));
+  return { ...parts, notify: () => listener!('static-1') };
+}
+
 // --- tests ------------------------------------------------------------------------------
 
 const conditionTypes = (status: Record<string, unknown> | V1PodStatus | undefined) =>
@@ -437,27 +454,16 @@ describe('createMirrorStatusWriter', () => {
 
   it("does not trust a mirror copy older than its own last write to say 'unchanged'", async () => {
     let phase = 'Pending';
-    let notify: ((uid: string) => void) | undefined;
-    const provider: StatusProvider = {
-      statusFor: () => ({ phase }),
-      onChange: (listener) => {
-        notify = listener;
-        return () => {};
-      },
-    };
-    const { podManager, api, writer, results } = setup({ provider });
-    writer.start();
-    podManager.addPod(mirrorPod('mirror-1'));
-    api.put(mirrorPod('mirror-1'));
+    const { api, writer, results, notify } = startWithNotifyingProvider(() => ({ phase }));
     await writer.syncBatch(false);
     assert.deepEqual(results, ['unchanged'], 'the mirror already shows Pending');
     phase = 'Running';
-    notify!('static-1');
+    notify();
     await writer.syncBatch(false);
     // Back to Pending before the watch delivered the Running write: the pod manager's copy
     // still shows Pending, but the server holds Running.
     phase = 'Pending';
-    notify!('static-1');
+    notify();
     await writer.syncBatch(false);
     assert.deepEqual(results, ['unchanged', 'success', 'success']);
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Pending');
@@ -560,6 +566,62 @@ describe('createMirrorStatusWriter', () => {
     fail = false;
     await writer.syncBatch(true);
     assert.equal(writer.getPodStatus('static-1')?.phase, 'Running', 'the next batch ran');
+  });
+
+  it("lets go of a status once the watch shows it written, and versions and writes the provider's next ones as before", async () => {
+    let current: V1PodStatus = {
+      phase: 'Running',
+      message: 'starting',
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-03-01T10:00:00.000Z') },
+        { type: 'example.com/gate', status: 'True' },
+      ],
+    };
+    let asked = 0;
+    const { podManager, api, writer, results, notify } = startWithNotifyingProvider(() => (asked++, structuredClone(current)));
+    const watchShowsServer = () => podManager.updatePod(structuredClone(api.pods.get('default/web')!));
+    const change = async (next: V1PodStatus) => {
+      current = next;
+      notify();
+      await writer.syncBatch(false);
+      watchShowsServer();
+      await writer.syncBatch(true);
+    };
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['success']);
+    watchShowsServer();
+    await writer.syncBatch(true);
+    assert.equal(asked, 1);
+    // Let go: what the writer answers for the pod is the provider's again.
+    assert.equal(writer.getPodStatus('static-1')?.phase, 'Running');
+    assert.equal(asked, 2, 'the status was let go once the watch showed it written');
+
+    // Only milliseconds and condition order differ: the same status, no new version.
+    await change({ ...current, conditions: [current.conditions![1]!, { ...current.conditions![0]!, lastTransitionTime: new Date('2026-03-01T10:00:00.600Z') }] });
+    assert.deepEqual(results, ['success']);
+    // The message is gone and the gate (not the kubelet's) changed: a new version, as against
+    // the status itself, though the server's object, compared by the kubelet's fields, needs
+    // no write (a patch does not remove a field it leaves out).
+    await change({ ...current, message: undefined, conditions: [current.conditions![1]!, { type: 'example.com/gate', status: 'False' }] });
+    assert.deepEqual(results, ['success', 'unchanged']);
+    // A change of the kubelet's own.
+    await change({ ...current, phase: 'Succeeded' });
+    assert.deepEqual(results, ['success', 'unchanged', 'success']);
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Succeeded');
+    assert.equal(api.pods.get('default/web')?.status?.message, 'starting', 'never sent as empty');
+
+    // The mirror is replaced (a new UID): the status let go is asked for again and written to it.
+    podManager.removePod(podManager.getMirrorPodByPod(podManager.getPodByUID('static-1')!)!);
+    const replaced = mirrorPod('mirror-2');
+    api.put(replaced);
+    podManager.addPod(replaced);
+    const before = asked;
+    await writer.syncBatch(true);
+    assert.deepEqual(results, ['success', 'unchanged', 'success', 'success']);
+    assert.equal(api.patches.at(-1)?.body.metadata.uid, 'mirror-2');
+    assert.equal(api.patches.at(-1)?.body.status.phase, 'Succeeded');
+    assert.equal(asked, before + 1);
+    await writer.stop();
   });
 
   it('rejects a non-positive resync interval', () => {
