@@ -66,9 +66,10 @@ export interface AgentOptions {
   node?: AgentNodeOptions;
   /**
    * The sources start once the first Node registration and status write has been answered
-   * (or has failed), at most `NODE_STATUS_FIRST_BOUND_MS` after start: with one thread, parsing
-   * a directory of manifests would otherwise hold back the write that makes the Node Ready
-   * (`kubelet-pods run`; docs/performance.md, "Start and restart → Node Ready"). Off by default.
+   * (or has failed), at most `NODE_STATUS_FIRST_BOUND_MS` after start: with one thread, the
+   * sources' first lists (1,000 mirrors from the API server) would otherwise hold back the write
+   * that makes the Node Ready (`kubelet-pods run`; docs/performance.md, "Start and restart →
+   * Node Ready"). Off by default.
    */
   nodeStatusFirst?: boolean;
 }
