@@ -65,7 +65,8 @@ async function startAgent() {
   const logger: Logger = options.logFile
     ? createLogger({ destination: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel ?? 'info', pretty: false })
     : noopLogger;
-  const created = createAgent({ config, logger, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
+  // As `kubelet-pods run` makes its agent (src/cli/run-command.ts).
+  const created = createAgent({ config, logger, nodeStatusFirst: true, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
   await created.start();
   return created;
 }

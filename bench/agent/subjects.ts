@@ -96,9 +96,8 @@ async function startOurs(o: SubjectOptions): Promise<Subject> {
   // maxPods is ignored (and reported as such) by an agent that does not honour it yet.
   const configFile = await writeConfigFile(o.workDir, { kubeAPIQPS: o.qps, kubeAPIBurst: o.burst, maxPods: o.maxPods });
   const readOnlyPort = await freePort();
-  // dist/'s separate modules, as `npm install kubelet-pods` runs them; BENCH_SBS_BUNDLED=1: one
-  // bundle, as the executable (container image, systemd unit) runs them.
-  const script = process.env.BENCH_SBS_BUNDLED === '1' ? await bundledAgentChild() : undefined;
+  // Bundled as the package's command is (BENCH_SBS_BUNDLED picks another way: agent-child-bundle.ts).
+  const script = await bundledAgentChild();
   const agent = await AgentChild.start({
     readOnlyPort,
     kubeconfig: o.cluster.nodeKubeconfigs[o.node]!,

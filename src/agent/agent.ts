@@ -65,7 +65,18 @@ export interface AgentOptions {
   shutdownTimeoutMs?: number;
   /** This node's labels, taints and resources, and the spread of its loops (the fleet's templates). */
   node?: AgentNodeOptions;
+  /**
+   * The sources start once the first Node registration and status write has been answered
+   * (or has failed), at most `NODE_STATUS_FIRST_BOUND_MS` after start: with one thread, the
+   * sources' first lists (1,000 mirrors from the API server) would otherwise hold back the write
+   * that makes the Node Ready (`kubelet-pods run`; docs/performance.md, "Start and restart →
+   * Node Ready"). Off by default.
+   */
+  nodeStatusFirst?: boolean;
 }
+
+/** The longest the sources wait for the first Node status write with `nodeStatusFirst`. */
+export const NODE_STATUS_FIRST_BOUND_MS = 2000;
 
 export interface Agent {
   readonly podManager: PodManager;
@@ -373,7 +384,13 @@ export function createAgent(options: AgentOptions): Agent {
   const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
   // What runs between start() and stop(): state of the run, not parts.
   const intervals: ClockTimer[] = [];
-  const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void> } = {};
+  const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void>; stopped?: boolean } = {};
+  const startSources = (): void => {
+    if (running.stopped === true) return;
+    fileSource?.start();
+    httpSource?.start();
+    apiSource?.start();
+  };
 
   const agent: Omit<Agent, 'registry'> = {
     podManager,
@@ -390,9 +407,12 @@ export function createAgent(options: AgentOptions): Agent {
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();
-      fileSource?.start();
-      httpSource?.start();
-      apiSource?.start();
+      if (nodeRegistration !== undefined && options.nodeStatusFirst === true) {
+        // The attempt the loop has just scheduled, run now and shared with it.
+        void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS).then(startSources);
+      } else {
+        startSources();
+      }
       intervals.push(clock.setInterval(() => lifecycle.housekeeping(), housekeepingMs));
       intervals.push(clock.setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs));
       logger.info(
@@ -408,6 +428,7 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
     async stop() {
+      running.stopped = true;
       for (const t of intervals.splice(0)) clock.clearInterval(t);
       running.unsubscribeRuntime?.();
       running.unsubscribeRelist?.();
@@ -473,6 +494,18 @@ function relistPhase(spread: LoopSpread | undefined, periodMs: number): number {
   if (spread === undefined) return 0;
   const phase = spread.firstPeriodMs % periodMs;
   return spread.alignMs !== undefined && spread.alignMs > 0 ? phase - (phase % spread.alignMs) : phase;
+}
+
+/** Resolves when `work` settles or `boundMs` of `clock` have passed, whichever comes first. */
+function untilOrAfter(work: Promise<unknown>, clock: Clock, boundMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimeout(resolve, boundMs);
+    const done = (): void => {
+      clock.clearTimeout(timer);
+      resolve();
+    };
+    work.then(done, done);
+  });
 }
 
 /** The node lease options that come from the fleet's templates and sharding. */

@@ -15,7 +15,6 @@ import { podsRoute } from '../server/pods.js';
 import { resourceMetricsRoute } from '../server/resource-metrics.js';
 import { statsSummaryRoute } from '../server/stats-summary.js';
 import { createAgentServer, type AgentServer, type BoundAddress, type Route } from '../server/server.js';
-import { loadServingTLS } from '../server/serving-cert.js';
 import type { NodeUsage } from '../status/node-usage.js';
 import type { ContainerLogLine } from '../status/status-provider.js';
 import type { Clock } from '../time/clock.js';
@@ -99,8 +98,10 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
     });
   }
 
-  // Made at listen: its certificate is read (or made) then.
+  // Made at listen: its certificate is read (or made) then. The certificate code (node-forge,
+  // a quarter of the agent's bundle) is loaded only by an agent that serves this port.
   async function createKubeletServer(port: number): Promise<AgentServer> {
+    const { loadServingTLS } = await import('../server/serving-cert.js');
     const tls = await loadServingTLS({
       ...(config.tlsCertFile !== undefined ? { certFile: config.tlsCertFile } : {}),
       ...(config.tlsPrivateKeyFile !== undefined ? { keyFile: config.tlsPrivateKeyFile } : {}),

@@ -36,7 +36,8 @@ export async function run(args: string[]): Promise<number> {
   if (ignoredFields.length > 0) logger.info({ ignoredFields }, IGNORED_FIELDS_MESSAGE);
   const v8Flags = applyRunGcSettings();
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'garbage collector set for an agent');
-  const agent = createAgent({ config, logger });
+  // One node per process: its Node status goes out before the sources start.
+  const agent = createAgent({ config, logger, nodeStatusFirst: true });
   await agent.start();
   const signal = await untilSignal();
   logger.info({ signal }, 'stopping');

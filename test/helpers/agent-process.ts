@@ -1,10 +1,11 @@
-// Our agent as users run it (`kubelet-pods run`, from dist/), for tests that put it next to
-// another process such as the hollow kubelet: both sides are then separate processes talking
-// to the same API server.
+// Our agent as users run it (`kubelet-pods run`, the package's bundled command in dist/bin/),
+// for tests that put it next to another process such as the hollow kubelet: both sides are then
+// separate processes talking to the same API server.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+// The package's `bin`: the bundle `npm run build` makes (tools/exe/bin-bundle.ts).
+const CLI = fileURLToPath(new URL('../../../dist/bin/main.js', import.meta.url));
 
 export interface AgentProcessOptions {
   nodeName: string;

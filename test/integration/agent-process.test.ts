@@ -15,7 +15,8 @@ import { podManifestYaml as manifest } from '../helpers/manifests.js';
 
 const NODE = 'proc-node';
 const cp = useControlPlane({ nodes: [NODE] });
-const cli = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+// The package's `bin` (tools/exe/bin-bundle.ts), as `npx kubelet-pods run` starts it.
+const cli = fileURLToPath(new URL('../../../dist/bin/main.js', import.meta.url));
 const children: ChildProcess[] = [];
 after(() => {
   for (const c of children) c.kill('SIGKILL');

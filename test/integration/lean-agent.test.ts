@@ -1,8 +1,8 @@
 // `kubelet-pods run` with a token or a client-certificate kubeconfig never loads client-node's
 // runtime (its 2,556 generated model classes were most of the agent's memory with no pods,
-// docs/performance.md): the agent runs from dist/ as users run it, against the real control
-// plane, until its static pod's mirror is Running, its Node Ready and its Lease written; a
-// module loader hook records every module it loaded. With an exec plugin, client-node is loaded
+// docs/performance.md): the agent runs from the package's bundled command as users run it,
+// against the real control plane, until its static pod's mirror is Running, its Node Ready and
+// its Lease written; a module loader hook records every module it loaded. With an exec plugin, client-node is loaded
 // (a dynamic import) for the credentials only, which also shows that the hook sees it.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -84,7 +84,8 @@ const generated = (modules: string[]): string[] => modules.filter((m) => m.inclu
 
 it('with a token kubeconfig (token and CA inline), the agent loads nothing of client-node', { timeout: 60_000 }, async () => {
   const modules = await modulesLoadedBy('lean-token', cp.cluster.nodeKubeconfigs['lean-token']!);
-  assert.ok(modules.some((m) => m.endsWith('/dist/kube/api-transport.js')), 'the hook recorded the agent’s own modules');
+  // The package's command is a bundle (tools/exe/bin-bundle.ts): its `run` chunk is the agent.
+  assert.ok(modules.some((m) => /\/dist\/bin\/run-command-\w+\.js$/.test(m)), 'the hook recorded the agent’s own modules');
   assert.deepEqual(generated(modules), [], 'client-node’s generated models were loaded');
   assert.deepEqual(clientNode(modules), [], 'client-node was loaded');
 });

@@ -44,6 +44,9 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--max-lazy',
     '--memory-reducer',
     '--memory-reducer-for-small-heaps',
+    // Node's start-up snapshot, measured for `run`'s start-up (docs/performance.md, "Start and restart → Node Ready").
+    '--build-snapshot',
+    '--snapshot-blob',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',
