@@ -3,7 +3,7 @@ import { V1MicroTime } from '../kube/micro-time.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import type { LeaseApi } from '../kube/api-clients.js';
-import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
+import { isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import { realClock, type Clock } from '../time/clock.js';
@@ -82,8 +82,11 @@ class NodeLeaseController implements NodeLease {
   readonly #onLost: ((holder: string) => void) | undefined;
   readonly #onRenewed: ((renewTime: Date) => void) | undefined;
 
-  // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict means
-  // someone else wrote in between, and the next attempt reads it fresh.
+  // The last Lease we wrote: renewing from it saves a GET per renewal. Any failure forgets it,
+  // and the next attempt reads the Lease fresh, as the kubelet reads it after a failed update
+  // from its latest copy: a renewal that timed out may have been written all the same, and
+  // every renewal from the stale copy would then fail too (a 409 that may itself come too late
+  // to be seen as one).
   #lease: V1Lease | undefined;
 
   constructor(options: NodeLeaseOptions) {
@@ -143,7 +146,7 @@ class NodeLeaseController implements NodeLease {
       this.#onRenewed?.(now);
       return true;
     } catch (err) {
-      if (isConflict(err) || isNotFound(err) || isAlreadyExists(err)) this.#lease = undefined;
+      this.#lease = undefined;
       logApiFailure(this.#log, err, { code: 'KP_ERR_NODE_LEASE', subject: this.#name, message: 'node lease create or renew failed' });
       return false;
     }

@@ -15,6 +15,8 @@ export class FakeLeaseApi implements LeaseApi {
   readonly calls: string[] = [];
   /** Each call takes the first of these, if any, and fails with it. */
   failures: Error[] = [];
+  /** Replaces that are written and then fail with this error, as a call whose deadline passed after the server wrote it. */
+  lostAnswers: Error[] = [];
   #rv = 0;
 
   #fail(): void {
@@ -48,6 +50,8 @@ export class FakeLeaseApi implements LeaseApi {
     if (!this.lease) throw apiError(404, 'NotFound');
     if (p.body.metadata?.resourceVersion !== this.lease.metadata?.resourceVersion) throw apiError(409, 'Conflict');
     this.lease = wire({ ...p.body, metadata: { ...p.body.metadata, resourceVersion: String(++this.#rv) } });
+    const lost = this.lostAnswers.shift();
+    if (lost) throw lost;
     return wire(this.lease);
   }
 }

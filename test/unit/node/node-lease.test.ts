@@ -74,6 +74,19 @@ describe('createNodeLease', () => {
     assert.equal(api.lease?.spec?.acquireTime, undefined);
   });
 
+  it('reads the Lease again after any failed renewal: one written whose answer came too late leaves no stale copy behind', async () => {
+    const api = new FakeLeaseApi();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const lease = createNodeLease({ nodeName: 'node-a', api, clock });
+    assert.equal(await lease.syncNow(), true);
+    api.lostAnswers = [Object.assign(new Error('PUT lease: no answer within 10000 ms'), { code: 'ETIMEDOUT' })];
+    assert.equal(await lease.syncNow(), false, 'the deadline passed, though the server wrote the renewal');
+    await clock.advance(1000);
+    assert.equal(await lease.syncNow(), true, 'renewed from a fresh read, not refused as a conflict');
+    assert.equal(await lease.syncNow(), true);
+    assert.deepEqual(api.calls, ['read', 'create', 'replace', 'read', 'replace', 'replace']);
+  });
+
   it('recreates a deleted lease and retries errors with backoff', async () => {
     const api = new FakeLeaseApi();
     const clock = new FakeClock();
