@@ -46,7 +46,7 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions)
   let session: ClientHttp2Session | undefined;
   // Streams are opened only while the server takes more: nghttp2 would queue the rest itself,
   // and ending one of its queued streams early (a deadline) scans that queue, so thousands of
-  // expiring renewals cost time quadratic in the backlog (docs/performance.md). Waiting requests
+  // expiring renewals cost time quadratic in the backlog (docs/fleet.md, "At scale"). Waiting requests
   // wait here instead, where dropping one costs nothing.
   let streamLimit = STREAMS_BEFORE_SETTINGS;
   let inFlight = 0;
