@@ -80,9 +80,9 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions)
   };
   const startWaiting = (): void => {
     while (inFlight < streamLimit && head < waiting.length) {
-      const start = waiting[head]!;
+      const next = waiting[head]!;
       head++;
-      start();
+      next();
     }
     // The queue's array is replaced once drained, so a long backlog does not stay allocated.
     if (head === waiting.length && head > 0) {
@@ -94,25 +94,19 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions)
     request(method, path, headers, body, onStarted) {
       return new Promise((resolve, reject) => {
         let stream: ClientHttp2Stream | undefined;
-        let waitingHere = false;
-        let dropped = false;
+        // Waiting in the queue; a deadline meanwhile rejects it and leaves its entry to be skipped.
+        let queued = false;
         onStarted?.({
           destroy(err) {
             if (stream !== undefined) stream.destroy(err);
-            else if (waitingHere) {
-              waitingHere = false;
-              dropped = true;
+            else if (queued) {
+              queued = false;
               waitingCount--;
               reject(err);
             }
           },
         });
-        const start = (): void => {
-          if (dropped) return;
-          if (waitingHere) {
-            waitingHere = false;
-            waitingCount--;
-          }
+        const send = (): void => {
           const out: Record<string, string> = { [constants.HTTP2_HEADER_METHOD]: method, [constants.HTTP2_HEADER_PATH]: path };
           for (const [name, value] of Object.entries(headers)) {
             const lower = name.toLowerCase();
@@ -146,11 +140,16 @@ export function createH2Session(origin: string, tls: SecureClientSessionOptions)
           });
           if (body !== undefined) sent.end(body);
         };
-        if (inFlight < streamLimit && waitingCount === 0) start();
+        if (inFlight < streamLimit && waitingCount === 0) send();
         else {
-          waitingHere = true;
+          queued = true;
           waitingCount++;
-          waiting.push(start);
+          waiting.push(() => {
+            if (!queued) return;
+            queued = false;
+            waitingCount--;
+            send();
+          });
         }
       });
     },

@@ -35,6 +35,7 @@ export interface NodeLeaseOptions {
    * that another holder renewed within its duration is never written, and `onLost` is told.
    */
   holderIdentity?: string;
+  /** Told once per holder that took the Lease, until this node writes it again. */
   onLost?: (holder: string) => void;
   /**
    * Told after each successful create or renewal, with the renewTime it wrote: the moment
@@ -88,6 +89,8 @@ class NodeLeaseController implements NodeLease {
   // every renewal from the stale copy would then fail too (a 409 that may itself come too late
   // to be seen as one).
   #lease: V1Lease | undefined;
+  // The holder `onLost` was last told of: each attempt reads the Lease again, and says so once.
+  #lostTo: string | undefined;
 
   constructor(options: NodeLeaseOptions) {
     validateNodeName(options.nodeName);
@@ -137,12 +140,14 @@ class NodeLeaseController implements NodeLease {
         }
         const holder = base?.spec?.holderIdentity;
         if (this.#onLost !== undefined && base !== undefined && holder !== undefined && holder !== this.#holder && !leaseExpired(base, this.#clock.now())) {
-          this.#onLost(holder);
+          if (holder !== this.#lostTo) this.#onLost(holder);
+          this.#lostTo = holder;
           return false;
         }
       }
       const now = this.#clock.now();
       this.#lease = withoutManagedFields(base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now));
+      this.#lostTo = undefined;
       this.#onRenewed?.(now);
       return true;
     } catch (err) {

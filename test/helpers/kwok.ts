@@ -41,8 +41,11 @@ export const KWOK_TOOL: GoTool = {
 /** The annotation (and value) that marks the Nodes kwok manages here, as kwok's docs use it. */
 export const KWOK_NODE_ANNOTATION = { key: 'kwok.x-k8s.io/node', value: 'fake' } as const;
 
+const NODE_FAST = 'kustomize/stage/node/fast';
+const POD_FAST = 'kustomize/stage/pod/fast';
+
 /** kwok's shipped "fast" stages: Nodes Ready at once, pods Running at once, deleted at once. */
-export const KWOK_FAST_STAGES = ['kustomize/stage/node/fast', 'kustomize/stage/pod/fast'] as const;
+export const KWOK_FAST_STAGES = [NODE_FAST, POD_FAST] as const;
 
 /**
  * How a default `kwokctl create cluster` runs kwok (v0.8.0's defaults): node Leases of 40 s,
@@ -51,7 +54,7 @@ export const KWOK_FAST_STAGES = ['kustomize/stage/node/fast', 'kustomize/stage/p
  * peers of the benchmark keep their Nodes alive the kubelet's way.
  */
 export const KWOK_KWOKCTL_DEFAULTS = {
-  stages: ['kustomize/stage/node/fast', 'kustomize/stage/node/heartbeat-with-lease', 'kustomize/stage/pod/fast'],
+  stages: [NODE_FAST, 'kustomize/stage/node/heartbeat-with-lease', POD_FAST],
   nodeLeaseDurationSeconds: 40,
 } as const;
 

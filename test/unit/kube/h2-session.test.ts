@@ -3,6 +3,7 @@ import http2, { type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createH2Session, type H2Request } from '../../../src/kube/h2-session.js';
+import { waitFor } from '../../helpers/wait.js';
 
 // A cleartext HTTP/2 server that takes two streams at a time and answers only when told.
 describe('HTTP/2 session', () => {
@@ -39,10 +40,7 @@ describe('HTTP/2 session', () => {
       stream.end('ok');
     }
   };
-  const until = async (what: () => boolean): Promise<void> => {
-    for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(what(), 'timed out');
-  };
+  const until = (what: () => boolean): Promise<boolean> => waitFor(what, String(what), { timeoutMs: 2000 });
 
   it("opens no more streams than the server takes; a request ended while it waits never reaches the server", async () => {
     const session = createH2Session(origin, {});
