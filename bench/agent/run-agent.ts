@@ -40,7 +40,7 @@ export interface AgentBenchSizes {
 
 export function agentBenchSizes(quick: boolean): AgentBenchSizes {
   return quick
-    ? { latencySamples: 30, bulkPods: 100, resourceSizes: [100], idleWindowMs: 5_000 }
+    ? { latencySamples: 12, bulkPods: 100, resourceSizes: [100], idleWindowMs: 5_000 }
     : { latencySamples: 200, bulkPods: 1_000, resourceSizes: [100, 1_000, 10_000], idleWindowMs: 30_000 };
 }
 

@@ -35,6 +35,8 @@ flags (each overrides the file):
   --kube-api-burst <n>           fleet-wide burst (default 1000, or twice the QPS)
   --read-only-port <port>        /healthz, /pods?node=, /metrics (default 10255, 0: off)
   --address <ip>                 where it listens (default 127.0.0.1)
+  --pod-cidr <cidr>              the range every pod of the fleet gets its address from
+                                 (default 10.128.0.0/9)
   --node-start-concurrency <n>   nodes starting at once, each until its Node is registered
                                  (default 100; 0: all at once)
   --heap-growing-percent <n>     V8 old-generation headroom, % of the live heap (default
@@ -66,6 +68,7 @@ const OPTIONS = {
   'kube-api-burst': { type: 'string' },
   'read-only-port': { type: 'string' },
   address: { type: 'string' },
+  'pod-cidr': { type: 'string' },
   'heap-growing-percent': { type: 'string' },
   'parallel-scavenge': { type: 'boolean' },
   'semi-space-growth-factor': { type: 'string' },
@@ -106,6 +109,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('kubeAPIBurst', v['kube-api-burst']),
     ...pick('readOnlyPort', v['read-only-port']),
     ...pick('address', v.address),
+    ...pick('podCIDR', v['pod-cidr']),
     ...pick('heapGrowingPercent', v['heap-growing-percent']),
     ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),

@@ -5,6 +5,7 @@ import type { V1Taint } from '@kubernetes/client-node';
 import { kubeletSettings, type AgentConfig } from '../config/agent-config.js';
 import type { ConfigField } from '../config/fields.js';
 import { kpError } from '../errors.js';
+import { podCidrProblem } from '../values/ip.js';
 import { parseLabelSelector, type LabelSelector } from '../values/label-selector.js';
 import { parseScenarios } from '../scenario/parse-scenarios.js';
 import type { Scenario } from '../scenario/scenario-types.js';
@@ -105,6 +106,8 @@ export interface FleetConfig {
   readonly shardByLease?: string;
   /** How the fleet's pods and nodes misbehave, fleet-wide (docs/fleet.md, "Scenarios"). */
   readonly scenarios: readonly Scenario[];
+  /** The range every pod of the fleet takes its (simulated) address from: one status provider for all nodes. */
+  readonly podCIDR: string;
 }
 
 export const FLEET_DEFAULTS = Object.freeze({
@@ -116,6 +119,9 @@ export const FLEET_DEFAULTS = Object.freeze({
   address: '127.0.0.1',
   kubeletPorts: false,
   nodeStartConcurrency: 100,
+  // A node's own range (run's 10.88.0.0/16) holds 65,533 pods: the kwok-sized workload of
+  // 1,000 nodes × 100 pods needs more, and every pod of the fleet draws from one range.
+  podCIDR: '10.128.0.0/9',
   ...FLEET_GC_DEFAULTS,
 });
 
@@ -133,6 +139,7 @@ export interface FleetFlags {
   readonly kubeAPIBurst?: string;
   readonly readOnlyPort?: string;
   readonly address?: string;
+  readonly podCIDR?: string;
   readonly heapGrowingPercent?: string;
   readonly parallelScavenge?: boolean;
   readonly semiSpaceGrowthFactor?: string;
@@ -151,7 +158,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'nodeStartConcurrency', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'nodeStartConcurrency', 'podCIDR', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -168,7 +175,7 @@ export const PER_NODE_KUBELET_FIELDS: ReadonlySet<string> = new Set([
   'staticPodURLHeader',
   'simulatedLifecycle',
 ]);
-const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'scenarios']);
+const FLEET_WIDE_FIELDS: ReadonlySet<string> = new Set(['kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'scenarios', 'podCIDR']);
 
 /** Why a field of the table is not a template's to set; undefined when it is. */
 function notPerNode(f: ConfigField): string | undefined {
@@ -259,6 +266,9 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
   }
   const address = flags.address ?? doc['address'] ?? FLEET_DEFAULTS.address;
   if (typeof address !== 'string' || address === '') problems.push(['address', 'must be an IP address']);
+  const podCIDR = flags.podCIDR ?? doc['podCIDR'] ?? FLEET_DEFAULTS.podCIDR;
+  const podCIDRProblem = typeof podCIDR === 'string' ? podCidrProblem(podCIDR) : `must be a CIDR such as 10.128.0.0/9, got ${JSON.stringify(podCIDR)}`;
+  if (podCIDRProblem !== undefined) problems.push([flags.podCIDR !== undefined ? '--pod-cidr' : 'podCIDR', podCIDRProblem]);
 
   // Templates: from the file, or one from the flags (`--nodes N --node-name-prefix sim-`), and
   // one selector template more from `--manage-nodes-with-*-selector`.
@@ -358,6 +368,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     ...(shard !== undefined ? { shard } : {}),
     ...(typeof shardByLease === 'string' && shardByLease !== '' ? { shardByLease } : {}),
     scenarios,
+    podCIDR: podCIDR as string,
   });
 }
 

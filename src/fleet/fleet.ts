@@ -142,7 +142,10 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     // An adopted node: the labels its creator gave the Node.
     return template === undefined ? adoptedNodes.get(name)?.labels : ownNodeLabels(name, template.labels);
   };
-  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock, scenarios: config.scenarios, nodeLabels }));
+  // A full range leaves pods Pending with no sandbox, which they alone do not explain.
+  const onRangeFull = ({ cidr, capacity }: { cidr: string; capacity: bigint }): void =>
+    logger.warn({ podCIDR: cidr, addresses: Number(capacity) }, 'the pod range is full: new pods stay Pending until a pod is gone; set podCIDR to a larger range');
+  const statuses = shareStatusProvider(options.statusProvider ?? createSimulatedStatusProvider({ clock, scenarios: config.scenarios, nodeLabels, podCIDR: config.podCIDR, onRangeFull }));
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 

@@ -32,6 +32,12 @@ export interface SimulatedStatusProviderOptions {
    */
   podCIDR?: string;
   /**
+   * Told when a pod finds `podCIDR` full and starts waiting for an address, once per spell of
+   * waiting (again only after every waiting pod got one): a range too small for the pods is a
+   * setting to fix, and the waiting pods alone do not say why they wait.
+   */
+  onRangeFull?: (range: { cidr: string; capacity: bigint }) => void;
+  /**
    * Whether the simulated runtime supports recursive read-only mounts, which decides
    * `volumeMounts[].recursiveReadOnly` for mounts that ask for it; false by default, as a
    * runtime that does not announce the feature to the kubelet.
@@ -180,8 +186,9 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
   if (options.hostIP !== undefined && parseIP(options.hostIP) === undefined) {
     throw kpError('KP_ERR_STATUS_OPTIONS', ['hostIP', JSON.stringify(options.hostIP)]);
   }
+  const cidr = options.podCIDR ?? DEFAULT_POD_CIDR;
   const addresses = createPodAddressAllocator({
-    cidr: options.podCIDR ?? DEFAULT_POD_CIDR,
+    cidr,
     reserved: options.hostIP !== undefined ? [options.hostIP] : [],
   });
   for (const key of ['stopMs', 'startJitterMs'] as const) {
@@ -204,5 +211,6 @@ export function createSimulatedStatusProvider(options: SimulatedStatusProviderOp
     createContainerLogBuffer({ maxBytesPerContainer: options.maxLogBytesPerContainer ?? DEFAULT_CONTAINER_LOG_BYTES }),
     createExitedContainers({ clock: options.clock ?? realClock, shouldPodContentBeRemoved: options.shouldPodContentBeRemoved }),
     (pod) => podPlan(scenarios, pod, nodeLabels),
+    options.onRangeFull === undefined ? undefined : () => options.onRangeFull!({ cidr, capacity: addresses.capacity }),
   );
 }

@@ -45,6 +45,7 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
     readonly exited: ExitedContainers,
     // What the configured scenarios ask of a pod (scenario-plan.ts), asked once per pod.
     readonly planFor: (pod: Pod) => PodPlan | undefined = () => undefined,
+    readonly onRangeFull: (() => void) | undefined = undefined,
   ) {
     this.#context = {
       clock,
@@ -207,6 +208,7 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
     this.#tracked.set(uid, tracked);
     const needsAddress = pod.spec?.hostNetwork !== true;
     if (needsAddress && this.addresses.allocate(uid) === undefined) {
+      if (this.#waitingForAddress.size === 0) this.onRangeFull?.();
       this.#waitingForAddress.add(uid);
       return tracked;
     }

@@ -129,9 +129,10 @@ describe('kubelet lifecycle on a real control plane', () => {
       assert.ok(killed.t < deleted.t);
       // Killed at the end of the budget, which begins when the pod worker's termination step
       // runs: at the relist after its last sync, up to 2 s after the removal right after the
-      // pod turned Running (docs/lifecycle.md, "The relist").
+      // pod turned Running (docs/lifecycle.md, "The relist"). The record's time adds the status
+      // write and the watch event, which a loaded machine stretches past half a second.
       const killedAfter = killed.t - t0;
-      assert.ok(killedAfter >= budgetMs(grace) - 50 && killedAfter < budgetMs(grace) + 2500, `killed ${Math.round(killedAfter)} ms after the removal`);
+      assert.ok(killedAfter >= budgetMs(grace) - 50 && killedAfter < budgetMs(grace) + 3500, `killed ${Math.round(killedAfter)} ms after the removal`);
       // Deleted by the next housekeeping (every 2 s) once terminated.
       assert.ok(deleted.t - killed.t < 2000 + 1000, `deleted ${Math.round(deleted.t - killed.t)} ms after the final status`);
       const graceful = after.filter((r) => r.type === 'MODIFIED' && (r.object.metadata?.deletionGracePeriodSeconds ?? 0) !== 0);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { hasErrorCode } from '../../../src/errors.js';
 import { CONFIG_FIELDS } from '../../../src/config/fields.js';
 import { fleetFlags } from '../../../src/cli/fleet-command.js';
+import { createPodAddressAllocator } from '../../../src/runtime/pod-addresses.js';
 import { isSelectorTemplate, PER_NODE_KUBELET_FIELDS, resolveFleetConfig, templateNodeNames } from '../../../src/fleet/fleet-config.js';
 
 const refused = (raw: unknown, field: RegExp, flags = {}): void => {
@@ -64,6 +65,18 @@ describe('fleet configuration', () => {
     assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--node-start-concurrency', '5']).nodeStartConcurrency, '5');
     assert.equal(resolveFleetConfig({ ...base, compactEveryFullGc: false }, {}).compactEveryFullGc, false);
     assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-compact-every-full-gc'])).compactEveryFullGc, false);
+  });
+
+  it('one pod range for the whole fleet: room for 1,000 nodes × 110 pods by default, set at the top or by --pod-cidr, refused in a template', () => {
+    const base = { kubeconfig: '/k', templates: [{ name: 'x' }] };
+    const byDefault = resolveFleetConfig(base, {}).podCIDR;
+    assert.equal(byDefault, '10.128.0.0/9');
+    assert.ok(createPodAddressAllocator({ cidr: byDefault }).capacity >= 1_000n * 110n, 'every pod of a kwok-sized fleet gets an address');
+    assert.equal(resolveFleetConfig({ ...base, podCIDR: '10.0.0.0/12' }, {}).podCIDR, '10.0.0.0/12');
+    assert.equal(resolveFleetConfig({ ...base, podCIDR: '10.0.0.0/12' }, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--pod-cidr', 'fd00::/104'])).podCIDR, 'fd00::/104');
+    refused({ ...base, podCIDR: 'ten' }, /podCIDR: must be a CIDR/);
+    refused(base, /--pod-cidr: must be a CIDR/, { podCIDR: '10.0.0.0/40' });
+    refused({ kubeconfig: '/k', templates: [{ name: 'x', kubelet: { podCIDR: '10.0.0.0/16' } }] }, /templates\[0\]\.kubelet\.podCIDR: fleet-wide/);
   });
 
   it('kubeletPorts is off by default; its files are resolved beside the fleet file and refused without it', () => {

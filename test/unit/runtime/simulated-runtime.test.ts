@@ -177,10 +177,13 @@ describe('createSimulatedStatusProvider', () => {
   it('keeps a pod Pending while the pod CIDR is full, and starts it once another pod is forgotten', async () => {
     const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
     // A /29: eight addresses, five for pods (not the network, gateway or last address).
-    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 500, hostIP: '192.168.9.9', podCIDR: '10.1.0.0/29' });
+    const full: string[] = [];
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 500, hostIP: '192.168.9.9', podCIDR: '10.1.0.0/29', onRangeFull: (r) => full.push(`${r.cidr} ${r.capacity}`) });
     const changes: string[] = [];
     provider.onChange((uid) => changes.push(uid));
     for (let i = 0; i < 6; i++) provider.statusFor(staticPod(`p${i}`), clock.now());
+    provider.statusFor(staticPod('p6'), clock.now());
+    assert.deepEqual(full, ['10.1.0.0/29 5'], 'told once, when the first pod began to wait');
     await clock.advance(500);
     assert.deepEqual(changes.sort(), ['p0', 'p1', 'p2', 'p3', 'p4']);
     const addresses = ['p0', 'p1', 'p2', 'p3', 'p4'].map((uid) => provider.statusFor(staticPod(uid), clock.now()).podIP);
@@ -201,6 +204,12 @@ describe('createSimulatedStatusProvider', () => {
     const started = provider.statusFor(staticPod('p5'), clock.now());
     assert.equal(started.phase, 'Running');
     assert.equal(started.podIP, addresses[2], 'the freed address');
+    provider.statusFor(staticPod('p7'), clock.now());
+    assert.equal(full.length, 1, 'p6 still waits: the same spell');
+    provider.forget('p6');
+    provider.forget('p7');
+    provider.statusFor(staticPod('p8'), clock.now());
+    assert.equal(full.length, 2, 'a new spell of waiting is told again');
     provider.stop();
   });
 
