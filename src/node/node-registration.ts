@@ -6,6 +6,7 @@ import { kpError } from '../errors.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
+import { versionBefore } from '../kube/object-version.js';
 import { canonicalJSON } from '../values/canonical-json.js';
 import { validateNodeName } from '../values/node-name.js';
 import { quantityValue } from '../values/quantity.js';
@@ -522,17 +523,6 @@ function condition(type: NodeConditionType, previous: V1NodeCondition | undefine
       ? toRFC3339(new Date(previous.lastTransitionTime))
       : nowText;
   return { type, ...text, lastHeartbeatTime: nowText, lastTransitionTime: transition };
-}
-
-/**
- * Whether resourceVersion `a` comes before `b`, read as etcd's revision numbers (as client-go
- * does not promise, but every API server backed by etcd gives); false when either is not one.
- */
-function versionBefore(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a === '' || b === '') return false;
-  const ra = Number(a);
-  const rb = Number(b);
-  return Number.isFinite(ra) && Number.isFinite(rb) && ra < rb;
 }
 
 /**

@@ -6,6 +6,7 @@ import { kpError } from '../errors.js';
 import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
+import { versionBefore } from '../kube/object-version.js';
 import { getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
@@ -70,6 +71,9 @@ export interface MirrorStatusWriterOptions {
  * - the patch holds only the kubelet's conditions: the server merges conditions by type, so
  *   those other controllers set on the mirror (readiness gates) survive;
  * - versions written are recorded by MIRROR UID; an unchanged status is not sent again;
+ * - a mirror copy the watch delivers after a write of ours but from before it (the echo of an
+ *   earlier write, late under load) is not taken for the server's status: the kubelet reads
+ *   the pod before any write, so such a copy never makes it write the same status again;
  * - mirrors are never deleted here.
  *
  * Incremental batches run on the provider's change notifications and on `requestSync()`;
@@ -153,6 +157,11 @@ class StatusWriter implements MirrorStatusWriter {
   // Mirror objects a successful write went over: until the watch brings a newer object, the
   // pod manager's copy predates that write and says nothing about what the server holds.
   readonly #predatesWrite = new WeakSet<Pod>();
+  // By mirror UID, the resourceVersion the server gave our last successful write, until the pod
+  // manager holds a copy at least as new. A copy the watch delivers meanwhile (the echo of an
+  // earlier write of ours, or of the mirror's creation) is older than that write, as the set
+  // above can not tell: it was not the object the write went over. Made at its first entry.
+  #writtenVersions: Map<string, string> | undefined;
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
   // The sets below are made at their first entry: a fleet node without pods holds none.
   #changed: Set<string> | undefined;
@@ -389,6 +398,7 @@ class StatusWriter implements MirrorStatusWriter {
       for (const uid of this.#apiStatusVersions.keys()) {
         if (!this.#statuses.has(uid) && this.#pm.translatePodUID(uid) === uid) this.#apiStatusVersions.delete(uid);
       }
+      for (const uid of this.#writtenVersions?.keys() ?? []) if (!this.#apiStatusVersions.has(uid)) this.#writtenVersions!.delete(uid);
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
     for (const [uid, listed] of candidates) {
@@ -400,7 +410,7 @@ class StatusWriter implements MirrorStatusWriter {
       if (mirror === undefined) continue;
       const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
-      if (!write && full && cached.inSyncWith !== mirror && !this.#predatesWrite.has(mirror)) {
+      if (!write && full && cached.inSyncWith !== mirror && !this.#predatesOurWrite(mirror, mirrorUID)) {
         const [held, status] = this.#hold(uid, cached);
         if (held !== cached) {
           cached = held;
@@ -447,17 +457,20 @@ class StatusWriter implements MirrorStatusWriter {
     // and the old one keeps its last status.
     if (isStaticPod(listed.pod) && !isMirrorPodOf(mirror, listed.pod)) return;
     const [cached, status] = this.#hold(staticUID, listed);
-    if (!this.#predatesWrite.has(mirror) && sameStatus(status, mirror.status ?? {})) {
+    if (!this.#predatesOurWrite(mirror, mirrorUID) && sameStatus(status, mirror.status ?? {})) {
       this.#apiStatusVersions.set(mirrorUID, cached.version);
       this.#inSync(cached, mirror);
       this.#onWrite?.('unchanged');
       return;
     }
+    let writtenVersion: string | undefined;
     try {
-      await this.#api.patchNamespacedPodStatus(
+      const written = await this.#api.patchNamespacedPodStatus(
         { name, namespace, body: buildStatusPatch(mirrorUID, status) },
         setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE),
       );
+      // What a stand-in for the API answers may lack the pod; the server's always has it.
+      writtenVersion = (written as Pod | undefined)?.metadata?.resourceVersion;
     } catch (err) {
       // Gone since the watch showed it: the watch will tell the pod manager.
       if (isNotFound(err)) {
@@ -470,8 +483,24 @@ class StatusWriter implements MirrorStatusWriter {
     }
     this.#apiStatusVersions.set(mirrorUID, cached.version);
     this.#predatesWrite.add(mirror);
+    if (writtenVersion !== undefined && writtenVersion !== '') (this.#writtenVersions ??= new Map()).set(mirrorUID, writtenVersion);
     this.#onWrite?.('success');
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
+  }
+
+  /**
+   * Whether the pod manager's copy of the mirror is older than our last write to it, so that
+   * its status says nothing about what the server holds: the very object that write went over,
+   * or any copy whose resourceVersion comes before the one the server gave the write. Once
+   * the watch has caught up with the write, the write's resourceVersion is let go.
+   */
+  #predatesOurWrite(mirror: Pod, mirrorUID: string): boolean {
+    if (this.#predatesWrite.has(mirror)) return true;
+    const written = this.#writtenVersions?.get(mirrorUID);
+    if (written === undefined) return false;
+    if (versionBefore(mirror.metadata?.resourceVersion, written)) return true;
+    this.#writtenVersions!.delete(mirrorUID);
+    return false;
   }
 
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {

@@ -42,6 +42,11 @@ export interface RecordingProxyOptions {
   caFile: string;
   certFile: string;
   keyFile: string;
+  /**
+   * How long to hold back what a watch request receives (each chunk, in order), by the
+   * request's path: a client whose watch lags behind the API server, as under load. None by default.
+   */
+  watchDelayMs?: (path: string) => number;
 }
 
 // Hop-by-hop headers are the proxy's own business on each leg.
@@ -57,13 +62,14 @@ function endToEnd(headers: Record<string, string | string[] | undefined>): Recor
  * A recording proxy in front of a local control plane (`cluster.dir`, `cluster.server`), serving
  * the API server's own certificate from the cluster's pki folder.
  */
-export function startClusterProxy(cluster: { readonly dir: string; readonly server: string }): Promise<RecordingProxy> {
+export function startClusterProxy(cluster: { readonly dir: string; readonly server: string }, options: Pick<RecordingProxyOptions, 'watchDelayMs'> = {}): Promise<RecordingProxy> {
   const pki = join(cluster.dir, 'pki');
   return startRecordingProxy({
     target: cluster.server,
     caFile: join(pki, 'ca.crt'),
     certFile: join(pki, 'apiserver.crt'),
     keyFile: join(pki, 'apiserver.key'),
+    ...options,
   });
 }
 
@@ -105,7 +111,15 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         (upRes) => {
           record(upRes.statusCode ?? 0);
           res.writeHead(upRes.statusCode ?? 502, endToEnd(upRes.headers));
-          upRes.pipe(res);
+          const delayMs = watch ? (options.watchDelayMs?.(url.pathname) ?? 0) : 0;
+          if (delayMs > 0) {
+            // Timers of one duration fire in the order they were set: the chunks keep theirs.
+            const later = (fn: () => void): void => void setTimeout(() => res.destroyed || fn(), delayMs);
+            upRes.on('data', (chunk: Buffer) => later(() => res.write(chunk)));
+            upRes.on('end', () => later(() => res.end()));
+          } else {
+            upRes.pipe(res);
+          }
           upRes.on('error', () => res.destroy());
         },
       );

@@ -53,14 +53,22 @@ interface PatchCall {
 
 type Item = Record<string, unknown>;
 
-/** In-memory stand-in for the status PATCH, enforcing the UID precondition like the API server. */
+/**
+ * In-memory stand-in for the status PATCH, enforcing the UID precondition like the API server,
+ * which gives every object it stores a new resourceVersion (one counter, as etcd's revision).
+ */
 class FakePodApi implements PodStatusApi {
   readonly pods = new Map<string, Pod>();
   readonly patches: PatchCall[] = [];
   failNext: ApiException<string> | undefined;
+  #revision = 0;
 
-  put(pod: Pod): void {
-    this.pods.set(`${pod.metadata?.namespace}/${pod.metadata?.name}`, structuredClone(pod));
+  /** Stores `pod` as the server would (a new resourceVersion) and returns what it stored. */
+  put(pod: Pod): Pod {
+    const stored = structuredClone(pod);
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.#revision) };
+    this.pods.set(`${pod.metadata?.namespace}/${pod.metadata?.name}`, stored);
+    return structuredClone(stored);
   }
 
   async patchNamespacedPodStatus(param: { name: string; namespace: string; body: unknown }, options?: ConfigurationOptions): Promise<Pod> {
@@ -82,6 +90,7 @@ class FakePodApi implements PodStatusApi {
       throw new ApiException(422, 'HTTP 422', JSON.stringify({ kind: 'Status', reason: 'Invalid', details: { causes: [{ reason: 'FieldValueInvalid', field: 'metadata.uid' }] } }), {});
     }
     pod.status = strategicMerge(JSON.parse(JSON.stringify(pod.status ?? {})) as Item, body.status) as V1PodStatus;
+    pod.metadata = { ...pod.metadata, resourceVersion: String(++this.#revision) };
     return structuredClone(pod);
   }
 }
@@ -467,6 +476,50 @@ describe('createMirrorStatusWriter', () => {
     await writer.syncBatch(false);
     assert.deepEqual(results, ['unchanged', 'success', 'success']);
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Pending');
+    await writer.stop();
+  });
+
+  it('a full batch does not write a status again for the late echo of an earlier write (the kubelet reads the pod before writing)', async () => {
+    // Under load the watch lags: the Pending write comes back only after Running was written.
+    // The kubelet's reconciliation reads the pod from the server first (status_manager.go,
+    // syncPod) and finds Running there, so it sends nothing; neither may we.
+    let phase = 'Pending';
+    let listener: ((uid: string) => void) | undefined;
+    const provider: StatusProvider = {
+      statusFor: () => ({ phase, hostIP: '10.0.0.5' }),
+      onChange: (l) => {
+        listener = l;
+        return () => {};
+      },
+    };
+    const { podManager, api, writer, results } = setup({ provider });
+    writer.start();
+    podManager.addPod(api.put(mirrorPod('mirror-1')));
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['success'], 'Pending written');
+    const pendingEcho = structuredClone(api.pods.get('default/web')!);
+    phase = 'Running';
+    listener!('static-1');
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['success', 'success'], 'Running written, the watch still behind');
+    const runningEcho = structuredClone(api.pods.get('default/web')!);
+
+    podManager.updatePod(pendingEcho);
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 2, 'the late echo of the Pending write is no reason to write Running again');
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
+
+    podManager.updatePod(runningEcho);
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 2, 'the watch caught up: in sync');
+
+    // Someone else changes the status afterwards: reconciled as before.
+    const tampered = structuredClone(api.pods.get('default/web')!);
+    tampered.status = { ...tampered.status, phase: 'Unknown' };
+    podManager.updatePod(api.put(tampered));
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 3, 'a newer change by someone else is written over');
+    assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
     await writer.stop();
   });
 
