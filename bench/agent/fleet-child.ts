@@ -14,6 +14,7 @@ import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { createLogger } from '../../src/logger.js';
+import { Session } from 'node:inspector';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as {
@@ -113,6 +114,17 @@ const ops: ChildOps = {
     const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { committedKiB: Math.round(s.physical_space_size / 1024), usedKiB: Math.round(s.space_used_size / 1024) }]));
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spaces };
   },
+  // Without a GC first: what the process holds as it runs (fleet-rss-probe.ts samples it).
+  memoryNow: () => {
+    const m = process.memoryUsage();
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.physical_space_size / 1024)]));
+    const handles = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles();
+    const tls = handles.filter((h) => h.constructor?.name === 'TLSSocket').length;
+    return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spacesKiB: spaces, tlsSockets: tls };
+  },
+  // What the fleet allocates over 20 s (every object, collected or not; sampled every 1 KiB by
+  // V8's sampling heap profiler), by allocating function: fleet-rss-probe.ts prints it.
+  allocations: () => sampleAllocations(20_000),
   cpu: () => process.cpuUsage(),
   // A heap snapshot after a full GC (bench/agent/heap-attribution.ts reads it); its path.
   snapshot: () => {
@@ -131,3 +143,37 @@ const ops: ChildOps = {
 };
 
 serveChildOps(ops);
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Bytes allocated over `ms` by function (name, file, line), the largest first. */
+async function sampleAllocations(ms: number): Promise<{ totalBytes: number; top: [string, number][] }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
+  session.disconnect();
+  const byFrame = new Map<string, number>();
+  let totalBytes = 0;
+  const walk = (n: SamplingNode, path: string[]): void => {
+    const f = n.callFrame;
+    const here = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(src|bench|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
+    if (n.selfSize > 0) {
+      // The frame and its two callers, so that a shared helper is told by who calls it.
+      const key = [here, ...path.slice(-2).reverse()].join(' ← ');
+      byFrame.set(key, (byFrame.get(key) ?? 0) + n.selfSize);
+      totalBytes += n.selfSize;
+    }
+    for (const c of n.children) walk(c, [...path, here]);
+  };
+  walk(profile.head, []);
+  return { totalBytes, top: [...byFrame].sort((a, b) => b[1] - a[1]).slice(0, 60) };
+}

@@ -225,7 +225,7 @@ export interface Attribution {
 }
 
 /** `detail`: a part of a component's name whose objects are told apart by the field holding them. */
-export function attribute(s: Snapshot, detail?: string): Attribution {
+export function attribute(s: Snapshot, detail?: string, retainers = false): Attribution {
   const count = s.firstEdge.length - 1;
   const idom = dominators(s);
   const str = (n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
@@ -369,10 +369,28 @@ export function attribute(s: Snapshot, detail?: string): Attribution {
       if (!seen[t] && plain(t)) walk(t, 'other fields');
     }
   }
+  // With `retainers`, each such object is told by what holds it: the field of its first
+  // holder and the components of all its holders (what the dominator tree cannot name).
+  const heldBy = retainers ? new Map<number, { field: string; owners: Set<string> }>() : undefined;
+  if (heldBy !== undefined) {
+    const weak = s.edgeTypes.indexOf('weak');
+    for (let n = 0; n < count; n++) {
+      if (owner[n] === undefined) continue;
+      for (let e = s.firstEdge[n]!; e < s.firstEdge[n + 1]!; e += s.edgeFieldCount) {
+        if (s.edges[e + E_TYPE] === weak) continue;
+        const t = s.edges[e + E_TO]! / s.nodeFieldCount;
+        if (owner[t] !== UNOWNED || seen[t]) continue;
+        let h = heldBy.get(t);
+        if (h === undefined) heldBy.set(t, (h = { field: `${kindOf(n)}.${edgeName(e)}`, owners: new Set() }));
+        h.owners.add(owner[n]!);
+      }
+    }
+  }
   // What else no one component owns: the pods' data left out, by kind of object.
   for (let n = 0; n < count; n++) {
     if (owner[n] !== UNOWNED || seen[n]) continue;
-    const what = kindOf(n);
+    const h = heldBy?.get(n);
+    const what = h === undefined ? kindOf(n) : `${kindOf(n)} ← ${h.field} [${[...h.owners].sort().join(', ')}]`;
     unowned.set(what, (unowned.get(what) ?? 0) + s.nodes[n * s.nodeFieldCount + N_SELF]!);
   }
   return { byComponent, unowned, kindsByComponent, podData, podCopies, totalBytes };
@@ -420,8 +438,12 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
     process.exit(2);
   }
   const detail = process.env.HEAP_ATTRIBUTION_DETAIL || undefined;
-  const a = attribute(readSnapshot(first), detail);
-  const b = second !== undefined ? attribute(readSnapshot(second), detail) : undefined;
+  // HEAP_ATTRIBUTION_TOP=<n>: how many kinds each list shows (25 by default).
+  const top = Number(process.env.HEAP_ATTRIBUTION_TOP ?? 25);
+  // HEAP_ATTRIBUTION_RETAINERS=1: what is not owned by one component, told by what holds it.
+  const retainers = process.env.HEAP_ATTRIBUTION_RETAINERS === '1';
+  const a = attribute(readSnapshot(first), detail, retainers);
+  const b = second !== undefined ? attribute(readSnapshot(second), detail, retainers) : undefined;
   console.log(table(a, b, Number(podsArg ?? 0)));
   console.log('');
   console.log(copiesTable(b ?? a));
@@ -432,7 +454,7 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   console.log(`  ${kb(data(b ?? a))} KiB  in all`);
   console.log('');
   console.log(`not owned by one component, the pods' data left out, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
-  for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
+  for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, top)) {
     console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.unowned.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
   }
   // HEAP_ATTRIBUTION_DETAIL=<part of a component's name>: that component's kinds of objects
@@ -442,7 +464,7 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
     console.log('');
     console.log(`${component}, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
     const before = a.kindsByComponent.get(component);
-    for (const [what, bytes] of [...kinds].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
+    for (const [what, bytes] of [...kinds].sort((x, y) => y[1] - x[1]).slice(0, top)) {
       console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (before?.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
     }
   }

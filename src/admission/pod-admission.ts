@@ -282,52 +282,78 @@ export interface Rejection {
 }
 
 export function createPodAdmission(getNode: () => AdmissionNode, clock: Clock = realClock): PodAdmission {
+  return new Admission(getNode, clock);
+}
+
+/**
+ * What the admitted pods hold: their count, their requests summed, their host ports. A class,
+ * its getter on the prototype: an object with the getter defined on it was in dictionary mode,
+ * about 280 bytes for each fleet node (docs/performance.md, "What an empty node costs", third round).
+ */
+class UsedResources {
+  length = 0;
+  milliCPU = 0;
+  memory = 0;
+  /** The host ports of the admitted pods that hold any, by UID; made at the first. */
+  ports: Map<string, HostPortUse[]> | undefined;
+
+  get hostPorts(): HostPortUse[] {
+    return this.ports === undefined ? [] : [...this.ports.values()].flat();
+  }
+}
+
+/** createPodAdmission's admission. A class, its methods on the prototype: a fleet makes one per node. */
+class Admission implements PodAdmission {
   // The maps are made at the first pod: a fleet node without pods holds none.
-  let admitted: Map<string, PodRequests> | undefined;
-  let rejected: Map<string, Rejection> | undefined;
-  // The host ports of the admitted pods that hold any, by UID.
-  let ports: Map<string, HostPortUse[]> | undefined;
-  // The admitted pods' requests, summed, and the host ports they hold.
-  // The getter is defined on the object made, not in the literal: V8 makes an object literal
-  // with an accessor in dictionary mode, which costs a fleet node several hundred bytes.
-  const used = Object.defineProperty({ length: 0, milliCPU: 0, memory: 0 }, 'hostPorts', {
-    get: (): HostPortUse[] => (ports === undefined ? [] : [...ports.values()].flat()),
-    enumerable: true,
-  }) as { length: number; milliCPU: number; memory: number; readonly hostPorts: HostPortUse[] };
-  return {
-    admitNew(pods) {
-      for (const pod of pods) {
-        const uid = podUID(pod);
-        if (isMirrorPod(pod) || admitted?.has(uid) === true || rejected?.has(uid) === true) continue;
-        const result = admitPod(pod, used, getNode());
-        if (result.admit) {
-          const requests = podRequests(pod);
-          (admitted ??= new Map()).set(uid, requests);
-          used.length = admitted.size;
-          used.milliCPU += requests.milliCPU;
-          used.memory += requests.memory;
-          const held = hostPortsOf(pod);
-          if (held.length > 0) (ports ??= new Map()).set(uid, held);
-        }
-        else (rejected ??= new Map()).set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(clock.now().getTime() / 1000) * 1000) });
+  #admitted: Map<string, PodRequests> | undefined;
+  #rejected: Map<string, Rejection> | undefined;
+  readonly #used = new UsedResources();
+
+  constructor(
+    private readonly getNode: () => AdmissionNode,
+    private readonly clock: Clock,
+  ) {}
+
+  admitNew(pods: readonly Pod[]): void {
+    const used = this.#used;
+    for (const pod of pods) {
+      const uid = podUID(pod);
+      if (isMirrorPod(pod) || this.#admitted?.has(uid) === true || this.#rejected?.has(uid) === true) continue;
+      const result = admitPod(pod, used, this.getNode());
+      if (result.admit) {
+        const requests = podRequests(pod);
+        const admitted = (this.#admitted ??= new Map());
+        admitted.set(uid, requests);
+        used.length = admitted.size;
+        used.milliCPU += requests.milliCPU;
+        used.memory += requests.memory;
+        const held = hostPortsOf(pod);
+        if (held.length > 0) (used.ports ??= new Map()).set(uid, held);
       }
-    },
-    forget(pods) {
-      for (const pod of pods) {
-        const uid = podUID(pod);
-        const requests = admitted?.get(uid);
-        if (admitted !== undefined && requests !== undefined) {
-          admitted.delete(uid);
-          used.length = admitted.size;
-          used.milliCPU -= requests.milliCPU;
-          used.memory -= requests.memory;
-        }
-        ports?.delete(uid);
-        rejected?.delete(uid);
+      else (this.#rejected ??= new Map()).set(uid, { reason: result.reason, message: result.message, at: new Date(Math.floor(this.clock.now().getTime() / 1000) * 1000) });
+    }
+  }
+
+  forget(pods: readonly Pod[]): void {
+    const used = this.#used;
+    for (const pod of pods) {
+      const uid = podUID(pod);
+      const admitted = this.#admitted;
+      const requests = admitted?.get(uid);
+      if (admitted !== undefined && requests !== undefined) {
+        admitted.delete(uid);
+        used.length = admitted.size;
+        used.milliCPU -= requests.milliCPU;
+        used.memory -= requests.memory;
       }
-    },
-    rejection: (uid) => rejected?.get(uid),
-  };
+      used.ports?.delete(uid);
+      this.#rejected?.delete(uid);
+    }
+  }
+
+  rejection(uid: string): Rejection | undefined {
+    return this.#rejected?.get(uid);
+  }
 }
 
 /**

@@ -1,35 +1,38 @@
 import { API_SERVER_SOURCE, FILE_SOURCE, HTTP_SOURCE } from '../constants.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createPodAdmission, withAdmission } from '../admission/pod-admission.js';
-import { createEventRecorder, lazyEventRecorder, noopEventRecorder } from '../events/event-recorder.js';
+import { createEventRecorder, lazyEventRecorder, noopEventRecorder, type EventRecorder } from '../events/event-recorder.js';
 import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/static-pod-events.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
-import { createMirrorSync } from '../mirror/mirror-sync.js';
+import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
 import { goArch } from '../node/machine-info.js';
 import { ownNodeLabels, scenarioNodeConditions } from './node-scenarios.js';
-import { createNodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
-import { createNodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
+import { createNodeLease, type NodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
+import { createNodeRegistration, type NodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
 import { isStaticPod } from '../pod/classify.js';
 import { PodManager } from '../pod/manager.js';
 import { createResourceUsage, type ResourceUsage } from '../runtime/resource-usage.js';
 import { createAgentMetrics, type AgentMetrics } from '../server/agent-metrics.js';
 import { showNodeMetrics } from '../server/node-metrics-view.js';
 import type { Registry } from 'prom-client';
-import { createApiserverSource } from '../sources/apiserver-source.js';
-import { createPodConfig } from '../sources/pod-config.js';
+import { createApiserverSource, type ApiserverSource } from '../sources/apiserver-source.js';
+import type { FileSource } from '../sources/file-source.js';
+import type { HttpSource } from '../sources/http-source.js';
+import type { PodUpdate } from '../sources/types.js';
+import { createPodConfig, type PodConfig } from '../sources/pod-config.js';
 import type { UpdateStream } from '../sources/update-stream.js';
-import { createSourcesReady } from '../sources/sources-ready.js';
-import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { createSourcesReady, type SourcesReady } from '../sources/sources-ready.js';
+import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
-import { createAgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
+import { createAgentEndpoints, type AgentEndpoints, type BoundAddresses, type ListenPorts } from './endpoints.js';
 import { late } from './late.js';
 import type { AgentNodeOptions } from './node-options.js';
 import { defaultParts, type AgentPartOverrides } from './parts.js';
-import { createPodLifecycle, publishedPods } from './pod-lifecycle.js';
-import { createRelist, RELIST_PERIOD_MS, statusThroughSyncs } from './relist.js';
+import { createPodLifecycle, publishedPods, type PodLifecycle } from './pod-lifecycle.js';
+import { createRelist, RELIST_PERIOD_MS, statusThroughSyncs, type Relist } from './relist.js';
 import type { LoopSpread } from '../node/periodic-loop.js';
 import { createPodUpdateDispatcher } from './pod-update-dispatcher.js';
 import { createPodWorkers, type PodWorkers } from './pod-workers.js';
@@ -381,108 +384,211 @@ export function createAgent(options: AgentOptions): Agent {
     logger,
   });
 
-  const housekeepingMs = options.housekeepingIntervalMs ?? 2000;
-  // What runs between start() and stop(): state of the run, not parts.
-  const intervals: ClockTimer[] = [];
-  const running: { unsubscribeRuntime?: () => void; unsubscribeRelist?: () => void; dispatchLoop?: Promise<void>; stopped?: boolean } = {};
-  const startSources = (): void => {
-    if (running.stopped === true) return;
-    fileSource?.start();
-    httpSource?.start();
-    apiSource?.start();
-  };
-
-  const agent: Omit<Agent, 'registry'> = {
+  return new NodeAgent({
     podManager,
     metrics,
+    nodeRegistry,
     connected: cluster !== undefined,
-    async start() {
-      // Ports first: a port that is taken fails the start before anything else has begun.
-      await endpoints.listen();
-      if (relist !== undefined) {
-        running.unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
-        running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
-      }
-      running.dispatchLoop = eachUpdate(podConfig.updates, dispatch);
-      nodeRegistration?.start();
-      nodeLease?.start();
-      statusWriter?.start();
-      if (nodeRegistration !== undefined && options.nodeStatusFirst === true) {
-        // The attempt the loop has just scheduled, run now and shared with it.
-        void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS).then(startSources);
-      } else {
-        startSources();
-      }
-      intervals.push(clock.setInterval(() => lifecycle.housekeeping(), housekeepingMs));
-      intervals.push(clock.setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs));
-      logger.info(
-        {
-          node: config.nodeName,
-          sources: podConfig.sources(),
-          standalone: !config.kubeconfig,
-          readOnly: bound.readOnly,
-          healthz: bound.healthz,
-          kubelet: bound.kubelet,
-        },
-        'agent started',
-      );
-    },
-    async stop() {
-      running.stopped = true;
-      for (const t of intervals.splice(0)) clock.clearInterval(t);
-      running.unsubscribeRuntime?.();
-      running.unsubscribeRelist?.();
-      await workers?.stop();
-      relist?.stop();
-      const sourcesStopped = [fileSource?.stop(), httpSource?.stop()];
-      // Mirror work stops at once; the API calls it has in flight finish within the bound.
-      const mirrorsStopped = mirrorSync?.stop();
-      const mergerStopped = podConfig.stop();
-      let boundTimer: ClockTimer | undefined;
-      const shutdownBound = new Promise<void>((resolve) => {
-        boundTimer = clock.setTimeout(resolve, options.shutdownTimeoutMs ?? 5000);
-      });
-      await Promise.race([
-        Promise.allSettled([
-          ...sourcesStopped,
-          mergerStopped,
-          apiSource?.stop(),
-          statusWriter?.stop(),
-          nodeLease?.stop(),
-          nodeRegistration?.stop(),
-          mirrorsStopped,
-          running.dispatchLoop,
-          recorder.stop(),
-          endpoints.close(),
-        ]),
-        shutdownBound,
-      ]);
-      clock.clearTimeout(boundTimer);
-      stopContainerEvents?.();
-      statusProvider.stop?.();
-      logger.info({ node: config.nodeName }, 'agent stopped; mirror pods left in place');
-    },
-    addresses: () => ({ ...bound }),
-    allSourcesReady: () => sourcesReady.allReady(),
-    nodeRegistered(timeoutMs) {
-      if (nodeRegistration === undefined) return Promise.resolve(false);
-      if (nodeRegistration.currentNode() !== undefined) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (registered: boolean): void => {
-          clock.clearTimeout(timer);
-          unsubscribe();
-          resolve(registered);
-        };
-        const unsubscribe = nodeRegistration.onReady(() => done(true));
-        const timer = clock.setTimeout(() => done(false), timeoutMs);
-      });
-    },
-    mirrorsIdle: () => mirrorSync?.idle() ?? Promise.resolve(),
-    eventsIdle: () => recorder.idle(),
-  };
-  // The getter goes on the object made: V8 makes an object literal with an accessor in
-  // dictionary mode, which a fleet pays for each node (docs/performance.md, "What an empty node costs").
-  return Object.defineProperty(agent, 'registry', { get: nodeRegistry, enumerable: true }) as Agent;
+    config,
+    clock,
+    logger,
+    housekeepingMs: options.housekeepingIntervalMs ?? 2000,
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5000,
+    nodeStatusFirst: options.nodeStatusFirst === true,
+    endpoints,
+    bound,
+    relist,
+    lifecycle,
+    statusProvider,
+    podConfig,
+    dispatch,
+    sourcesReady,
+    nodeRegistration,
+    nodeLease,
+    statusWriter,
+    mirrorSync,
+    workers,
+    fileSource,
+    httpSource,
+    apiSource,
+    recorder,
+    stopContainerEvents,
+  });
+}
+
+/** What a NodeAgent is made of: createAgent's parts. */
+interface NodeAgentParts {
+  readonly podManager: PodManager;
+  readonly metrics: AgentMetrics;
+  readonly nodeRegistry: () => Registry;
+  readonly connected: boolean;
+  readonly config: AgentConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly housekeepingMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly nodeStatusFirst: boolean;
+  readonly endpoints: AgentEndpoints;
+  readonly bound: BoundAddresses;
+  readonly relist: Relist | undefined;
+  readonly lifecycle: PodLifecycle;
+  readonly statusProvider: StatusProvider;
+  readonly podConfig: PodConfig;
+  readonly dispatch: (update: PodUpdate) => void;
+  readonly sourcesReady: SourcesReady;
+  readonly nodeRegistration: NodeRegistration | undefined;
+  readonly nodeLease: NodeLease | undefined;
+  readonly statusWriter: MirrorStatusWriter | undefined;
+  readonly mirrorSync: MirrorSync | undefined;
+  readonly workers: PodWorkers | undefined;
+  readonly fileSource: FileSource | undefined;
+  readonly httpSource: HttpSource | undefined;
+  readonly apiSource: ApiserverSource | undefined;
+  readonly recorder: EventRecorder;
+  readonly stopContainerEvents: (() => void) | undefined;
+}
+
+/**
+ * The agent createAgent returns. A class, its methods and the `registry` getter on the
+ * prototype: as an object literal with a closure per method (and the getter defined on it,
+ * which left it in dictionary mode) it cost a fleet node about 1.3 KB (docs/performance.md,
+ * "What an empty node costs", third round).
+ */
+class NodeAgent implements Agent {
+  readonly podManager: PodManager;
+  readonly metrics: AgentMetrics;
+  readonly connected: boolean;
+  readonly #p: NodeAgentParts;
+  // What runs between start() and stop(): state of the run, not parts.
+  #housekeeping: ClockTimer | undefined;
+  #resync: ClockTimer | undefined;
+  #unsubscribeRuntime: (() => void) | undefined;
+  #unsubscribeRelist: (() => void) | undefined;
+  #dispatchLoop: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(parts: NodeAgentParts) {
+    this.podManager = parts.podManager;
+    this.metrics = parts.metrics;
+    this.connected = parts.connected;
+    this.#p = parts;
+  }
+
+  get registry(): Registry {
+    return this.#p.nodeRegistry();
+  }
+
+  async start(): Promise<void> {
+    const p = this.#p;
+    const { relist, lifecycle, statusProvider, nodeRegistration, clock, mirrorSync, config, bound } = p;
+    // Ports first: a port that is taken fails the start before anything else has begun.
+    await p.endpoints.listen();
+    if (relist !== undefined) {
+      this.#unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
+      this.#unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
+    }
+    this.#dispatchLoop = eachUpdate(p.podConfig.updates, p.dispatch);
+    nodeRegistration?.start();
+    p.nodeLease?.start();
+    p.statusWriter?.start();
+    if (nodeRegistration !== undefined && p.nodeStatusFirst) {
+      // The attempt the loop has just scheduled, run now and shared with it.
+      void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS).then(() => this.#startSources());
+    } else {
+      this.#startSources();
+    }
+    this.#housekeeping = clock.setInterval(() => lifecycle.housekeeping(), p.housekeepingMs);
+    this.#resync = clock.setInterval(() => mirrorSync?.enqueueAll(), config.syncFrequencyMs);
+    p.logger.info(
+      {
+        node: config.nodeName,
+        sources: p.podConfig.sources(),
+        standalone: !config.kubeconfig,
+        readOnly: bound.readOnly,
+        healthz: bound.healthz,
+        kubelet: bound.kubelet,
+      },
+      'agent started',
+    );
+  }
+
+  #startSources(): void {
+    if (this.#stopped) return;
+    this.#p.fileSource?.start();
+    this.#p.httpSource?.start();
+    this.#p.apiSource?.start();
+  }
+
+  async stop(): Promise<void> {
+    const p = this.#p;
+    const { clock } = p;
+    this.#stopped = true;
+    if (this.#housekeeping !== undefined) clock.clearInterval(this.#housekeeping);
+    if (this.#resync !== undefined) clock.clearInterval(this.#resync);
+    this.#housekeeping = this.#resync = undefined;
+    this.#unsubscribeRuntime?.();
+    this.#unsubscribeRelist?.();
+    await p.workers?.stop();
+    p.relist?.stop();
+    const sourcesStopped = [p.fileSource?.stop(), p.httpSource?.stop()];
+    // Mirror work stops at once; the API calls it has in flight finish within the bound.
+    const mirrorsStopped = p.mirrorSync?.stop();
+    const mergerStopped = p.podConfig.stop();
+    let boundTimer: ClockTimer | undefined;
+    const shutdownBound = new Promise<void>((resolve) => {
+      boundTimer = clock.setTimeout(resolve, p.shutdownTimeoutMs);
+    });
+    await Promise.race([
+      Promise.allSettled([
+        ...sourcesStopped,
+        mergerStopped,
+        p.apiSource?.stop(),
+        p.statusWriter?.stop(),
+        p.nodeLease?.stop(),
+        p.nodeRegistration?.stop(),
+        mirrorsStopped,
+        this.#dispatchLoop,
+        p.recorder.stop(),
+        p.endpoints.close(),
+      ]),
+      shutdownBound,
+    ]);
+    clock.clearTimeout(boundTimer);
+    p.stopContainerEvents?.();
+    p.statusProvider.stop?.();
+    p.logger.info({ node: p.config.nodeName }, 'agent stopped; mirror pods left in place');
+  }
+
+  addresses(): BoundAddresses {
+    return { ...this.#p.bound };
+  }
+
+  allSourcesReady(): boolean {
+    return this.#p.sourcesReady.allReady();
+  }
+
+  nodeRegistered(timeoutMs: number): Promise<boolean> {
+    const { nodeRegistration, clock } = this.#p;
+    if (nodeRegistration === undefined) return Promise.resolve(false);
+    if (nodeRegistration.currentNode() !== undefined) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (registered: boolean): void => {
+        clock.clearTimeout(timer);
+        unsubscribe();
+        resolve(registered);
+      };
+      const unsubscribe = nodeRegistration.onReady(() => done(true));
+      const timer = clock.setTimeout(() => done(false), timeoutMs);
+    });
+  }
+
+  mirrorsIdle(): Promise<void> {
+    return this.#p.mirrorSync?.idle() ?? Promise.resolve();
+  }
+
+  eventsIdle(): Promise<void> {
+    return this.#p.recorder.idle();
+  }
 }
 
 /**

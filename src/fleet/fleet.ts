@@ -149,6 +149,22 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   // Everything but the node's own names comes from the kubelet's defaults, as `run` resolves them.
   const { config: base } = await loadAgentConfig({ hostnameOverride: 'fleet', port: '0', readOnlyPort: '0', healthzPort: '0' });
 
+  // Each template's settings, made once: a node's configuration has them as its prototype.
+  const templateConfigs = new Map<number, AgentConfig>();
+  const templateConfig = (index: number): AgentConfig => {
+    let made = templateConfigs.get(index);
+    if (made === undefined) {
+      made = Object.freeze({
+        ...base,
+        ...config.templates[index]!.kubelet,
+        // The node scenarios pick by name and template labels (src/agent/node-scenarios.ts).
+        scenarios: config.scenarios,
+        ...(config.kubeletPorts ? kubeletPortSettings(config) : {}),
+      });
+      templateConfigs.set(index, made);
+    }
+    return made;
+  };
   const agents = new Map<string, Agent>();
   const byName = new Map(config.nodes.map((n) => [n.name, n]));
   /** Adopted nodes, with the pods their Node allowed and its labels when adopted (maxPods; what scenarios select by). */
@@ -163,17 +179,12 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     // An adopted node writes with the one credential: no per-node credential was made for it.
     const adopted = adoptedNodes.get(node.name);
     const kubeconfig = config.nodeKubeconfigDir !== undefined && adopted === undefined ? join(config.nodeKubeconfigDir, `${node.name}.kubeconfig`) : config.kubeconfig!;
-    const nodeConfig: AgentConfig = Object.freeze({
-      ...base,
-      ...template.kubelet,
+    const nodeConfig = nodeConfigOf(templateConfig(node.template), {
       nodeName: node.name,
       kubeconfig,
       staticPodPath: node.manifestDirs[0],
       staticPodURL: node.manifestURL,
       maxPods: adopted?.maxPods ?? Number(template.capacity?.['pods'] ?? template.kubelet.maxPods ?? base.maxPods),
-      // The node scenarios pick by name and template labels (src/agent/node-scenarios.ts).
-      scenarios: config.scenarios,
-      ...(config.kubeletPorts ? kubeletPortSettings(config) : {}),
     });
     const dirs = node.manifestDirs;
     let fence: LeaseFence | undefined;
@@ -319,6 +330,28 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
       logger.info({ nodes: agents.size }, 'fleet stopped; mirror pods left in place');
     },
   };
+}
+
+/** What a fleet node's configuration has of its own; the rest is its template's. */
+type NodeOwnConfig = Pick<AgentConfig, 'nodeName' | 'kubeconfig' | 'staticPodPath' | 'staticPodURL' | 'maxPods'>;
+
+/**
+ * A node's configuration: its own fields over its template's configuration, which is its
+ * prototype, both frozen. Reads see every field, as on a copy; a copy of the template's 40-odd
+ * fields cost each node about 340 bytes (docs/performance.md, "What an empty node costs", third
+ * round). Defined, not assigned: the frozen prototype's fields are read-only.
+ */
+export function nodeConfigOf(template: AgentConfig, own: NodeOwnConfig): AgentConfig {
+  const field = (value: unknown): PropertyDescriptor => ({ value, enumerable: true });
+  return Object.freeze(
+    Object.create(template, {
+      nodeName: field(own.nodeName),
+      kubeconfig: field(own.kubeconfig),
+      staticPodPath: field(own.staticPodPath),
+      staticPodURL: field(own.staticPodURL),
+      maxPods: field(own.maxPods),
+    }) as AgentConfig,
+  );
 }
 
 /**

@@ -86,68 +86,122 @@ export interface MirrorSync {
 }
 
 export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
-  const { podManager, mirrorClient, allSourcesReady, onAction } = options;
-  const isTerminating = options.isTerminating ?? (() => false);
-  const mayRun = options.mayRun ?? (() => true);
-  const clock = options.clock ?? realClock;
-  const logger = options.logger ?? noopLogger;
+  return new MirrorSyncImpl(options);
+}
+
+/**
+ * Orphans deleted are trusted to be gone for this long while the watch has not reported them,
+ * in case the deletion never shows.
+ */
+const DELETED_ORPHAN_TRUST_MS = 30_000;
+
+const never = (): boolean => false;
+const always = (): boolean => true;
+
+/**
+ * createMirrorSync's sync. A class, its methods on the prototype: a fleet makes one per node,
+ * and as closures over one context it cost about 1.2 KB a node with nothing to do
+ * (docs/performance.md, "What an empty node costs", third round).
+ */
+class MirrorSyncImpl implements MirrorSync {
+  readonly #options: MirrorSyncOptions;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
   // Made at the first name queued: a fleet node without static pods never queues one.
-  let made: KeyedWorkQueue<string> | undefined;
-  let stopped = false;
-  const queue = {
-    enqueue(podFullName: string, priority?: WorkPriority): void {
-      if (stopped) return;
-      made ??= createKeyedWorkQueue<string>({
-        process: reconcile,
-        concurrency: options.concurrency ?? 32,
-        backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
-        clock,
-        onError: (podFullName, err) => logger.error({ pod: podFullName, err }, 'mirror pod sync failed'),
-      });
-      made.enqueue(podFullName, priority);
-    },
-  };
+  #made: KeyedWorkQueue<string> | undefined;
+  #stopped = false;
+  /**
+   * Orphans this agent deleted whose deletion the watch has not reported yet, by full name:
+   * a pass in that gap (housekeeping, a dirty re-run) would otherwise send a second DELETE,
+   * answered 404. Made at the first such deletion.
+   */
+  #deletedOrphans: Map<string, { uid: string | undefined; at: number }> | undefined;
 
-  // Orphans this agent deleted whose deletion the watch has not reported yet, by full name:
-  // a pass in that gap (housekeeping, a dirty re-run) would otherwise send a second DELETE,
-  // answered 404. Trusted for a bounded time only, in case the deletion never shows.
-  const deletedOrphans = new Map<string, { uid: string | undefined; at: number }>();
-  const DELETED_ORPHAN_TRUST_MS = 30_000;
-
-  /** Static pods' names first: a new manifest's mirror does not wait behind a mass removal. */
-  function enqueue(podFullName: string): void {
-    const pod = podManager.getPodByFullName(podFullName);
-    queue.enqueue(podFullName, pod && isStaticPod(pod) ? 'high' : 'low');
+  constructor(options: MirrorSyncOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger ?? noopLogger;
   }
 
-  function forgetReportedDeletions(podFullName: string, mirror: Pod | undefined): void {
-    const deleted = deletedOrphans.get(podFullName);
+  #queue(podFullName: string, priority?: WorkPriority): void {
+    if (this.#stopped) return;
+    const logger = this.#logger;
+    this.#made ??= createKeyedWorkQueue<string>({
+      process: (name) => this.#reconcile(name),
+      concurrency: this.#options.concurrency ?? 32,
+      backoff: this.#options.backoff ?? { initialMs: 500, maxMs: 30_000 },
+      clock: this.#clock,
+      onError: (name, err) => logger.error({ pod: name, err }, 'mirror pod sync failed'),
+    });
+    this.#made.enqueue(podFullName, priority);
+  }
+
+  /** Static pods' names first: a new manifest's mirror does not wait behind a mass removal. */
+  enqueue(podFullName: string): void {
+    const pod = this.#options.podManager.getPodByFullName(podFullName);
+    this.#queue(podFullName, pod && isStaticPod(pod) ? 'high' : 'low');
+  }
+
+  enqueueAll(): void {
+    const { pods, mirrorPods } = this.#options.podManager.getPodsAndMirrorPods();
+    for (const pod of pods) if (isStaticPod(pod)) this.#queue(getPodFullName(pod));
+    for (const mirror of mirrorPods) this.enqueue(getPodFullName(mirror));
+  }
+
+  housekeeping(): number {
+    const { podManager, allSourcesReady } = this.#options;
+    const deletedOrphans = this.#deletedOrphans;
+    if (deletedOrphans !== undefined && deletedOrphans.size > 0) {
+      for (const name of [...deletedOrphans.keys()]) this.#forgetReportedDeletions(name, podManager.getMirrorPodByFullName(name));
+    }
+    if (!allSourcesReady()) return 0;
+    const { orphanedMirrorPodFullNames } = podManager.getPodsAndMirrorPods();
+    for (const name of orphanedMirrorPodFullNames) this.#queue(name, 'low');
+    return orphanedMirrorPodFullNames.length;
+  }
+
+  housekeepingDue(): boolean {
+    return this.#deletedOrphans !== undefined && this.#deletedOrphans.size > 0;
+  }
+
+  idle(): Promise<void> {
+    return this.#made?.idle() ?? Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    this.#stopped = true;
+    return this.#made?.stop() ?? Promise.resolve();
+  }
+
+  #forgetReportedDeletions(podFullName: string, mirror: Pod | undefined): void {
+    const deleted = this.#deletedOrphans?.get(podFullName);
     if (deleted === undefined) return;
-    const expired = clock.monotonic() - deleted.at > DELETED_ORPHAN_TRUST_MS;
-    if (!mirror || mirror.metadata?.uid !== deleted.uid || expired) deletedOrphans.delete(podFullName);
+    const expired = this.#clock.monotonic() - deleted.at > DELETED_ORPHAN_TRUST_MS;
+    if (!mirror || mirror.metadata?.uid !== deleted.uid || expired) this.#deletedOrphans!.delete(podFullName);
   }
 
   /** One pass over one full name. Resolves false when an API call failed and a retry is due. */
-  async function reconcile(podFullName: string): Promise<boolean> {
+  async #reconcile(podFullName: string): Promise<boolean> {
+    const { podManager, mirrorClient } = this.#options;
     const pod = podManager.getPodByFullName(podFullName);
     const mirror = podManager.getMirrorPodByFullName(podFullName);
-    forgetReportedDeletions(podFullName, mirror);
+    this.#forgetReportedDeletions(podFullName, mirror);
 
     if (!pod || !isStaticPod(pod)) {
       // Only a mirror left (or a mirror beside an API pod of the same name): an orphan.
       if (!mirror || pod) return true;
-      return deleteOrphan(podFullName);
+      return this.#deleteOrphan(podFullName);
     }
 
     // The kubelet reconciles mirrors in SyncPod, which a pod waiting to start has not reached.
-    if (!mayRun(pod)) return true;
+    if (!(this.#options.mayRun ?? always)(pod)) return true;
     if (mirror) {
       if (!mirror.metadata?.deletionTimestamp && isMirrorPodOf(mirror, pod)) return true;
-      const started = clock.monotonic();
+      const started = this.#clock.monotonic();
       const uid = mirror.metadata?.uid;
       const deleted = await mirrorClient.deleteMirrorPod(podFullName, uid);
-      report('delete', deleted ? 'success' : 'skipped', podFullName, started);
-      logger.info(
+      this.#report('delete', deleted ? 'success' : 'skipped', podFullName, started);
+      this.#logger.info(
         { pod: podFullName, podUID: pod.metadata?.uid, mirrorUID: uid, deleted },
         deleted ? 'deleted outdated mirror pod' : 'outdated mirror pod not deleted',
       );
@@ -155,65 +209,45 @@ export function createMirrorSync(options: MirrorSyncOptions): MirrorSync {
       // failed. Either way look again after a backoff rather than create beside it.
       if (!deleted) return false;
     }
-    return create(pod, podFullName);
+    return this.#create(pod, podFullName);
   }
 
-  async function create(pod: Pod, podFullName: string): Promise<boolean> {
-    if (!nodeAllowsMirrorPods(await options.getNode())) {
+  async #create(pod: Pod, podFullName: string): Promise<boolean> {
+    const logger = this.#logger;
+    if (!nodeAllowsMirrorPods(await this.#options.getNode())) {
       // The agent queues every name again once the Node is registered.
       logger.debug({ pod: podFullName }, 'no mirror pod yet: node not registered or being deleted');
-      report('create', 'skipped', podFullName, clock.monotonic());
+      this.#report('create', 'skipped', podFullName, this.#clock.monotonic());
       return true;
     }
-    const started = clock.monotonic();
+    const started = this.#clock.monotonic();
     try {
-      await mirrorClient.createMirrorPod(pod);
-      report('create', 'success', podFullName, started);
+      await this.#options.mirrorClient.createMirrorPod(pod);
+      this.#report('create', 'success', podFullName, started);
       logger.info({ pod: podFullName, podUID: pod.metadata?.uid }, 'created mirror pod');
       return true;
     } catch (err) {
-      report('create', 'error', podFullName, started);
+      this.#report('create', 'error', podFullName, started);
       logger.warn({ pod: podFullName, podUID: pod.metadata?.uid, err }, 'failed to create mirror pod');
-      options.onCreateFailed?.(pod, podFullName, err);
+      this.#options.onCreateFailed?.(pod, podFullName, err);
       return false;
     }
   }
 
-  async function deleteOrphan(podFullName: string): Promise<boolean> {
-    if (!allSourcesReady() || isTerminating(podFullName)) return true;
-    if (deletedOrphans.has(podFullName)) return true;
+  async #deleteOrphan(podFullName: string): Promise<boolean> {
+    const { podManager, mirrorClient, allSourcesReady } = this.#options;
+    if (!allSourcesReady() || (this.#options.isTerminating ?? never)(podFullName)) return true;
+    if (this.#deletedOrphans?.has(podFullName) === true) return true;
     const uid = podManager.getMirrorPodByFullName(podFullName)?.metadata?.uid;
-    const started = clock.monotonic();
+    const started = this.#clock.monotonic();
     const deleted = await mirrorClient.deleteMirrorPod(podFullName);
-    if (deleted) deletedOrphans.set(podFullName, { uid, at: clock.monotonic() });
-    report('delete-orphan', deleted ? 'success' : 'skipped', podFullName, started);
-    logger.info({ pod: podFullName, deleted }, deleted ? 'deleted orphaned mirror pod' : 'orphaned mirror pod not deleted');
+    if (deleted) (this.#deletedOrphans ??= new Map()).set(podFullName, { uid, at: this.#clock.monotonic() });
+    this.#report('delete-orphan', deleted ? 'success' : 'skipped', podFullName, started);
+    this.#logger.info({ pod: podFullName, deleted }, deleted ? 'deleted orphaned mirror pod' : 'orphaned mirror pod not deleted');
     return deleted;
   }
 
-  function report(action: MirrorAction, result: MirrorActionResult, podFullName: string, started: number): void {
-    onAction?.(action, result, podFullName, (clock.monotonic() - started) / 1000);
+  #report(action: MirrorAction, result: MirrorActionResult, podFullName: string, started: number): void {
+    this.#options.onAction?.(action, result, podFullName, (this.#clock.monotonic() - started) / 1000);
   }
-
-  return {
-    enqueue,
-    enqueueAll() {
-      const { pods, mirrorPods } = podManager.getPodsAndMirrorPods();
-      for (const pod of pods) if (isStaticPod(pod)) queue.enqueue(getPodFullName(pod));
-      for (const mirror of mirrorPods) enqueue(getPodFullName(mirror));
-    },
-    housekeeping() {
-      if (deletedOrphans.size > 0) for (const name of [...deletedOrphans.keys()]) forgetReportedDeletions(name, podManager.getMirrorPodByFullName(name));
-      if (!allSourcesReady()) return 0;
-      const { orphanedMirrorPodFullNames } = podManager.getPodsAndMirrorPods();
-      for (const name of orphanedMirrorPodFullNames) queue.enqueue(name, 'low');
-      return orphanedMirrorPodFullNames.length;
-    },
-    housekeepingDue: () => deletedOrphans.size > 0,
-    idle: () => made?.idle() ?? Promise.resolve(),
-    stop: () => {
-      stopped = true;
-      return made?.stop() ?? Promise.resolve();
-    },
-  };
 }

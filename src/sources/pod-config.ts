@@ -2,7 +2,7 @@ import { ALL_SOURCE, PodOperation } from '../constants.js';
 import { kpError } from '../errors.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { Mux, type SourceChannel } from './mux.js';
-import { createPodStorage, type PodConfigEvent, type PodConfigMode } from './pod-storage.js';
+import { createPodStorage, type PodConfigEvent, type PodConfigMode, type PodStorage } from './pod-storage.js';
 import { noopLogger, type PodUpdate, type SourceLogger } from './types.js';
 import { UpdateStream } from './update-stream.js';
 
@@ -54,23 +54,49 @@ const MODES: readonly PodConfigMode[] = ['Incremental', 'Snapshot', 'SnapshotAnd
 export function createPodConfig(options: PodConfigOptions = {}): PodConfig {
   const mode = options.mode ?? 'Incremental';
   if (!MODES.includes(mode)) throw kpError('KP_ERR_SOURCE_OPTIONS', ['mode', JSON.stringify(mode)]);
-  const updates = new UpdateStream<PodUpdate>();
-  const storage = createPodStorage({
-    mode,
-    logger: options.logger ?? noopLogger,
-    clock: options.clock ?? realClock,
-    onEvent: options.onEvent,
-    emit: (update) => updates.push(update),
-  });
-  const mux = new Mux(storage);
-  const sources = (): string[] => mux.sources();
-  return {
-    updates,
-    channel: (source) => mux.channel(source),
-    sources,
-    // Asked at every housekeeping pass of every node: no list is built for it.
-    seenAllSources: (seen) => mux.everySource((s) => seen.has(s) && storage.hasSeenSet(s)),
-    sync: () => updates.push({ op: PodOperation.SET, source: ALL_SOURCE, pods: storage.mergedState() }),
-    stop: async () => updates.close(),
-  };
+  return new PodConfigImpl(mode, options);
+}
+
+/**
+ * createPodConfig's merger front. A class, its methods on the prototype: a fleet makes one per
+ * node, where a closure per method cost a few hundred bytes (docs/performance.md, "What an
+ * empty node costs", third round).
+ */
+class PodConfigImpl implements PodConfig {
+  readonly updates = new UpdateStream<PodUpdate>();
+  readonly #storage: PodStorage;
+  readonly #mux: Mux<PodUpdate>;
+
+  constructor(mode: PodConfigMode, options: PodConfigOptions) {
+    const updates = this.updates;
+    this.#storage = createPodStorage({
+      mode,
+      logger: options.logger ?? noopLogger,
+      clock: options.clock ?? realClock,
+      onEvent: options.onEvent,
+      emit: (update) => updates.push(update),
+    });
+    this.#mux = new Mux(this.#storage);
+  }
+
+  channel(source: string): SourceChannel<PodUpdate> {
+    return this.#mux.channel(source);
+  }
+
+  sources(): string[] {
+    return this.#mux.sources();
+  }
+
+  // Asked at every housekeeping pass of every node: no list is built for it.
+  seenAllSources(seen: ReadonlySet<string>): boolean {
+    return this.#mux.everySource((s) => seen.has(s) && this.#storage.hasSeenSet(s));
+  }
+
+  sync(): void {
+    this.updates.push({ op: PodOperation.SET, source: ALL_SOURCE, pods: this.#storage.mergedState() });
+  }
+
+  async stop(): Promise<void> {
+    this.updates.close();
+  }
 }

@@ -69,9 +69,19 @@ interface SourceState {
   lastSet: readonly Pod[] | undefined;
   /** The names of `lastSet`, kept only while it is set. */
   names: NameIndex | undefined;
-  /** The duplicates warned about for the last update: each is reported once while it lasts. */
-  warned: Set<string>;
+  /** The duplicates warned about for the last update: each is reported once while it lasts (none: undefined). */
+  warned: Set<string> | undefined;
   sawSet: boolean;
+}
+
+/**
+ * The index of every empty set, never changed: a source's state keeps it instead of two maps and
+ * a set of its own while the source has no pods (a fleet node's API source, mostly).
+ */
+const EMPTY_NAMES: NameIndex = Object.freeze(emptyNameIndex());
+
+function emptyNameIndex(): NameIndex {
+  return { byName: new Map(), byUID: new Map(), contested: new Set() };
 }
 
 /** What one merge found, by kind of change. */
@@ -127,7 +137,7 @@ class PodStorageImpl implements PodStorage {
   merge(source: string, update: PodUpdate): void {
     let state = this.#sources.get(source);
     if (state === undefined) {
-      state = { pods: new Map(), lastSet: undefined, names: undefined, warned: new Set(), sawSet: false };
+      state = { pods: new Map(), lastSet: undefined, names: undefined, warned: undefined, sawSet: false };
       this.#sources.set(source, state);
     }
     const r: MergeResult = { adds: [], updates: [], deletes: [], removes: [], reconciles: [], firstSet: false };
@@ -154,10 +164,14 @@ class PodStorageImpl implements PodStorage {
       case PodOperation.SET: {
         r.firstSet = !state.sawSet;
         state.sawSet = true;
-        if (update.delta && update.delta.base === lastSet && names && this.#applyDelta(source, update.delta, state.pods, names, r)) {
-          state.lastSet = update.pods;
-          state.names = names;
-          break;
+        if (update.delta && update.delta.base === lastSet && names) {
+          // The index of an empty set is made when a delta first builds on it.
+          const base = names === EMPTY_NAMES ? emptyNameIndex() : names;
+          if (this.#applyDelta(source, update.delta, state.pods, base, r)) {
+            state.lastSet = update.pods;
+            state.names = base;
+            break;
+          }
         }
         const { kept, names: nextNames } = this.#dropDuplicates(source, state, update);
         const next = new Map<string, Pod>();
@@ -256,7 +270,11 @@ class PodStorageImpl implements PodStorage {
    */
   #dropDuplicates(source: string, state: SourceState, update: PodUpdate): { kept: Pod[]; names: NameIndex | undefined } {
     const { pods, origins } = update;
-    const names: NameIndex = { byName: new Map(), byUID: new Map(), contested: new Set() };
+    if (pods.length === 0) {
+      state.warned = undefined;
+      return { kept: [], names: EMPTY_NAMES };
+    }
+    const names = emptyNameIndex();
     const keptAt = new Map<string, number>();
     const kept: Pod[] = [];
     const warned = new Set<string>();
@@ -277,7 +295,7 @@ class PodStorageImpl implements PodStorage {
       names.byName.set(fullName, uid);
       kept.push(pod);
     }
-    state.warned = warned;
+    state.warned = warned.size > 0 ? warned : undefined;
     return { kept, names: uniqueUIDs ? names : undefined };
   }
 
@@ -293,7 +311,7 @@ class PodStorageImpl implements PodStorage {
   ): void {
     const key = `${fullName}\0${keptOrigin ?? podUID(keptPod)}\0${origin ?? podUID(pod)}`;
     warned.add(key);
-    if (state.warned.has(key)) return;
+    if (state.warned?.has(key) === true) return;
     this.#options.logger.warn(
       {
         source,

@@ -12,12 +12,24 @@ export interface SourcesReady {
 }
 
 export function createSourcesReady(sourcesReadyFn: (seen: ReadonlySet<string>) => boolean): SourcesReady {
-  const seen = new Set<string>();
-  return {
-    addSource: (source) => {
-      seen.add(source);
-    },
-    allReady: () => sourcesReadyFn(seen),
-    seen: (source) => seen.has(source),
-  };
+  return new SourcesSeen(sourcesReadyFn);
+}
+
+// A class, its methods on the prototype: a fleet makes one per node.
+class SourcesSeen implements SourcesReady {
+  readonly #seen = new Set<string>();
+
+  constructor(private readonly sourcesReadyFn: (seen: ReadonlySet<string>) => boolean) {}
+
+  addSource(source: string): void {
+    this.#seen.add(source);
+  }
+
+  allReady(): boolean {
+    return this.sourcesReadyFn(this.#seen);
+  }
+
+  seen(source: string): boolean {
+    return this.#seen.has(source);
+  }
 }

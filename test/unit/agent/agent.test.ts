@@ -138,3 +138,16 @@ it("makes the node's registry at the first ask, once, from parts.registry, with 
   assert.match(text, /^kubelet_managed_ephemeral_containers\{node="node-1"\} 0$/m);
   await agent.stop();
 });
+
+it('is made as a class: its methods and the registry getter are on the prototype, and two agents share one hidden class', async () => {
+  // A fleet makes one agent per node: an object literal with a closure per method, and the
+  // getter defined on each, gave every node a hidden class and descriptors of its own.
+  const { sameHiddenClass } = await import('../v8-shapes.js');
+  const one = createAgent({ config: standalone, parts: { clock: new FakeClock() } });
+  const two = createAgent({ config: { ...standalone, nodeName: 'node-2' }, parts: { clock: new FakeClock() } });
+  assert.equal(Object.getOwnPropertyDescriptor(one, 'registry'), undefined, 'the getter is not on the agent');
+  for (const name of Object.getOwnPropertyNames(one)) assert.notEqual(typeof (one as unknown as Record<string, unknown>)[name], 'function', `${name} is an own function`);
+  assert.ok(sameHiddenClass(one, two));
+  assert.ok(one.registry instanceof Registry);
+  assert.equal(one.registry, one.registry);
+});
