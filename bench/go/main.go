@@ -53,24 +53,39 @@ func newPod(uid, name, namespace string, annotations map[string]string) *v1.Pod 
 	}}
 }
 
+// buildWorkload makes the pods and passes them through JSON once, as bench/workload.ts does (the
+// agent parses the pods it gets); for Go this only gives each pod strings of its own.
 func buildWorkload(size int) *workload {
-	w := &workload{}
+	var built []*v1.Pod
 	for i := 0; i < size; i++ {
 		if i%10 == 0 {
 			uid := "static-uid-" + strconv.Itoa(i)
 			name := "static-" + strconv.Itoa(i)
-			static := newPod(uid, name, "kube-system", map[string]string{sourceKey: "file", hashKey: uid})
-			mirror := newPod("mirror-uid-"+strconv.Itoa(i), name, "kube-system",
-				map[string]string{sourceKey: "api", mirrorKey: uid})
-			w.all = append(w.all, static, mirror)
-			w.nonMirror = append(w.nonMirror, static)
-			w.statics = append(w.statics, static)
-			w.mirrors = append(w.mirrors, mirror)
+			built = append(built,
+				newPod(uid, name, "kube-system", map[string]string{sourceKey: "file", hashKey: uid}),
+				newPod("mirror-uid-"+strconv.Itoa(i), name, "kube-system",
+					map[string]string{sourceKey: "api", mirrorKey: uid}))
 		} else {
-			pod := newPod("api-uid-"+strconv.Itoa(i), "api-"+strconv.Itoa(i), "ns-"+strconv.Itoa(i%10),
-				map[string]string{sourceKey: "api"})
-			w.all = append(w.all, pod)
-			w.nonMirror = append(w.nonMirror, pod)
+			built = append(built, newPod("api-uid-"+strconv.Itoa(i), "api-"+strconv.Itoa(i),
+				"ns-"+strconv.Itoa(i%10), map[string]string{sourceKey: "api"}))
+		}
+	}
+	data, err := json.Marshal(built)
+	if err != nil {
+		panic(err)
+	}
+	w := &workload{}
+	if err := json.Unmarshal(data, &w.all); err != nil {
+		panic(err)
+	}
+	for _, p := range w.all {
+		if _, ok := p.Annotations[mirrorKey]; ok {
+			w.mirrors = append(w.mirrors, p)
+			continue
+		}
+		w.nonMirror = append(w.nonMirror, p)
+		if p.Annotations[sourceKey] == "file" {
+			w.statics = append(w.statics, p)
 		}
 	}
 	for _, p := range w.nonMirror {
@@ -340,7 +355,7 @@ func main() {
 					sample()
 				}
 			}
-			// testing.Benchmark collected garbage before each run; kept, though the TS side cannot.
+			// testing.Benchmark collected garbage before each run; kept, and the TS side does it too.
 			runtime.GC()
 			nsPerOp, calls := measure(sample, perSample, *budget, *minSamples)
 			_ = enc.Encode(result{m.name, size, nsPerOp, calls})

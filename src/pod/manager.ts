@@ -6,8 +6,8 @@ import { countEphemeralContainers, registerEphemeralContainersGauge } from './me
 import { fullNameOf, PodsByUID } from './pods-by-uid.js';
 import { hasUnambiguousFullName, NamespacedNameIndex } from './namespaced-name-index.js';
 import { PodsByFullName } from './pods-by-full-name.js';
-import { TombstoneMap } from './tombstone-map.js';
 import type { ConfigMapManager, SecretManager } from './object-managers.js';
+import { MirrorUIDTable } from './mirror-uid-table.js';
 import { asMirrorPodUID, asResolvedPodUID, type MirrorPodUID, type Pod, type ResolvedPodUID } from './types.js';
 import { podUID } from '../values/pod-format.js';
 
@@ -65,7 +65,7 @@ export class PodManager {
   #podByNamespacedName = new NamespacedNameIndex(this.#byFullName);
   #mirrorPodByUID = new PodsByUID<MirrorPodUID>();
   // mirror UID → static UID. Written when either half of a pair arrives.
-  #translationByUID = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
+  #translationByUID = new MirrorUIDTable();
 
   #ephemeralContainers = 0;
   #podsSnapshot: readonly Pod[] | undefined;

@@ -1,14 +1,18 @@
 // The indexes under the pod manager, each keeping removed keys in place until it sweeps them:
-// TombstoneMap, the pods-by-UID slots (which keep a removed pod's full name), the full-name
-// indexes of pods and of mirrors, and the lazily caught-up namespace → name index.
+// TombstoneMap, the mirror UID table with its bitmap, the pods-by-UID slots (which keep a
+// removed pod's full name), the full-name indexes of pods and of mirrors, and the lazily
+// caught-up namespace → name index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { internalizedKey } from '../../../src/pod/dictionary.js';
+import { MirrorUIDTable } from '../../../src/pod/mirror-uid-table.js';
 import { NamespacedNameIndex } from '../../../src/pod/namespaced-name-index.js';
 import { PodsByFullName } from '../../../src/pod/pods-by-full-name.js';
 import { PodsByUID, fullNameOf } from '../../../src/pod/pods-by-uid.js';
 import { TombstoneMap } from '../../../src/pod/tombstone-map.js';
 import { newPod, ns } from './pod-fixtures.js';
+import type { MirrorPodUID, ResolvedPodUID } from '../../../src/pod/types.js';
 
 function entries<K extends string, V extends {}>(map: TombstoneMap<K, V>): Array<[K, V]> {
   const out: Array<[K, V]> = [];
@@ -68,6 +72,87 @@ describe('TombstoneMap', () => {
     map.delete('a');
     assert.equal(map.set('a', value), true, 'a hole holding nothing is refilled');
     assert.deepEqual(entries(map), [['a', value]]);
+  });
+});
+
+describe('MirrorUIDTable', () => {
+  const m = (uid: string): MirrorPodUID => uid as MirrorPodUID;
+  const r = (uid: string): ResolvedPodUID => uid as ResolvedPodUID;
+
+  test('answers like a Map through growth, deletes, reloads and rebuilds, for UIDs of any shape', () => {
+    const table = new MirrorUIDTable();
+    const reference = new Map<string, string>();
+    // UUIDs, short and empty UIDs, UIDs that share their last characters, non-ASCII.
+    const keys = [
+      ...Array.from({ length: 300 }, () => randomUUID()),
+      '',
+      'a',
+      'ab',
+      'abc',
+      ...Array.from({ length: 50 }, (_, i) => `${i}-same-tail`),
+      'ünïcødé-ÿ',
+      '12345',
+    ];
+    const check = (what: string): void => {
+      assert.equal(table.size, reference.size, `${what}: size`);
+      for (const key of [...keys, 'never', 'xyz', randomUUID()]) {
+        assert.equal(table.get(m(key)), reference.get(key), `${what}: get ${JSON.stringify(key)}`);
+        assert.equal(table.has(m(key)), reference.has(key), `${what}: has ${JSON.stringify(key)}`);
+      }
+      const seen = new Map<string, string>();
+      table.forEach((podUID, mirrorUID) => seen.set(mirrorUID, podUID));
+      assert.deepEqual(seen, reference, `${what}: forEach`);
+    };
+    check('empty');
+    keys.forEach((key, i) => {
+      assert.equal(table.set(m(key), r(`pod-${i}`)), true);
+      reference.set(key, `pod-${i}`);
+    });
+    check('filled');
+    assert.equal(table.set(m(keys[0]!), r('pod-0')), false, 'the value it holds already');
+    keys.forEach((key, i) => {
+      if (i % 3 !== 0) return;
+      table.delete(m(key));
+      reference.delete(key);
+    });
+    check('after deletes');
+    // More removals than live UIDs: the bitmap is rebuilt from the live ones.
+    keys.forEach((key, i) => {
+      if (i % 3 === 1) {
+        table.delete(m(key));
+        reference.delete(key);
+      }
+    });
+    check('after the rebuild');
+    table.holeAll();
+    reference.clear();
+    keys.forEach((key, i) => {
+      if (i % 2 === 0) {
+        table.set(m(key), r(`again-${i}`));
+        reference.set(key, `again-${i}`);
+      }
+    });
+    table.settle();
+    check('after a reload');
+    table.clear();
+    reference.clear();
+    check('cleared');
+    table.set(m('x'), r('y'));
+    reference.set('x', 'y');
+    check('set after clear');
+  });
+
+  test('the bitmap turns away most UIDs that are not mirror UIDs', () => {
+    for (const mirrors of [10, 1_000, 10_000]) {
+      const table = new MirrorUIDTable();
+      for (let i = 0; i < mirrors; i++) table.set(m(randomUUID()), r(randomUUID()));
+      let passed = 0;
+      const probes = 20_000;
+      for (let i = 0; i < probes; i++) if (table.mayHold(m(randomUUID()))) passed++;
+      // Sixteen bits per mirror UID: about one in sixteen others passes by chance. At 10,000
+      // mirrors the four hex digits (65,536 values) are the limit: about one in six passes.
+      assert.ok(passed / probes < (mirrors < 10_000 ? 0.1 : 0.25), `${mirrors} mirrors: ${passed} of ${probes} passed`);
+    }
   });
 });
 
