@@ -20,6 +20,7 @@ import { createApiserverSource } from '../sources/apiserver-source.js';
 import { createPodConfig } from '../sources/pod-config.js';
 import type { UpdateStream } from '../sources/update-stream.js';
 import { createSourcesReady } from '../sources/sources-ready.js';
+import { loadPodSchema } from '../sources/validate.js';
 import { createMirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
@@ -391,6 +392,9 @@ export function createAgent(options: AgentOptions): Agent {
     httpSource?.start();
     apiSource?.start();
   };
+  // The file and HTTP sources check each manifest against the Pod schema, whose validator is
+  // loaded apart (src/sources/validate.ts); the API source reads no manifest.
+  const loadManifestChecks = (): Promise<void> => (fileSource !== undefined || httpSource !== undefined ? loadPodSchema() : Promise.resolve());
 
   const agent: Omit<Agent, 'registry'> = {
     podManager,
@@ -399,6 +403,8 @@ export function createAgent(options: AgentOptions): Agent {
     async start() {
       // Ports first: a port that is taken fails the start before anything else has begun.
       await endpoints.listen();
+      const statusFirst = nodeRegistration !== undefined && options.nodeStatusFirst === true;
+      if (!statusFirst) await loadManifestChecks();
       if (relist !== undefined) {
         running.unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
         running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
@@ -407,9 +413,15 @@ export function createAgent(options: AgentOptions): Agent {
       nodeRegistration?.start();
       nodeLease?.start();
       statusWriter?.start();
-      if (nodeRegistration !== undefined && options.nodeStatusFirst === true) {
-        // The attempt the loop has just scheduled, run now and shared with it.
-        void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS).then(startSources);
+      if (statusFirst) {
+        // The attempt the loop has just scheduled, run now and shared with it; the validator
+        // is loaded after it, since loading it would hold the status write back too.
+        void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS)
+          .then(loadManifestChecks)
+          .then(startSources, (err: unknown) => {
+            logger.error({ err }, 'loading the Pod schema validator failed');
+            startSources();
+          });
       } else {
         startSources();
       }
