@@ -410,13 +410,21 @@ export function createAgent(options: AgentOptions): Agent {
         running.unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
       }
       running.dispatchLoop = eachUpdate(podConfig.updates, dispatch);
-      nodeRegistration?.start();
-      nodeLease?.start();
+      // With nodeStatusFirst the Node's watch and the Lease wait for the first status write too:
+      // its create, read and PATCH then go out alone, on one connection, where four opened at
+      // once had as many TLS handshakes to make first (docs/kubelet-differences.md).
+      nodeRegistration?.start({ watch: !statusFirst });
+      if (!statusFirst) nodeLease?.start();
       statusWriter?.start();
       if (statusFirst) {
         // The attempt the loop has just scheduled, run now and shared with it; the validator
         // is loaded after it, since loading it would hold the status write back too.
         void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS)
+          .then(() => {
+            if (running.stopped === true) return;
+            nodeRegistration.startWatch();
+            nodeLease?.start();
+          })
           .then(loadManifestChecks)
           .then(startSources, (err: unknown) => {
             logger.error({ err }, 'loading the Pod schema validator failed');

@@ -58,6 +58,8 @@ function agentWith(nodeApi: NodeApi, clock: FakeClock, nodeStatusFirst: boolean)
   let fileSourceStarts = 0;
   /** Whether the Pod schema validator was loaded at each start of the file source. */
   const schemaAtStart: boolean[] = [];
+  let watchStarts = 0;
+  let leaseReads = 0;
   const fileSource: FileSource = {
     start: () => {
       fileSourceStarts++;
@@ -75,13 +77,20 @@ function agentWith(nodeApi: NodeApi, clock: FakeClock, nodeStatusFirst: boolean)
       nodeApi,
       apis: { kubeConfig: {} } as unknown as ApiClients,
       podListWatch: { listWatch: idleWatch as never },
-      nodeWatch: () => ({ start: () => {}, stop: () => Promise.resolve() }) as never,
-      leaseApi: { readNamespacedLease: () => new Promise(() => {}), createNamespacedLease: () => new Promise(() => {}), replaceNamespacedLease: () => new Promise(() => {}) } as never,
+      nodeWatch: () => ({ start: () => void watchStarts++, stop: () => Promise.resolve() }) as never,
+      leaseApi: {
+        readNamespacedLease: () => {
+          leaseReads++;
+          return new Promise(() => {});
+        },
+        createNamespacedLease: () => new Promise(() => {}),
+        replaceNamespacedLease: () => new Promise(() => {}),
+      } as never,
       createFileSource: () => fileSource,
     },
     shutdownTimeoutMs: 10,
   });
-  return { agent, fileSourceStarts: () => fileSourceStarts, schemaAtStart };
+  return { agent, fileSourceStarts: () => fileSourceStarts, schemaAtStart, watchStarts: () => watchStarts, leaseReads: () => leaseReads };
 }
 
 const turns = async (n = 20): Promise<void> => {
@@ -141,6 +150,10 @@ it('without nodeStatusFirst the sources start with the agent; stopped before the
   await plain.agent.start();
   assert.equal(plain.fileSourceStarts(), 1);
   assert.deepEqual(plain.schemaAtStart, [true], 'the validator is loaded before the sources start');
+  assert.equal(plain.watchStarts(), 1, 'the Node watch starts with the agent');
+  await clock.advance(0);
+  await turns();
+  assert.equal(plain.leaseReads(), 1, 'the Lease is read at once');
   const stopping = plain.agent.stop();
   await clock.advance(10);
   answer(true);
@@ -156,4 +169,26 @@ it('without nodeStatusFirst the sources start with the agent; stopped before the
   await stopping2;
   await turns();
   assert.equal(early.fileSourceStarts(), 0);
+  assert.equal(early.watchStarts(), 0);
+  assert.equal(early.leaseReads(), 0);
+});
+
+it('with nodeStatusFirst, the Node watch and the Lease start once the first Node status write is answered', async () => {
+  const clock = new FakeClock();
+  const { api, answer } = heldNodeApi();
+  const { agent, watchStarts, leaseReads } = agentWith(api, clock, true);
+  await agent.start();
+  await clock.advance(0);
+  await turns();
+  assert.equal(watchStarts(), 0, 'no watch while the status write is in flight');
+  assert.equal(leaseReads(), 0, 'no Lease call while the status write is in flight');
+  answer(true);
+  await turns();
+  await clock.advance(0);
+  await turns();
+  assert.equal(watchStarts(), 1);
+  assert.equal(leaseReads(), 1);
+  const stopping = agent.stop();
+  await clock.advance(10);
+  await stopping;
 });
