@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 /**
  * The logging surface every part of kubelet-pods takes: pino's, so the agent passes a pino
@@ -41,20 +42,43 @@ export interface CreateLoggerOptions {
   pretty?: boolean;
 }
 
+type Pretty = typeof PinoPretty;
+let pretty: Pretty | undefined;
+
+/**
+ * The readable lines' formatter (pino-pretty) is loaded only for them: an agent whose logs go
+ * to a file or a journal never parses it (docs/performance.md, "Restart → Node Ready,
+ * 2026-11-27"). `createLogger` requires it from the package's dependencies when nobody loaded
+ * it first; the commands load it with `createLoggerLoaded`, which the bundled command and the
+ * single executable need (neither has the package's files beside it).
+ */
+function prettyNow(): Pretty {
+  return (pretty ??= createRequire(import.meta.url)('pino-pretty') as Pretty);
+}
+
+function wantsReadable(options: CreateLoggerOptions): boolean {
+  return options.pretty ?? ((options.destination ?? process.stderr) as { isTTY?: boolean }).isTTY === true;
+}
+
 /** The agent's logger: JSON lines (readable ones on a terminal), with secrets redacted. */
 export function createLogger(options: CreateLoggerOptions = {}): PinoLogger {
   const destination = options.destination ?? process.stderr;
-  const readable = options.pretty ?? (destination as { isTTY?: boolean }).isTTY === true;
   return pino(
     {
       level: options.level ?? 'info',
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       base: undefined,
     },
-    readable
-      ? pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname' })
+    wantsReadable(options)
+      ? prettyNow()({ destination, colorize: true, sync: true, ignore: 'pid,hostname' })
       : (destination as DestinationStream),
   );
+}
+
+/** `createLogger`, with the readable lines' formatter loaded first when they are asked for. */
+export async function createLoggerLoaded(options: CreateLoggerOptions = {}): Promise<PinoLogger> {
+  if (wantsReadable(options)) pretty ??= (await import('pino-pretty')).default;
+  return createLogger(options);
 }
 
 /**

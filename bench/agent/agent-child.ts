@@ -13,6 +13,9 @@ import { serveChildOps, type ChildOps } from './child-ops.js';
 // No top-level await: the side-by-side benchmark runs this file bundled into one CommonJS
 // script (agent-child-bundle.ts), as the executable runs `kubelet-pods run`.
 const options = JSON.parse(process.argv[2] ?? '{}') as AgentChildOptions;
+/** When each stage of the start was reached (ms since the epoch), for the restart analysis (startup()). */
+const now = (): number => performance.timeOrigin + performance.now();
+const stamps: Record<string, number> = { modulesLoaded: now() };
 // What `kubelet-pods run` does first (src/cli/run-command.ts); BENCH_AGENT_NODE_OPTIONS may override it.
 applyRunGcSettings();
 
@@ -62,12 +65,15 @@ argv.push('--healthz-port', '0', '--read-only-port', String(options.readOnlyPort
 if (options.simulatedLifecycle) argv.push('--simulated-lifecycle', options.simulatedLifecycle);
 async function startAgent() {
   const { config } = await resolveRunConfig(argv);
+  stamps['configResolved'] = now();
   const logger: Logger = options.logFile
     ? createLogger({ destination: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel ?? 'info', pretty: false })
     : noopLogger;
   // As `kubelet-pods run` makes its agent (src/cli/run-command.ts).
   const created = createAgent({ config, logger, nodeStatusFirst: true, ...(options.housekeepingIntervalMs ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}) });
+  stamps['agentCreated'] = now();
   await created.start();
+  stamps['started'] = now();
   return created;
 }
 
@@ -90,6 +96,7 @@ const childOps = (agent: Awaited<ReturnType<typeof startAgent>>): ChildOps => ({
   requests: () => requestTimes.splice(0, requestTimes.length),
   requestCounts: () => requestCounts,
   requestLog: () => requestLog.splice(0, requestLog.length),
+  startup: () => ({ timeOrigin: performance.timeOrigin, nodeTiming: performance.nodeTiming.toJSON(), stamps }),
   idle: () => agent.mirrorsIdle(),
   stop: async () => {
     await agent.stop();

@@ -266,6 +266,12 @@ export interface RequestLogEntry {
   code: number;
 }
 
+export interface AgentChildStartup {
+  timeOrigin: number;
+  nodeTiming: Record<string, unknown>;
+  stamps: Record<string, number>;
+}
+
 /** Requests sent so far, by method then response status ('<error>' for no response). */
 export type RequestCounts = Record<string, Record<string, number>>;
 
@@ -338,6 +344,10 @@ export class AgentChild {
   /** Every request logged since the last call, with recordRequestLog. */
   requestLog(): Promise<RequestLogEntry[]> {
     return this.call<RequestLogEntry[]>('requestLog');
+  }
+  /** When the child's start reached each stage: its time origin, Node's own timings (ms after it) and the agent's stages (ms since the epoch). */
+  startup(): Promise<AgentChildStartup> {
+    return this.call<AgentChildStartup>('startup');
   }
   idle(): Promise<void> {
     return this.call('idle') as Promise<void>;

@@ -435,7 +435,8 @@ async function burstRun(cluster: LocalCluster, kind: SubjectKind, pods: number, 
 async function restartRun(cluster: LocalCluster, kind: SubjectKind, pods: number, repeat: number, order: number, sizes: SideBySideSizes): Promise<RestartRun> {
   const node = sideBySideNode(kind, restartScenario(pods, repeat));
   const { adminKc, admin, namespace, dir, manifests, observer } = await prepareNode(cluster, node, 'restart', pods);
-  const options = { cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, rootDir: join(dir, 'root') };
+  const requestLogDir = process.env.BENCH_SBS_REQUEST_LOG;
+  const options = { cluster, kind, node, manifestDir: manifests, workDir: dir, qps: SIDE_BY_SIDE_QPS, burst: SIDE_BY_SIDE_BURST, maxPods: SIDE_BY_SIDE_MAX_PODS, rootDir: join(dir, 'root'), recordRequestLog: requestLogDir !== undefined };
   const convergeDeadline = 120_000 + pods * 300;
   const t0 = performance.now();
   let subject = await startSubject(options);
@@ -453,8 +454,9 @@ async function restartRun(cluster: LocalCluster, kind: SubjectKind, pods: number
     const podEvents0 = observer.events;
     const timedOut: string[] = [];
     const t1 = performance.now();
+    let readySeen: number | undefined;
     const ready = nodeReady(adminKc, node, convergeDeadline, heartbeat).then(
-      () => Math.round(performance.now() - t1),
+      () => Math.round((readySeen = performance.now()) - t1),
       () => (timedOut.push('Node Ready'), null),
     );
     subject = await startSubject(options);
@@ -481,6 +483,14 @@ async function restartRun(cluster: LocalCluster, kind: SubjectKind, pods: number
       }
       const readyMs = await ready;
       await delay(sizes.burstSettleMs);
+      if (requestLogDir !== undefined) {
+        // Where the restart's time went: the child's stages and requests beside the benchmark's marks (ms since the epoch).
+        const origin = performance.timeOrigin;
+        const marks = { launched: origin + t1, readySeen: readySeen === undefined ? null : origin + readySeen };
+        const agent = restarted.agent;
+        const detail = agent ? { startup: await agent.startup(), log: await agent.requestLog() } : { pid: restarted.pid };
+        await writeFile(join(requestLogDir, `restart-${kind}-${pods}-r${repeat}.json`), JSON.stringify({ marks, readyMs, ...detail }));
+      }
       return {
         kind,
         pods,

@@ -23,6 +23,7 @@ import type { PodUpdate } from '../sources/types.js';
 import { createPodConfig, type PodConfig } from '../sources/pod-config.js';
 import type { UpdateStream } from '../sources/update-stream.js';
 import { createSourcesReady, type SourcesReady } from '../sources/sources-ready.js';
+import { loadPodSchema } from '../sources/validate.js';
 import { createMirrorStatusWriter, type MirrorStatusWriter } from '../status/mirror-status-writer.js';
 import { withAdoption } from '../status/adoption.js';
 import type { StatusProvider } from '../status/status-provider.js';
@@ -483,17 +484,36 @@ class NodeAgent implements Agent {
     const { relist, lifecycle, statusProvider, nodeRegistration, clock, mirrorSync, config, bound } = p;
     // Ports first: a port that is taken fails the start before anything else has begun.
     await p.endpoints.listen();
+    const statusFirst = nodeRegistration !== undefined && p.nodeStatusFirst;
+    if (!statusFirst) await this.#loadManifestChecks();
     if (relist !== undefined) {
       this.#unsubscribeRelist = relist.onChanges((uids) => lifecycle.onRelist(uids));
       this.#unsubscribeRuntime = statusProvider.onChange?.((uid) => relist.runtimeChanged(uid));
     }
     this.#dispatchLoop = eachUpdate(p.podConfig.updates, p.dispatch);
-    nodeRegistration?.start();
-    p.nodeLease?.start();
+    // With nodeStatusFirst the Node's watch and the Lease wait for the first status write too:
+    // its create, read and PATCH then go out alone, on one connection, where four opened at
+    // once had as many TLS handshakes to make first (docs/kubelet-differences.md).
+    nodeRegistration?.start({ watch: !statusFirst });
+    if (!statusFirst) p.nodeLease?.start();
     p.statusWriter?.start();
-    if (nodeRegistration !== undefined && p.nodeStatusFirst) {
-      // The attempt the loop has just scheduled, run now and shared with it.
-      void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS).then(() => this.#startSources());
+    if (statusFirst) {
+      // The attempt the loop has just scheduled, run now and shared with it; the validator
+      // is loaded after it, since loading it would hold the status write back too.
+      void untilOrAfter(nodeRegistration.syncNow(), clock, NODE_STATUS_FIRST_BOUND_MS)
+        .then(() => {
+          if (this.#stopped) return;
+          nodeRegistration.startWatch();
+          p.nodeLease?.start();
+        })
+        .then(() => this.#loadManifestChecks())
+        .then(
+          () => this.#startSources(),
+          (err: unknown) => {
+            p.logger.error({ err }, 'loading the Pod schema validator failed');
+            this.#startSources();
+          },
+        );
     } else {
       this.#startSources();
     }
@@ -510,6 +530,12 @@ class NodeAgent implements Agent {
       },
       'agent started',
     );
+  }
+
+  // The file and HTTP sources check each manifest against the Pod schema, whose validator is
+  // loaded apart (src/sources/validate.ts); the API source reads no manifest.
+  #loadManifestChecks(): Promise<void> {
+    return this.#p.fileSource !== undefined || this.#p.httpSource !== undefined ? loadPodSchema() : Promise.resolve();
   }
 
   #startSources(): void {

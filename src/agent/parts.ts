@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { createApiClients, type ApiClients, type LeaseApi } from '../kube/api-clients.js';
 import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
@@ -13,6 +13,7 @@ import { createFileSource, type FileSource, type FileSourceOptions } from '../so
 import { createHttpSource, type HttpSource, type HttpSourceOptions } from '../sources/http-source.js';
 import type { UsageOverride } from '../runtime/resource-usage.js';
 import { createSimulatedStatusProvider } from '../runtime/simulated-runtime.js';
+import { newRegistry } from '../server/metrics.js';
 import { ownNodeLabels } from './node-scenarios.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
@@ -81,7 +82,7 @@ export function defaultParts(config: AgentConfig, overrides: AgentPartOverrides 
   const clock = overrides.clock ?? realClock;
   return {
     clock,
-    registry: overrides.registry ?? (() => new Registry()),
+    registry: overrides.registry ?? newRegistry,
     statusProvider:
       overrides.statusProvider ??
       ((node) =>

@@ -3,7 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { kpError } from '../errors.js';
-import { createLogger } from '../logger.js';
+import { createLoggerLoaded } from '../logger.js';
 import { createFleet } from '../fleet/fleet.js';
 import { loadFleetConfig, type FleetFlags } from '../fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../fleet/gc-settings.js';
@@ -126,7 +126,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const config = await loadFleetConfig(fleetFlags(args));
-  const logger = createLogger();
+  const logger = await createLoggerLoaded();
   const v8Flags = applyFleetGcSettings(config);
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 garbage collector settings applied');
   const fleet = await createFleet({ config, logger });

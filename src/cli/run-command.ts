@@ -2,7 +2,7 @@
 // own (docs/configuration.md); it runs until SIGINT or SIGTERM and leaves mirror pods in place.
 
 import { createAgent } from '../agent/agent.js';
-import { createLogger } from '../logger.js';
+import { createLoggerLoaded } from '../logger.js';
 import { IGNORED_FIELDS_MESSAGE } from '../config/kubelet-config-file.js';
 import { parseRunArgs, resolveRunConfig, RUN_FLAG_NAMES } from './flags.js';
 import { applyRunGcSettings } from './run-gc-settings.js';
@@ -32,7 +32,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   const { config, ignoredFields } = await resolveRunConfig(args);
-  const logger = createLogger();
+  const logger = await createLoggerLoaded();
   if (ignoredFields.length > 0) logger.info({ ignoredFields }, IGNORED_FIELDS_MESSAGE);
   const v8Flags = applyRunGcSettings();
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'garbage collector set for an agent');

@@ -1,4 +1,5 @@
 import { parse as parseYaml } from 'yaml';
+import { parseSimpleYaml } from '../values/simple-yaml.js';
 import { kpError } from '../errors.js';
 import { CONFIG_FIELDS } from './fields.js';
 
@@ -28,7 +29,8 @@ const HONOURED_FIELDS: ReadonlySet<string> = new Set([
 export function decodeKubeletConfigFile(path: string, text: string): KubeletConfigFile {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // The usual file is read without the yaml package's parser (src/values/simple-yaml.ts).
+    doc = (parseSimpleYaml(text) ?? { value: parseYaml(text) }).value;
   } catch (err) {
     throw kpError('KP_ERR_CONFIG_INVALID', [path, [`not valid YAML: ${(err as Error).message.split('\n')[0]}`]], {
       cause: err,

@@ -2,7 +2,7 @@ import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessag
 import https from 'node:https';
 import { ApiException } from './api-exception.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
-import { createH2Session, type H2Session } from './h2-session.js';
+import type { H2Session } from './h2-session.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
@@ -151,8 +151,9 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
   }
   let h2: Promise<H2Session> | undefined;
   const session = (): Promise<H2Session> =>
-    (h2 ??= access.tlsOptions().then(
-      ({ ca, cert, key, rejectUnauthorized, servername }) =>
+    // node:http2 is loaded with the first session: a single agent never opens one.
+    (h2 ??= Promise.all([access.tlsOptions(), import('./h2-session.js')]).then(
+      ([{ ca, cert, key, rejectUnauthorized, servername }, { createH2Session }]) =>
         createH2Session(access.server.origin, { ca, cert, key, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}), ...(servername ? { servername } : {}) }),
       (err: unknown) => {
         h2 = undefined;

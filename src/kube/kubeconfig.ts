@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Cluster, User } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { parseSimpleYaml } from '../values/simple-yaml.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 
 /**
@@ -91,7 +92,8 @@ export function readKubeConfigFile(file: string): KubeConfigFile {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // The usual file is read without the yaml package's parser (src/values/simple-yaml.ts).
+    doc = (parseSimpleYaml(text) ?? { value: parseYaml(text) }).value;
   } catch (err) {
     throw kpError('KP_ERR_CONFIG_KUBECONFIG', [`${path} is not YAML: ${(err as Error).message}`]);
   }

@@ -103,8 +103,13 @@ export interface NodeRegistrationOptions {
  * never throws.
  */
 export interface NodeRegistration {
-  /** Starts the loop; the first registration attempt runs at once. */
-  start(): void;
+  /**
+   * Starts the loop; the first registration attempt runs at once. The watch starts with it,
+   * unless `{ watch: false }`: then `startWatch()` starts it.
+   */
+  start(options?: { watch?: boolean }): void;
+  /** Starts the watch `start` left out; a second call, or one after `stop()`, does nothing. */
+  startWatch(): void;
   /** Stops the loop and waits for an attempt in flight to finish. */
   stop(): Promise<void>;
   /**
@@ -152,6 +157,7 @@ class NodeRegistrationLoop implements NodeRegistration {
   readonly #log: Logger;
   readonly #loop: PeriodicLoop;
   readonly #listeners = new Set<(node: V1Node) => void>();
+  #watchState: 'idle' | 'started' | 'stopped' = 'idle';
 
   #node: V1Node | undefined;
   /** Set once the create (or adoption) went through: never registered again in this run. */
@@ -195,13 +201,21 @@ class NodeRegistrationLoop implements NodeRegistration {
     this.#log = childLogger(options.logger, { component: 'node-registration', node: this.#name });
   }
 
-  start(): void {
+  start(options: { watch?: boolean } = {}): void {
     this.#loop.start();
+    if (options.watch !== false) this.startWatch();
+  }
+
+  startWatch(): void {
+    if (this.#watchState !== 'idle') return;
+    this.#watchState = 'started';
     this.#options.watch?.start((node, resourceVersion) => this.#watched(node, resourceVersion));
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.#loop.stop(), this.#options.watch?.stop()]);
+    const watching = this.#watchState === 'started';
+    this.#watchState = 'stopped';
+    await Promise.all([this.#loop.stop(), watching ? this.#options.watch?.stop() : undefined]);
   }
 
   nodeGone(): boolean {

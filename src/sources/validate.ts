@@ -1,4 +1,4 @@
-import { Pod as PodModel } from 'kubernetes-models/v1/Pod';
+import { createRequire } from 'node:module';
 import { quote } from '../errors.js';
 import type { Pod } from '../pod/types.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../values/dns-name.js';
@@ -30,6 +30,38 @@ function fieldPath(instancePath: string): string {
   return out;
 }
 
+type PodModelClass = typeof import('kubernetes-models/v1/Pod').Pod;
+
+const POD_MODEL = 'kubernetes-models/v1/Pod';
+let podModel: PodModelClass | undefined;
+let podModelLoad: Promise<void> | undefined;
+
+/**
+ * Loads the Pod schema validator (kubernetes-models with its schemas and ajv: the largest
+ * module of the agent, most of the bundled command's main chunk) off the start path: the agent
+ * awaits it before its sources start, so a restarted agent writes its Node status first
+ * (docs/performance.md, "Restart → Node Ready, 2026-11-27"). Bundled, it is a chunk of its own.
+ */
+export function loadPodSchema(): Promise<void> {
+  return (podModelLoad ??= import('kubernetes-models/v1/Pod').then((m) => {
+    podModel ??= m.Pod;
+  }));
+}
+
+/** True once the validator is loaded (by `loadPodSchema`, or by a first check). */
+export function podSchemaLoaded(): boolean {
+  return podModel !== undefined;
+}
+
+/**
+ * The validator, loaded now when nobody awaited `loadPodSchema` first (a caller of the
+ * synchronous decoding functions of `kubelet-pods/sources`): required from the package's
+ * dependencies, as CommonJS.
+ */
+function podModelNow(): PodModelClass {
+  return (podModel ??= (createRequire(import.meta.url)(POD_MODEL) as { Pod: PodModelClass }).Pod);
+}
+
 /**
  * Checks a raw manifest object against the Kubernetes v1 Pod OpenAPI schema, using the
  * kubernetes-models validator. The object must carry apiVersion and kind.
@@ -37,8 +69,9 @@ function fieldPath(instancePath: string): string {
 export function checkPodSchema(raw: Record<string, unknown>): SchemaCheck {
   const typeErrors: FieldError[] = [];
   const otherErrors: FieldError[] = [];
+  const PodModel = podModelNow();
   try {
-    new PodModel(raw as ConstructorParameters<typeof PodModel>[0]).validate();
+    new PodModel(raw as ConstructorParameters<PodModelClass>[0]).validate();
   } catch (err) {
     const errors = (err as { errors?: SchemaError[] }).errors;
     if (!Array.isArray(errors)) throw err;

@@ -10,7 +10,9 @@ import type { ApiClients } from '../../../src/kube/api-clients.js';
 import type { MachineInfo } from '../../../src/node/machine-info.js';
 import type { NodeApi } from '../../../src/node/node-registration.js';
 import type { FileSource } from '../../../src/sources/file-source.js';
+import { podSchemaLoaded } from '../../../src/sources/validate.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const config: AgentOptions['config'] = {
   ...AGENT_CONFIG_DEFAULTS,
@@ -54,7 +56,17 @@ function heldNodeApi() {
 
 function agentWith(nodeApi: NodeApi, clock: FakeClock, nodeStatusFirst: boolean) {
   let fileSourceStarts = 0;
-  const fileSource: FileSource = { start: () => void fileSourceStarts++, stop: () => Promise.resolve() } as unknown as FileSource;
+  /** Whether the Pod schema validator was loaded at each start of the file source. */
+  const schemaAtStart: boolean[] = [];
+  let watchStarts = 0;
+  let leaseReads = 0;
+  const fileSource: FileSource = {
+    start: () => {
+      fileSourceStarts++;
+      schemaAtStart.push(podSchemaLoaded());
+    },
+    stop: () => Promise.resolve(),
+  } as unknown as FileSource;
   const idleWatch = { list: () => Promise.resolve({ items: [], metadata: { resourceVersion: '1' } }), watch: () => new Promise<never>(() => {}) };
   const agent = createAgent({
     config,
@@ -65,29 +77,40 @@ function agentWith(nodeApi: NodeApi, clock: FakeClock, nodeStatusFirst: boolean)
       nodeApi,
       apis: { kubeConfig: {} } as unknown as ApiClients,
       podListWatch: { listWatch: idleWatch as never },
-      nodeWatch: () => ({ start: () => {}, stop: () => Promise.resolve() }) as never,
-      leaseApi: { readNamespacedLease: () => new Promise(() => {}), createNamespacedLease: () => new Promise(() => {}), replaceNamespacedLease: () => new Promise(() => {}) } as never,
+      nodeWatch: () => ({ start: () => void watchStarts++, stop: () => Promise.resolve() }) as never,
+      leaseApi: {
+        readNamespacedLease: () => {
+          leaseReads++;
+          return new Promise(() => {});
+        },
+        createNamespacedLease: () => new Promise(() => {}),
+        replaceNamespacedLease: () => new Promise(() => {}),
+      } as never,
       createFileSource: () => fileSource,
     },
     shutdownTimeoutMs: 10,
   });
-  return { agent, fileSourceStarts: () => fileSourceStarts };
+  return { agent, fileSourceStarts: () => fileSourceStarts, schemaAtStart, watchStarts: () => watchStarts, leaseReads: () => leaseReads };
 }
 
 const turns = async (n = 20): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-it('with nodeStatusFirst, the file source starts once the first Node status write is answered', async () => {
+it('with nodeStatusFirst, the file source starts once the first Node status write is answered, the Pod schema validator loaded after it', async () => {
   const clock = new FakeClock();
   const { api, answer } = heldNodeApi();
-  const { agent, fileSourceStarts } = agentWith(api, clock, true);
+  const { agent, fileSourceStarts, schemaAtStart } = agentWith(api, clock, true);
   await agent.start();
   await turns();
   assert.equal(fileSourceStarts(), 0, 'not while the status write is in flight');
+  assert.equal(podSchemaLoaded(), false, 'the validator is not loaded before the status write');
   answer(true);
+  // The validator's module is read from disk (the first test of this file loads it).
+  await waitFor(() => fileSourceStarts() === 1, 'the file source started');
   await turns();
   assert.equal(fileSourceStarts(), 1);
+  assert.deepEqual(schemaAtStart, [true], 'the file source starts with the validator loaded');
   const stopping = agent.stop();
   await clock.advance(10);
   await stopping;
@@ -126,6 +149,11 @@ it('without nodeStatusFirst the sources start with the agent; stopped before the
   const plain = agentWith(api, clock, false);
   await plain.agent.start();
   assert.equal(plain.fileSourceStarts(), 1);
+  assert.deepEqual(plain.schemaAtStart, [true], 'the validator is loaded before the sources start');
+  assert.equal(plain.watchStarts(), 1, 'the Node watch starts with the agent');
+  await clock.advance(0);
+  await turns();
+  assert.equal(plain.leaseReads(), 1, 'the Lease is read at once');
   const stopping = plain.agent.stop();
   await clock.advance(10);
   answer(true);
@@ -141,4 +169,26 @@ it('without nodeStatusFirst the sources start with the agent; stopped before the
   await stopping2;
   await turns();
   assert.equal(early.fileSourceStarts(), 0);
+  assert.equal(early.watchStarts(), 0);
+  assert.equal(early.leaseReads(), 0);
+});
+
+it('with nodeStatusFirst, the Node watch and the Lease start once the first Node status write is answered', async () => {
+  const clock = new FakeClock();
+  const { api, answer } = heldNodeApi();
+  const { agent, watchStarts, leaseReads } = agentWith(api, clock, true);
+  await agent.start();
+  await clock.advance(0);
+  await turns();
+  assert.equal(watchStarts(), 0, 'no watch while the status write is in flight');
+  assert.equal(leaseReads(), 0, 'no Lease call while the status write is in flight');
+  answer(true);
+  await turns();
+  await clock.advance(0);
+  await turns();
+  assert.equal(watchStarts(), 1);
+  assert.equal(leaseReads(), 1);
+  const stopping = agent.stop();
+  await clock.advance(10);
+  await stopping;
 });

@@ -388,6 +388,38 @@ describe('createNodeRegistration', () => {
     await settle();
   });
 
+  it('start({ watch: false }) leaves the Node watch to startWatch(), which starts it once; stopped first, it never starts', async () => {
+    const made = (): { reg: ReturnType<typeof createNodeRegistration>; starts: () => number; stops: () => number } => {
+      let starts = 0;
+      let stops = 0;
+      const watch = { start: () => void starts++, stop: () => (stops++, Promise.resolve()) };
+      const reg = createNodeRegistration({ nodeName: 'node-a', api: new FakeNodeApi(), clock: new FakeClock(), machine: MACHINE, watch });
+      return { reg, starts: () => starts, stops: () => stops };
+    };
+    const one = made();
+    one.reg.start({ watch: false });
+    assert.equal(one.starts(), 0);
+    assert.ok(await one.reg.syncNow());
+    one.reg.startWatch();
+    one.reg.startWatch();
+    assert.equal(one.starts(), 1);
+    await one.reg.stop();
+    assert.equal(one.stops(), 1);
+
+    const two = made();
+    two.reg.start({ watch: false });
+    await two.reg.stop();
+    two.reg.startWatch();
+    assert.deepEqual([two.starts(), two.stops()], [0, 0]);
+
+    const three = made();
+    three.reg.start();
+    three.reg.startWatch();
+    assert.equal(three.starts(), 1, 'start() starts the watch itself');
+    await three.reg.stop();
+    await settle();
+  });
+
   it('validates its options', () => {
     const api = new FakeNodeApi();
     assert.throws(() => createNodeRegistration({ nodeName: 'Node_A', api }), (e: unknown) => hasErrorCode(e, 'KP_ERR_NODE_OPTIONS'));

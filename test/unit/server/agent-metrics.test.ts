@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { hasErrorCode } from '../../../src/errors.js';
-import { registerEphemeralContainersGauge } from '../../../src/pod/metrics.js';
+import { MANAGED_EPHEMERAL_CONTAINERS, MANAGED_EPHEMERAL_CONTAINERS_HELP, registerEphemeralContainersGauge } from '../../../src/pod/metrics.js';
 import { AGENT_METRIC_HELP, createAgentMetrics, type AgentMetrics } from '../../../src/server/agent-metrics.js';
 import { showNodeMetrics } from '../../../src/server/node-metrics-view.js';
 
@@ -24,7 +24,15 @@ function referenceMetrics(registry: Registry, ephemeral: () => number): Omit<Age
   const working = new Gauge({ ...def('kubelet_working_pods'), labelNames: ['lifecycle', 'config', 'static'] });
   const restarted = new Counter({ ...def('kubelet_restarted_pods_total'), labelNames: ['static'] });
   const events = new Counter({ ...def('kubelet_pods_events_total'), labelNames: ['result'] });
-  registerEphemeralContainersGauge(registry, ephemeral);
+  // The gauge as the pod manager registered it with prom-client before it became a view.
+  new Gauge({
+    name: MANAGED_EPHEMERAL_CONTAINERS,
+    help: MANAGED_EPHEMERAL_CONTAINERS_HELP,
+    registers: [registry],
+    collect() {
+      this.set(ephemeral());
+    },
+  });
   const byStatic = (g: Gauge<'static'>) => (c: { static: number; nonStatic: number }) => {
     g.set({ static: 'true' }, c.static);
     g.set({ static: '' }, c.nonStatic);
@@ -111,6 +119,26 @@ describe('the agent metrics, shown as prom-client showed them', () => {
     const ours = await aggregate([view]);
     assert.equal(ours, await aggregate(perNode));
     assert.match(ours, /^kubelet_working_pods\{lifecycle="sync",config="desired",static="true",node="c"\} 4$/m);
+  });
+
+  it("the pod manager's kubelet_managed_ephemeral_containers shows what prom-client's Gauge showed, and refuses a taken name", async () => {
+    for (const defaultLabels of [undefined, { node: 'n1' }]) {
+      let count = 0;
+      const reference = new Registry();
+      const ours = new Registry();
+      if (defaultLabels) {
+        reference.setDefaultLabels(defaultLabels);
+        ours.setDefaultLabels(defaultLabels);
+      }
+      new Gauge({ name: MANAGED_EPHEMERAL_CONTAINERS, help: MANAGED_EPHEMERAL_CONTAINERS_HELP, registers: [reference], collect() { this.set(count); } });
+      registerEphemeralContainersGauge(ours, () => count);
+      for (const n of [0, 3, 1]) {
+        count = n;
+        assert.equal(await ours.metrics(), await reference.metrics());
+        assert.deepEqual(await ours.getMetricsAsJSON(), await reference.getMetricsAsJSON());
+      }
+      assert.throws(() => registerEphemeralContainersGauge(ours, () => 0), (err: unknown) => hasErrorCode(err, 'KP_ERR_METRIC_REGISTERED'));
+    }
   });
 
   it('refuses a registry that already holds its metrics', () => {

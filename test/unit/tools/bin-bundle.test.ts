@@ -52,3 +52,43 @@ it('the bundle (made by npm run build) carries no client-node code and runs an a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** The chunks `file` imports statically (`import … from "./x.js"`), and the ones it imports dynamically (`import("./x.js")`). */
+function chunkImports(file: string): { static: string[]; dynamic: string[] } {
+  const text = readFileSync(join(binDir, file), 'utf8');
+  return {
+    static: [...text.matchAll(/^import\s*(?:[^'"()]*?\s*from\s*)?"\.\/([^"]+)";?$/gm)].map((m) => m[1]!),
+    dynamic: [...text.matchAll(/\bimport\("\.\/([^"]+)"\)/g)].map((m) => m[1]!),
+  };
+}
+
+/** `entry` and every chunk it imports statically, transitively. */
+function staticClosure(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (f: string): void => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    for (const g of chunkImports(f).static) visit(g);
+  };
+  visit(entry);
+  return seen;
+}
+
+it('`run` reaches its Node status write without the Pod schema validator, prom-client, pino-pretty or node:http2: each is a chunk loaded when needed', () => {
+  // main.js imports each subcommand's chunk dynamically; what `run` loads before it acts is its
+  // chunk and their static imports (docs/performance.md, "Restart → Node Ready, 2026-11-27").
+  const runChunk = chunkImports('main.js').dynamic.find((f) => f.startsWith('run-command-'));
+  assert.ok(runChunk !== undefined, 'main.js imports the run command');
+  const startPath = new Set([...staticClosure('main.js'), ...staticClosure(runChunk)]);
+  const text = [...startPath].map((f) => readFileSync(join(binDir, f), 'utf8')).join('\n');
+  // esbuild names each module it bundles in a comment line: `// <path>`.
+  const packages = new Set([...text.matchAll(/^\/\/ \S*node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]!));
+  for (const name of ['kubernetes-models', 'ajv-i18n', 'prom-client', 'pino-pretty']) assert.ok(!packages.has(name), `${name} is on the start path of run`);
+  assert.ok(packages.has('pino'), 'the check sees the packages on the path');
+  assert.doesNotMatch(text, /"node:http2"|"http2"/, 'node:http2 is on the start path of run');
+  // Each is still in the bundle, in a chunk of its own imported dynamically.
+  const lazy = [...new Set([...startPath].flatMap((f) => chunkImports(f).dynamic).flatMap((f) => [...staticClosure(f)]))].filter((f) => !startPath.has(f));
+  const lazyText = lazy.map((f) => readFileSync(join(binDir, f), 'utf8')).join('\n');
+  for (const name of ['kubernetes-models', 'prom-client', 'pino-pretty']) assert.match(lazyText, new RegExp(`^// \\S*node_modules/${name}/`, 'm'), `${name} is not in a chunk run imports dynamically`);
+  assert.match(lazyText, /"node:http2"/);
+});
