@@ -1,5 +1,4 @@
 import { parse as parseYaml } from 'yaml';
-import { parseSimpleYaml } from '../values/simple-yaml.js';
 import { kpError } from '../errors.js';
 import { CONFIG_FIELDS } from './fields.js';
 
@@ -29,8 +28,7 @@ const HONOURED_FIELDS: ReadonlySet<string> = new Set([
 export function decodeKubeletConfigFile(path: string, text: string): KubeletConfigFile {
   let doc: unknown;
   try {
-    // The usual file is read without the yaml package's parser (src/values/simple-yaml.ts).
-    doc = (parseSimpleYaml(text) ?? { value: parseYaml(text) }).value;
+    doc = parseYaml(text);
   } catch (err) {
     throw kpError('KP_ERR_CONFIG_INVALID', [path, [`not valid YAML: ${(err as Error).message.split('\n')[0]}`]], {
       cause: err,

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Cluster, User } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { parseSimpleYaml } from '../values/simple-yaml.js';
 import { kpError, type KubeletPodsError } from '../errors.js';
 
 /**
@@ -92,8 +91,7 @@ export function readKubeConfigFile(file: string): KubeConfigFile {
   }
   let doc: unknown;
   try {
-    // The usual file is read without the yaml package's parser (src/values/simple-yaml.ts).
-    doc = (parseSimpleYaml(text) ?? { value: parseYaml(text) }).value;
+    doc = parseYaml(text);
   } catch (err) {
     throw kpError('KP_ERR_CONFIG_KUBECONFIG', [`${path} is not YAML: ${(err as Error).message}`]);
   }
