@@ -25,6 +25,8 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--trace-gc-verbose',
     '--trace-gc-nvp',
     '--experimental-sea-config',
+    // Node's OpenSSL trust store, tried for `run`'s start-up (docs/performance.md, "Restart → Node Ready, 2026-11-27").
+    '--use-openssl-ca',
     // V8's, through node: the GC settings measured for large fleets (docs/fleet.md, "Tuning";
     // --heap-growing-percent is also the fleet's own flag, --no-parallel-scavenge the V8 flag
     // behind its parallelScavenge).
