@@ -119,29 +119,90 @@ export interface PodWorkers {
   stop(): Promise<void>;
 }
 
-interface Worker {
+// The worker's yes/no facts, as bits of one number (see Worker).
+const STARTED = 1;
+const RESTART_REQUESTED = 2;
+const DELETED = 4;
+const STOPPING = 8;
+const BUSY = 16;
+
+/**
+ * One pod's worker. A fleet holds one per pod, so its yes/no facts share one field (each
+ * field weighs 8 bytes) and the full name is kept for static pods only, which need it for
+ * "one running static pod per full name"; logs name other pods from their pod.
+ */
+class Worker {
   pod: Pod;
-  readonly fullName: string;
-  readonly static: boolean;
-  state: PodWorkerState;
-  /** Ever started: its status and mirror were published. */
-  started: boolean;
+  /** The static pod's full name; undefined for any other pod. */
+  readonly staticName: string | undefined;
+  state: PodWorkerState = 'waiting';
+  #flags = 0;
   /** The effective grace period once termination started; 0 before. */
-  gracePeriod: number;
-  restartRequested: boolean;
-  /** Deleted in the API, or no longer desired when housekeeping found it running. */
-  deleted: boolean;
-  retry: ClockTimer | undefined;
+  gracePeriod = 0;
+  retry: ClockTimer | undefined = undefined;
   /** Bumped at every (re)start of termination: a superseded one is ignored when it ends. */
-  termination: number;
-  /** The termination step has begun: a shorter grace period then restarts it. */
-  stopping: boolean;
+  termination = 0;
   /** When the worker's last step ended (monotonic ms); undefined before its first. */
-  lastStepAt: number | undefined;
-  /** A step waits for its relist or runs: whatever asks meanwhile is for the next step. */
-  busy: boolean;
+  lastStepAt: number | undefined = undefined;
   /** What asked for the next sync of the running pod. */
-  syncReasons: Set<SyncReason> | undefined;
+  syncReasons: Set<SyncReason> | undefined = undefined;
+
+  constructor(pod: Pod) {
+    this.pod = pod;
+    this.staticName = isStaticPod(pod) ? getPodFullName(pod) : undefined;
+  }
+
+  get static(): boolean {
+    return this.staticName !== undefined;
+  }
+
+  /** For logs. */
+  get fullName(): string {
+    return this.staticName ?? getPodFullName(this.pod);
+  }
+
+  /** Ever started: its status and mirror were published. */
+  get started(): boolean {
+    return (this.#flags & STARTED) !== 0;
+  }
+  set started(on: boolean) {
+    this.#set(STARTED, on);
+  }
+
+  get restartRequested(): boolean {
+    return (this.#flags & RESTART_REQUESTED) !== 0;
+  }
+  set restartRequested(on: boolean) {
+    this.#set(RESTART_REQUESTED, on);
+  }
+
+  /** Deleted in the API, or no longer desired when housekeeping found it running. */
+  get deleted(): boolean {
+    return (this.#flags & DELETED) !== 0;
+  }
+  set deleted(on: boolean) {
+    this.#set(DELETED, on);
+  }
+
+  /** The termination step has begun: a shorter grace period then restarts it. */
+  get stopping(): boolean {
+    return (this.#flags & STOPPING) !== 0;
+  }
+  set stopping(on: boolean) {
+    this.#set(STOPPING, on);
+  }
+
+  /** A step waits for its relist or runs: whatever asks meanwhile is for the next step. */
+  get busy(): boolean {
+    return (this.#flags & BUSY) !== 0;
+  }
+  set busy(on: boolean) {
+    this.#set(BUSY, on);
+  }
+
+  #set(bit: number, on: boolean): void {
+    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
+  }
 }
 
 /**
@@ -186,21 +247,22 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
 
   /** allowStaticPodStart: the full name is free (or ours) and no earlier live UID waits. */
   function allowStart(uid: string, w: Worker): boolean {
-    if (!w.static) return true;
+    const name = w.staticName;
+    if (name === undefined) return true;
     const started = (startedByFullName ??= new Map<string, string>());
     const waiting = (waitingByFullName ??= new Map<string, string[]>());
-    const holder = started.get(w.fullName);
+    const holder = started.get(name);
     if (holder !== undefined) return holder === uid;
-    const queue = waiting.get(w.fullName) ?? [];
+    const queue = waiting.get(name) ?? [];
     const live = queue.filter((u) => workers.get(u)?.state === 'waiting');
     if (live.length > 0 && live[0] !== uid) {
-      waiting.set(w.fullName, live);
+      waiting.set(name, live);
       return false;
     }
     const rest = live.filter((u) => u !== uid);
-    if (rest.length > 0) waiting.set(w.fullName, rest);
-    else waiting.delete(w.fullName);
-    started.set(w.fullName, uid);
+    if (rest.length > 0) waiting.set(name, rest);
+    else waiting.delete(name);
+    started.set(name, uid);
     return true;
   }
 
@@ -282,24 +344,9 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       }
       return;
     }
-    const w: Worker = {
-      pod,
-      fullName: getPodFullName(pod),
-      static: isStaticPod(pod),
-      state: 'waiting',
-      started: false,
-      gracePeriod: 0,
-      restartRequested: false,
-      deleted: false,
-      retry: undefined,
-      termination: 0,
-      stopping: false,
-      lastStepAt: undefined,
-      busy: false,
-      syncReasons: undefined,
-    };
+    const w = new Worker(pod);
     workers.set(uid, w);
-    if (w.static) (waitingByFullName ??= new Map()).set(w.fullName, [...(waitingByFullName.get(w.fullName) ?? []), uid]);
+    if (w.staticName !== undefined) (waitingByFullName ??= new Map()).set(w.staticName, [...(waitingByFullName.get(w.staticName) ?? []), uid]);
     tryStart(uid, w);
   }
 
@@ -349,7 +396,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   }
 
   function finish(uid: string, w: Worker): void {
-    if (startedByFullName?.get(w.fullName) === uid) startedByFullName.delete(w.fullName);
+    if (w.staticName !== undefined && startedByFullName?.get(w.staticName) === uid) startedByFullName.delete(w.staticName);
     setState(w, 'finished');
   }
 

@@ -1,6 +1,6 @@
 import type { V1Container, V1ContainerStatus, V1ResourceRequirements, V1VolumeMountStatus } from '@kubernetes/client-node';
 import { canonicalResourceList } from '../values/quantity.js';
-import { perContainerSpec } from './shared-status-parts.js';
+import { sharedByContent } from './shared-status-parts.js';
 
 /**
  * The parts of a container's status that follow from its spec alone, as the kubelet v1.34 fills
@@ -53,9 +53,9 @@ export function allocatedResources(container: V1Container): V1ResourceRequiremen
  * exited). The simulated runtime applies exactly what was allocated, so `resources` is the
  * allocation (an empty object for a container without any) and `allocatedResources` its
  * requests, left out when there are none. A container still waiting for its first start has
- * neither, as in the kubelet. Held once per container spec (shared-status-parts.ts).
+ * neither, as in the kubelet. Equal ones held once (shared-status-parts.ts).
  */
-export const containerResourceStatus: (container: V1Container) => Pick<V1ContainerStatus, 'resources' | 'allocatedResources'> = perContainerSpec((container) => {
+export const containerResourceStatus: (container: V1Container) => Pick<V1ContainerStatus, 'resources' | 'allocatedResources'> = sharedByContent((container) => {
   const resources = allocatedResources(container);
   const requests = resources.requests ?? {};
   return Object.keys(requests).length > 0 ? { resources, allocatedResources: { ...requests } } : { resources };

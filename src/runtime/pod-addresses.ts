@@ -59,22 +59,31 @@ export function createPodAddressAllocator(options: PodAddressAllocatorOptions): 
 // Offsets into the range: 0 is the network address, 1 the gateway, size - 1 the last address.
 const FIRST_USABLE = 2n;
 
+// Below this size a range's offsets are kept as small integers, which V8 stores in the maps'
+// own slots; a bigint is an object of its own, about 24 bytes per pod (one per address held).
+const SMALL_RANGE = 2n ** 30n;
+
+/** An offset as the maps hold it: a number in a small range, else the bigint. */
+type HeldOffset = number | bigint;
+
 class Allocator implements PodAddressAllocator {
   readonly capacity: bigint;
-  readonly #byUID = new Map<string, bigint>();
+  readonly #small: boolean;
+  readonly #byUID = new Map<string, HeldOffset>();
   // Offsets held by a pod or reserved; the value is the holder's UID ('' when reserved).
-  readonly #held = new Map<bigint, string>();
+  readonly #held = new Map<HeldOffset, string>();
 
   constructor(
     readonly cidr: Cidr,
     reserved: readonly string[],
   ) {
     this.capacity = cidr.size - 3n;
+    this.#small = cidr.size <= SMALL_RANGE;
     for (const address of reserved) {
       const ip = parseIP(address);
       if (ip === undefined || ip.family !== cidr.family) continue;
       const offset = ip.value - cidr.network;
-      if (offset >= FIRST_USABLE && offset < cidr.size - 1n) this.#held.set(offset, '');
+      if (offset >= FIRST_USABLE && offset < cidr.size - 1n) this.#held.set(this.#key(offset), '');
     }
   }
 
@@ -84,10 +93,8 @@ class Allocator implements PodAddressAllocator {
     if (BigInt(this.#held.size) >= this.capacity) return undefined;
     let offset = FIRST_USABLE + (hashOf(uid) % this.capacity);
     // Linear probing: at least one offset is free, so this ends.
-    while (this.#held.has(offset)) offset = offset + 1n < FIRST_USABLE + this.capacity ? offset + 1n : FIRST_USABLE;
-    this.#held.set(offset, uid);
-    this.#byUID.set(uid, offset);
-    return this.#format(offset);
+    while (this.#held.has(this.#key(offset))) offset = offset + 1n < FIRST_USABLE + this.capacity ? offset + 1n : FIRST_USABLE;
+    return this.#hold(uid, offset);
   }
 
   claim(uid: string, address: string): string | undefined {
@@ -96,10 +103,8 @@ class Allocator implements PodAddressAllocator {
     const ip = parseIP(address);
     if (ip === undefined || ip.family !== this.cidr.family) return undefined;
     const offset = ip.value - this.cidr.network;
-    if (offset < FIRST_USABLE || offset >= this.cidr.size - 1n || this.#held.has(offset)) return undefined;
-    this.#held.set(offset, uid);
-    this.#byUID.set(uid, offset);
-    return this.#format(offset);
+    if (offset < FIRST_USABLE || offset >= this.cidr.size - 1n || this.#held.has(this.#key(offset))) return undefined;
+    return this.#hold(uid, offset);
   }
 
   addressOf(uid: string): string | undefined {
@@ -114,8 +119,19 @@ class Allocator implements PodAddressAllocator {
     this.#held.delete(offset);
   }
 
-  #format(offset: bigint): string {
-    return formatIP(this.cidr.family, this.cidr.network + offset);
+  #hold(uid: string, offset: bigint): string {
+    const key = this.#key(offset);
+    this.#held.set(key, uid);
+    this.#byUID.set(uid, key);
+    return this.#format(key);
+  }
+
+  #key(offset: bigint): HeldOffset {
+    return this.#small ? Number(offset) : offset;
+  }
+
+  #format(offset: HeldOffset): string {
+    return formatIP(this.cidr.family, this.cidr.network + BigInt(offset));
   }
 }
 

@@ -1,7 +1,7 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { Pod } from '../pod/types.js';
 import { volumeMountStatuses } from './container-status.js';
-import { hostIPList, perContainerSpec, secondOf, sharedCondition } from './shared-status-parts.js';
+import { hostIPList, madeEachTime, secondOf, sharedCondition } from './shared-status-parts.js';
 import type { ExitedContainer } from './exited-containers.js';
 import type { NodeFacts } from './runtime-state.js';
 
@@ -44,13 +44,13 @@ export function waitingStatus(c: V1Container, reason: string, node: NodeFacts, b
 }
 
 const mountsWith = (recursiveReadOnly: boolean) =>
-  perContainerSpec((c): Pick<V1ContainerStatus, 'volumeMounts'> => {
+  madeEachTime((c): Pick<V1ContainerStatus, 'volumeMounts'> => {
     const volumeMounts = volumeMountStatuses(c, recursiveReadOnly);
     return volumeMounts === undefined ? {} : { volumeMounts };
   });
 const mountsOf = { true: mountsWith(true), false: mountsWith(false) };
 
-/** The container's `volumeMounts`, as a part to spread into its status (held once per container spec). */
+/** The container's `volumeMounts`, as a part to spread into its status (made for each status). */
 export function mounts(c: V1Container, node: NodeFacts): Pick<V1ContainerStatus, 'volumeMounts'> {
   return mountsOf[node.recursiveReadOnlyMounts ? 'true' : 'false'](c);
 }

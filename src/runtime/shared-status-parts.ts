@@ -3,7 +3,7 @@ import type { V1Container, V1ContainerState, V1PodCondition, V1PodIP } from '@ku
 /**
  * Parts of the statuses the simulated runtime renders that many pods have equal, held once for
  * the process: the times (whole seconds), the conditions, a running container's state, the
- * host's address list, and what follows from a container's spec alone. The status writer keeps
+ * host's address list, and a container's resources. The status writer keeps
  * the last status of every pod, and in a fleet those are thousands of statuses made of the
  * same few values (docs/performance.md, "The fleet's cost per pod").
  *
@@ -61,17 +61,25 @@ export function hostIPList(ip: string): V1PodIP[] {
 }
 
 /**
- * `derive(container)` once per container spec object (a pod's spec is never changed in place:
- * a new version of a pod is a new object), frozen deeply; pods of one template share their
- * containers' specs in a fleet (src/values/shared-values.ts), and so these parts.
+ * `derive(container)`, frozen deeply, equal values held once (by their JSON, in a bounded table):
+ * pods of one template give their containers equal resources. Nothing is kept per container
+ * spec: the writer lets go of a status once written, and a part held for each pod's spec
+ * outlived the statuses it was made for (docs/performance.md, "The fleet's cost per pod").
  */
-export function perContainerSpec<T extends object>(derive: (c: V1Container) => T): (c: V1Container) => T {
-  const held = new WeakMap<V1Container, T>();
+export function sharedByContent<T extends object>(derive: (c: V1Container) => T): (c: V1Container) => T {
+  const table = bounded<string, T>();
   return (c) => {
-    let value = held.get(c);
-    if (value === undefined) held.set(c, (value = deepFreeze(derive(c))));
-    return value;
+    const value = derive(c);
+    return table.get(JSON.stringify(value), () => deepFreeze(value));
   };
+}
+
+/**
+ * `derive(container)`, frozen deeply, made at each call: for parts that differ from pod to pod
+ * (a service account's mount is named after its pod), which a table would only hold longer.
+ */
+export function madeEachTime<T extends object>(derive: (c: V1Container) => T): (c: V1Container) => T {
+  return (c) => deepFreeze(derive(c));
 }
 
 function deepFreeze<T>(value: T): T {

@@ -56,8 +56,12 @@ export interface PodStorage extends Merger<PodUpdate> {
 interface NameIndex {
   /** The UID of the pod kept for each full name. */
   readonly byName: Map<string, string>;
-  /** The full name of every pod of the set, kept or dropped, by UID. */
-  readonly byUID: Map<string, string>;
+  /**
+   * The UIDs of the pods dropped for a name taken (usually none). A kept pod's UID is a key
+   * of the stored pods, its name as sent the key of `byName` that maps to it: no map by UID,
+   * which was an entry per pod.
+   */
+  readonly dropped: Set<string>;
   /** Full names that more than one pod of the set had. */
   readonly contested: Set<string>;
 }
@@ -81,7 +85,7 @@ interface SourceState {
 const EMPTY_NAMES: NameIndex = Object.freeze(emptyNameIndex());
 
 function emptyNameIndex(): NameIndex {
-  return { byName: new Map(), byUID: new Map(), contested: new Set() };
+  return { byName: new Map(), dropped: new Set(), contested: new Set() };
 }
 
 /** What one merge found, by kind of change. */
@@ -242,23 +246,22 @@ class PodStorageImpl implements PodStorage {
       changedUIDs.add(uid);
       const owner = names.byName.get(fullName);
       if (owner !== undefined && owner !== uid && !removedUIDs.has(owner)) return false;
-      const previousName = names.byUID.get(uid);
-      if (previousName !== undefined && previousName !== fullName) return false;
+      // The set had this UID under another name: kept (stored, and its name maps to it) or
+      // dropped (a dropped pod of the same name has a contested name, refused above).
+      if (owner !== uid && (cur.has(uid) || names.dropped.has(uid))) return false;
     }
-    for (const uid of removedUIDs) {
-      const fullName = names.byUID.get(uid);
-      if (fullName !== undefined) names.byName.delete(fullName);
-      names.byUID.delete(uid);
+    for (const pod of delta.removed) {
+      // A removed pod is the set's object: its name is the one the set had (not contested).
+      const uid = podUID(pod);
+      const fullName = getPodFullName(pod);
+      if (names.byName.get(fullName) === uid) names.byName.delete(fullName);
       const existing = cur.get(uid);
       if (existing === undefined) continue;
       cur.delete(uid);
       r.removes.push(existing);
     }
     this.#process(source, delta.changed, cur, cur, r);
-    for (const [fullName, uid] of claimed) {
-      names.byName.set(fullName, uid);
-      names.byUID.set(uid, fullName);
-    }
+    for (const [fullName, uid] of claimed) names.byName.set(fullName, uid);
     return true;
   }
 
@@ -275,6 +278,7 @@ class PodStorageImpl implements PodStorage {
       return { kept: [], names: EMPTY_NAMES };
     }
     const names = emptyNameIndex();
+    const uids = new Set<string>();
     const keptAt = new Map<string, number>();
     const kept: Pod[] = [];
     const warned = new Set<string>();
@@ -283,11 +287,12 @@ class PodStorageImpl implements PodStorage {
       const pod = pods[i]!;
       const fullName = getPodFullName(pod);
       const uid = podUID(pod);
-      if (names.byUID.has(uid)) uniqueUIDs = false;
-      names.byUID.set(uid, fullName);
+      if (uids.has(uid)) uniqueUIDs = false;
+      uids.add(uid);
       const first = keptAt.get(fullName);
       if (first !== undefined) {
         names.contested.add(fullName);
+        names.dropped.add(uid);
         this.#warnDuplicate(source, state, warned, fullName, pods[first]!, origins?.[first], pod, origins?.[i]);
         continue;
       }

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { admitPod, createPodAdmission, NODE_AFFINITY_REJECTION, podRequests, withAdmission } from '../../../src/admission/pod-admission.js';
+import { admitPod, createPodAdmission, heldRequests, NODE_AFFINITY_REJECTION, podRequests, withAdmission } from '../../../src/admission/pod-admission.js';
 import type { Pod } from '../../../src/pod/types.js';
 import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 const staticPod = (name: string): Pod => ({
   metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: { 'kubernetes.io/config.source': 'file' } },
@@ -66,6 +67,28 @@ describe('createPodAdmission', () => {
     assert.ok(admission.rejection('uid-e'));
     admission.forget([c]);
     assert.equal(admission.rejection('uid-c'), undefined, 'forgotten');
+  });
+});
+
+describe('admitted pods\' requests', () => {
+  it('equal requests are one frozen object, for every node', () => {
+    const a = heldRequests({ milliCPU: 250, memory: 128 * 2 ** 20 });
+    assert.equal(heldRequests({ milliCPU: 250, memory: 128 * 2 ** 20 }), a);
+    assert.ok(Object.isFrozen(a));
+    assert.deepEqual(a, { milliCPU: 250, memory: 128 * 2 ** 20 });
+    assert.notEqual(heldRequests({ milliCPU: 250, memory: 0 }), a);
+  });
+
+  it('an admitted pod costs its map entry, not an object of its own', async () => {
+    const admission = createPodAdmission(() => node(100_000), new FakeClock());
+    const pods = Array.from({ length: 60_000 }, (_, i) => ({
+      ...apiPod(`p${i}`),
+      spec: { containers: [{ name: 'c', image: 'img', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+    }));
+    const bytes = await retainedBytesPer(pods.length, (i) => admission.admitNew([pods[i]!]));
+    assert.equal(admission.rejection('uid-p59999'), undefined);
+    // The entry, about 31 bytes at 60,000 (the table nearly full); its own requests, 40 more.
+    assert.ok(bytes < 50, `${bytes.toFixed(1)} bytes per admitted pod`);
   });
 });
 

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { hasErrorCode } from '../../../src/errors.js';
 import { createPodAddressAllocator } from '../../../src/runtime/pod-addresses.js';
 import { formatIP, parseIP } from '../../../src/values/ip.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 describe('createPodAddressAllocator', () => {
   it('gives the same UID the same address in every allocator, whatever else was allocated first', () => {
@@ -56,5 +57,27 @@ describe('createPodAddressAllocator', () => {
 
   it('refuses an unusable range with KP_ERR_STATUS_OPTIONS', () => {
     assert.throws(() => createPodAddressAllocator({ cidr: '10.0.0.0/32' }), (err: unknown) => hasErrorCode(err, 'KP_ERR_STATUS_OPTIONS'));
+  });
+});
+
+describe('pod addresses memory', () => {
+  it('holds an address of a small range as a number, not a bigint object', async () => {
+    const allocator = createPodAddressAllocator({ cidr: '10.88.0.0/16' });
+    const uids = Array.from({ length: 60_000 }, (_, i) => `uid-${i}`);
+    const bytes = await retainedBytesPer(uids.length, (i) => {
+      allocator.allocate(uids[i]!);
+    });
+    assert.equal(allocator.addressOf('uid-0'), allocator.allocate('uid-0'));
+    // Two map entries, about 61 bytes at 60,000 (their tables nearly full); a bigint, 24 more.
+    assert.ok(bytes < 73, `${bytes.toFixed(1)} bytes per address held`);
+  });
+
+  it('keeps a large IPv6 range exact', () => {
+    const allocator = createPodAddressAllocator({ cidr: 'fd00::/64' });
+    const address = allocator.allocate('a')!;
+    assert.equal(allocator.claim('b', address), undefined, 'taken');
+    allocator.release('a');
+    assert.equal(allocator.claim('b', address), address);
+    assert.equal(allocator.addressOf('b'), address);
   });
 });

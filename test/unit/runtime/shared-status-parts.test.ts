@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Container } from '@kubernetes/client-node';
-import { hostIPList, perContainerSpec, runningState, secondOf, sharedCondition } from '../../../src/runtime/shared-status-parts.js';
+import { hostIPList, madeEachTime, runningState, secondOf, sharedByContent, sharedCondition } from '../../../src/runtime/shared-status-parts.js';
+import { mounts } from '../../../src/runtime/pod-status-parts.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 import { containerResourceStatus } from '../../../src/runtime/container-status.js';
 import { NO_INIT_RUNS, runtimeView, updateRuntimeView, type ContainerRun, type TrackedPod } from '../../../src/runtime/runtime-state.js';
 import { createContainerLogBuffer } from '../../../src/runtime/container-log-buffer.js';
@@ -42,20 +44,40 @@ describe('shared status parts', () => {
     assert.ok(Object.isFrozen(hostIPList('10.0.0.1')[0]));
   });
 
-  test('what a container spec decides is derived once per spec object, deeply frozen', () => {
+  test('what a container spec decides: equal values held once by content, deeply frozen; or made each time', () => {
     let calls = 0;
-    const derive = perContainerSpec((c: V1Container) => {
+    const derive = sharedByContent((c: V1Container) => {
       calls++;
       return { names: [c.name] };
     });
     const spec: V1Container = { name: 'main' };
-    assert.equal(derive(spec), derive(spec));
-    assert.equal(calls, 1);
-    assert.ok(Object.isFrozen(derive(spec).names));
-    derive({ name: 'main' });
-    assert.equal(calls, 2, 'another spec object: derived again');
+    const first = derive(spec);
+    assert.equal(derive({ name: 'main' }), first, 'another spec object with equal content: the same part');
+    assert.equal(calls, 2, 'derived at each call, the value compared');
+    assert.ok(Object.isFrozen(first.names));
+    assert.notEqual(derive({ name: 'other' }), first);
+    const each = madeEachTime((c: V1Container) => ({ names: [c.name] }));
+    assert.notEqual(each(spec), each(spec));
+    assert.ok(Object.isFrozen(each(spec).names));
     const resources = containerResourceStatus({ name: 'c', resources: { limits: { cpu: '1' } } });
     assert.deepEqual(resources, { resources: { limits: { cpu: '1' }, requests: { cpu: '1' } }, allocatedResources: { cpu: '1' } });
+    assert.equal(containerResourceStatus({ name: 'd', resources: { limits: { cpu: '1' } } }), resources);
+  });
+
+  test('nothing is kept per container spec: a pod\'s mounts and resources live only in its statuses', async () => {
+    const node = { hostIP: '10.0.0.1', recursiveReadOnlyMounts: false, stopMs: 0, startJitterMs: 0, clusterDNS: true };
+    // Each pod's service account mount has a name of its own, as the API server gives it.
+    const containers: V1Container[] = Array.from({ length: 60_000 }, (_, i) => ({
+      name: 'main',
+      resources: { requests: { cpu: '100m', memory: '64Mi' } },
+      volumeMounts: [{ name: `kube-api-access-${i}`, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+    }));
+    const bytes = await retainedBytesPer(containers.length, (i) => {
+      mounts(containers[i]!, node);
+      containerResourceStatus(containers[i]!);
+    });
+    // Held per container spec (a weak map's entries and the parts), as before: about 600 bytes.
+    assert.ok(bytes < 40, `${bytes.toFixed(1)} bytes kept per container spec`);
   });
 });
 

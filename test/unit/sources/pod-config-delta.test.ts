@@ -9,6 +9,8 @@ import { FakeClock } from '../../../src/time/fake-clock.js';
 import { createPodConfig, type PodConfig } from '../../../src/sources/pod-config.js';
 import type { PodUpdate, SetDelta } from '../../../src/sources/types.js';
 import { PodOperation } from '../../../src/constants.js';
+import { stampNewPod } from '../../../src/sources/pod-diff.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 
 function drain(config: PodConfig): PodUpdate[] {
@@ -99,4 +101,19 @@ test('a SET with a delta does not read the pods it does not name; a stale base f
     () => channel({ op: PodOperation.SET, source: 'api', pods: next, delta: { base: stale, changed: [], removed: [] } }),
     /was read/,
   );
+});
+
+test('a SET\'s names index holds no map by UID: the merger\'s own bytes per pod', async () => {
+  const config = createPodConfig({ clock: new FakeClock() });
+  const channel = config.channel('api');
+  const pods: Pod[] = Array.from({ length: 60_000 }, (_, i) => ({
+    metadata: { uid: `uid-${i}`, name: `p${i}`, namespace: 'ns' },
+    spec: { containers: [{ name: 'c', image: 'img' }] },
+  }));
+  // What the merger keeps per pod, less its stamped copy (measured apart): the stored pods' map,
+  // the names' map and their keys, about 98 bytes; with a names' map by UID beside, about 129.
+  const stamped = await retainedBytesPer(pods.length, (i) => stampNewPod(pods[i]!, 'api', 'seen'));
+  const merged = (await retainedBytesPer(1, () => channel({ op: PodOperation.SET, source: 'api', pods }))) / pods.length;
+  assert.equal(drain(config).find((u) => u.op === PodOperation.ADD)?.pods.length, pods.length);
+  assert.ok(merged - stamped < 114, `${(merged - stamped).toFixed(1)} bytes per pod beside the stamped copy`);
 });

@@ -5,7 +5,8 @@ import type { Pod } from '../../../src/pod/types.js';
 import { canonicalJSON } from '../../../src/values/canonical-json.js';
 import { Mux } from '../../../src/sources/mux.js';
 import { createPodConfig, type PodConfig, type PodConfigEvent, type PodConfigMode } from '../../../src/sources/pod-config.js';
-import { formatSeenTimestamp } from '../../../src/sources/pod-diff.js';
+import { copyWith, formatSeenTimestamp, mergePodVersion, stampNewPod } from '../../../src/sources/pod-diff.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import { createSourcesReady } from '../../../src/sources/sources-ready.js';
 import type { PodUpdate } from '../../../src/sources/types.js';
@@ -407,6 +408,32 @@ describe('PodConfig: each pod held once', () => {
     const updated = config.updates.tryNext()!.pods[0]!;
     assert.equal(updated.spec, changed.spec);
     assert.deepEqual(added, before, 'the object emitted first was not touched');
+  });
+
+  test('the stamped copies of pods of one shape share their hidden classes', async () => {
+    // Pods as the watch decodes them: the same keys in the same order, no annotations.
+    const watched = (i: number): Pod =>
+      JSON.parse(JSON.stringify({ metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}`, resourceVersion: String(i), creationTimestamp: '2026-01-01T00:00:00Z', labels: { app: 'a' } }, spec: { containers: [{ name: 'c' }] } }));
+    const pods = Array.from({ length: 60_000 }, (_, i) => watched(i));
+    const bytes = await retainedBytesPer(pods.length, (i) => stampNewPod(pods[i]!, 'api', 'seen'));
+    // About 205 bytes; once the spread took its fast path, every stamped metadata and annotations
+    // had a hidden class and descriptors of its own: about 470.
+    assert.ok(bytes < 300, `${bytes.toFixed(1)} bytes per stamped copy`);
+    const updated = Array.from({ length: 60_000 }, (_, i) => ({ ...watched(i), metadata: { ...pods[i]!.metadata, labels: { app: 'b' } } }));
+    const stamped = pods.map((p) => stampNewPod(p, 'api', 'seen'));
+    const merged = await retainedBytesPer(pods.length, (i) => mergePodVersion(stamped[i]!, updated[i]!, 'api'));
+    // A changed version replaces the annotations' keys, adds none to the metadata: about 235 either way.
+    assert.ok(merged < 300, `${merged.toFixed(1)} bytes per merged version`);
+    const change = mergePodVersion(stamped[0]!, updated[0]!, 'api');
+    assert.equal(change.change, 'update');
+    assert.deepEqual(change.change === 'update' ? Object.keys(change.pod.metadata!) : [], ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'labels', 'annotations']);
+  });
+
+  test('a copy keeps a __proto__ key as data, as a spread does', () => {
+    const base = JSON.parse('{"__proto__": "x", "a": "1"}') as Record<string, string>;
+    const copy = copyWith(base, { b: '2' });
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.deepEqual(Object.entries(copy), [['__proto__', 'x'], ['a', '1'], ['b', '2']]);
   });
 
   test('a duplicate pair is warned once while it lasts, with both origins, and again when it comes back', () => {
