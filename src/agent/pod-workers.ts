@@ -163,14 +163,14 @@ class Worker {
 
   /** Ever started: its status and mirror were published. */
   get started(): boolean {
-    return (this.#flags & STARTED) !== 0;
+    return this.#has(STARTED);
   }
   set started(on: boolean) {
     this.#set(STARTED, on);
   }
 
   get restartRequested(): boolean {
-    return (this.#flags & RESTART_REQUESTED) !== 0;
+    return this.#has(RESTART_REQUESTED);
   }
   set restartRequested(on: boolean) {
     this.#set(RESTART_REQUESTED, on);
@@ -178,7 +178,7 @@ class Worker {
 
   /** Deleted in the API, or no longer desired when housekeeping found it running. */
   get deleted(): boolean {
-    return (this.#flags & DELETED) !== 0;
+    return this.#has(DELETED);
   }
   set deleted(on: boolean) {
     this.#set(DELETED, on);
@@ -186,7 +186,7 @@ class Worker {
 
   /** The termination step has begun: a shorter grace period then restarts it. */
   get stopping(): boolean {
-    return (this.#flags & STOPPING) !== 0;
+    return this.#has(STOPPING);
   }
   set stopping(on: boolean) {
     this.#set(STOPPING, on);
@@ -194,10 +194,14 @@ class Worker {
 
   /** A step waits for its relist or runs: whatever asks meanwhile is for the next step. */
   get busy(): boolean {
-    return (this.#flags & BUSY) !== 0;
+    return this.#has(BUSY);
   }
   set busy(on: boolean) {
     this.#set(BUSY, on);
+  }
+
+  #has(bit: number): boolean {
+    return (this.#flags & bit) !== 0;
   }
 
   #set(bit: number, on: boolean): void {
