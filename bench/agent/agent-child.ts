@@ -20,6 +20,9 @@ const stamps: Record<string, number> = { modulesLoaded: now() };
 applyRunGcSettings();
 
 const requestTimes: number[] = [];
+/** Event writes: they draw on a bucket of their own (eventRecordQPS), as the kubelet's event client does. */
+const eventTimes: number[] = [];
+const EVENTS_PATH = /^\/(api\/v1|apis\/events\.k8s\.io\/v1)\/namespaces\/[^/]+\/events(\/|\?|$)/;
 /** Every request sent (watches included), by method and response status, as client-go's rest_client_requests_total. */
 const requestCounts: Record<string, Record<string, number>> = {};
 const countRequest = (method: string, code: string): void => {
@@ -36,8 +39,8 @@ if (options.recordRequests) {
   const original = https.request.bind(https) as (...args: unknown[]) => ClientRequest;
   (https as unknown as { request: unknown }).request = (...args: unknown[]) => {
     const first = args[0] as { path?: string } | string | URL;
-    const path = typeof first === 'string' ? first : first instanceof URL ? first.search : (first.path ?? '');
-    if (!/[?&]watch=(true|1)/.test(path)) requestTimes.push(performance.timeOrigin + performance.now());
+    const path = typeof first === 'string' ? first : first instanceof URL ? first.pathname + first.search : (first.path ?? '');
+    if (!/[?&]watch=(true|1)/.test(path)) (EVENTS_PATH.test(path) ? eventTimes : requestTimes).push(performance.timeOrigin + performance.now());
     const req = original(...args);
     const start = performance.timeOrigin + performance.now();
     let counted = false;
@@ -94,6 +97,7 @@ const childOps = (agent: Awaited<ReturnType<typeof startAgent>>): ChildOps => ({
   },
   cpu: () => process.cpuUsage(),
   requests: () => requestTimes.splice(0, requestTimes.length),
+  eventRequests: () => eventTimes.splice(0, eventTimes.length),
   requestCounts: () => requestCounts,
   requestLog: () => requestLog.splice(0, requestLog.length),
   startup: () => ({ timeOrigin: performance.timeOrigin, nodeTiming: performance.nodeTiming.toJSON(), stamps }),

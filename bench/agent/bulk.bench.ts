@@ -9,6 +9,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { AGENT_CONFIG_DEFAULTS } from '../../src/config/agent-config.js';
 import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import { AgentChild, NodePodObserver, createNamespace, kubeConfigFromFile, manifestYaml, pool, tempDir, writeConfigFile } from './common.js';
@@ -52,7 +53,8 @@ export interface BulkResult {
   unlimited: BulkRun;
   unlimitedRuns: BulkRun[];
   ratio: { mirrored: number; removed: number; running: number };
-  limited: BulkRun & { adherence: QpsAdherence };
+  /** `adherence`: every request but event writes against kubeAPIQPS; `eventAdherence`: event writes against eventRecordQPS. */
+  limited: BulkRun & { adherence: QpsAdherence; eventAdherence: QpsAdherence };
 }
 
 export const rate = (pods: number, ms: number): PhaseRate => ({ pods, ms: Math.round(ms), podsPerSecond: Math.round((pods / ms) * 1000 * 10) / 10 });
@@ -127,7 +129,7 @@ async function agentBulk(
   kubelet: { kubeAPIQPS: number; kubeAPIBurst: number },
   record: boolean,
   round = 0,
-): Promise<{ run: BulkRun; requestTimes: number[] }> {
+): Promise<{ run: BulkRun; requestTimes: number[]; eventTimes: number[] }> {
   const adminKc = kubeConfigFromFile(cluster.adminKubeconfig);
   const admin = adminKc.makeApiClient(CoreV1Api);
   const namespace = node;
@@ -148,7 +150,9 @@ async function agentBulk(
     await agent.idle();
     const names = Array.from({ length: pods }, (_, i) => `bulk-${i}`);
     await pool(names, 64, (n) => writeFile(join(staging, `${n}.yaml`), manifestYaml(n, namespace)));
-    await agent.requests(); // clears what was recorded so far: the window starts here
+    // Clears what was recorded so far: the window starts here.
+    await agent.requests();
+    await agent.eventRequests();
     const total = pods + 1;
     const t0 = performance.now();
     await pool(names, 64, (n) => rename(join(staging, `${n}.yaml`), join(manifests, `${n}.yaml`)));
@@ -164,9 +168,11 @@ async function agentBulk(
     await observer.until(() => observer.mirrors === 1, `${pods} mirrors removed`, timeout);
     const tRemoved = performance.now();
     const requestTimes = await agent.requests();
+    const eventTimes = await agent.eventRequests();
     return {
       run: { mirrored: rate(pods, tMirrored - t0), running: rate(pods, tRunning - t0), removed: rate(pods, tRemoved - t1) },
       requestTimes,
+      eventTimes,
     };
   } finally {
     await agent.stop();
@@ -196,7 +202,7 @@ export function adherence(times: readonly number[], qps: number, burst: number):
     burst,
     requests: t.length,
     spanMs: Math.round(spanMs),
-    maxExcess: Math.round(maxExcess * 100) / 100,
+    maxExcess: t.length === 0 ? 0 : Math.round(maxExcess * 100) / 100,
     sustainedQps: spanMs > 0 ? Math.round(((t.length - burst) / spanMs) * 1000 * 10) / 10 : 0,
     maxPerSecond,
   };
@@ -231,6 +237,10 @@ export async function runBulkBench(cluster: LocalCluster, pods: number): Promise
       running: r(unlimited.running.podsPerSecond / ceil.create.podsPerSecond),
       removed: r(unlimited.removed.podsPerSecond / ceil.delete.podsPerSecond),
     },
-    limited: { ...limited.run, adherence: adherence(limited.requestTimes, qps, burst) },
+    limited: {
+      ...limited.run,
+      adherence: adherence(limited.requestTimes, qps, burst),
+      eventAdherence: adherence(limited.eventTimes, AGENT_CONFIG_DEFAULTS.eventRecordQPS, AGENT_CONFIG_DEFAULTS.eventBurst),
+    },
   };
 }

@@ -243,7 +243,8 @@ export interface AgentChildOptions {
   /** `--simulated-lifecycle`: `instant` where a benchmark measures raw speed; the agent's default otherwise. */
   simulatedLifecycle?: 'kubelet' | 'instant';
   /**
-   * Record the time of every non-watch HTTPS request the agent sends (QPS adherence), and count
+   * Record the time of every non-watch HTTPS request the agent sends (QPS adherence; event writes
+   * apart, for their own bucket), and count
    * every request by method and response status (requestCounts()).
    */
   recordRequests?: boolean;
@@ -333,9 +334,13 @@ export class AgentChild {
   cpu(): Promise<{ user: number; system: number }> {
     return this.call('cpu');
   }
-  /** performance.timeOrigin-based ms of each recorded request since the last call. */
+  /** performance.timeOrigin-based ms of each recorded request since the last call (events apart). */
   requests(): Promise<number[]> {
     return this.call<number[]>('requests');
+  }
+  /** The same for the recorded event writes, which have a bucket of their own. */
+  eventRequests(): Promise<number[]> {
+    return this.call<number[]>('eventRequests');
   }
   /** Cumulative counts since the start (watches included), with recordRequests. */
   requestCounts(): Promise<RequestCounts> {

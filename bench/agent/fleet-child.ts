@@ -15,6 +15,7 @@ import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
 import { createLogger } from '../../src/logger.js';
 import { Session } from 'node:inspector';
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as {
@@ -97,12 +98,30 @@ const config = resolveFleetConfig(
     ...(process.env.BENCH_FLEET_COMPACT_EVERY_FULL_GC === '0' ? { compactEveryFullGc: false } : {}),
   },
 );
-// What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts).
-applyFleetGcSettings(config);
+// What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts);
+// BENCH_FLEET_FULL_COMPACTION_HEAP_MIB moves the heap size up to which it compacts fully.
+const compactionLimitMiB = process.env.BENCH_FLEET_FULL_COMPACTION_HEAP_MIB;
+if (compactionLimitMiB !== undefined && !(Number(compactionLimitMiB) >= 0)) throw new Error(`BENCH_FLEET_FULL_COMPACTION_HEAP_MIB: expected a number of MiB ≥ 0, got ${JSON.stringify(compactionLimitMiB)}`);
+applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? Number(compactionLimitMiB) * 2 ** 20 : undefined);
 // The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away.
 const logger = options.log === true ? createLogger({ destination: createWriteStream('/dev/null') }) : undefined;
 const fleet = await createFleet({ config, ...(logger !== undefined ? { logger } : {}) });
 await fleet.start();
+
+// How long the fleet's event loop was held (its timers, the Lease renewals among them, waited
+// that long) and its full GCs' pauses, since the last `pauses` call: what a late renewal owes
+// to the fleet's own process.
+const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+loopDelay.enable();
+let majorGc = { count: 0, totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if (((entry as { detail?: { kind?: number } }).detail)?.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    majorGc.count++;
+    majorGc.totalMs += entry.duration;
+    majorGc.maxMs = Math.max(majorGc.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 
 let snapshots = 0;
 const ops: ChildOps = {
@@ -131,6 +150,13 @@ const ops: ChildOps = {
     if (options.snapshotDir === undefined) throw new Error('no snapshotDir given');
     (globalThis as { gc?: () => void }).gc?.();
     return writeHeapSnapshot(join(options.snapshotDir, `fleet-${++snapshots}.heapsnapshot`));
+  },
+  pauses: () => {
+    const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
+    const r = { loopDelayP99Ms: ms(loopDelay.percentile(99)), loopDelayMaxMs: ms(loopDelay.max), majorGcs: majorGc.count, majorGcTotalMs: Math.round(majorGc.totalMs), majorGcMaxMs: Math.round(majorGc.maxMs) };
+    loopDelay.reset();
+    majorGc = { count: 0, totalMs: 0, maxMs: 0 };
+    return r;
   },
   requests: () => requests,
   connections: () => connections,

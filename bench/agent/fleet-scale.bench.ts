@@ -6,7 +6,9 @@
 //   spec.nodeName → every pod Running → an idle window → every pod deleted → none left
 //
 // (with P = 0: Ready, then the idle window). For each phase: its duration, the Lease renewal
-// lateness seen in a watch of kube-node-lease (opened once the Nodes are Ready), CPU (utime +
+// lateness seen in a watch of kube-node-lease (opened once the Nodes are Ready), as it arrived
+// and between the Leases' own renewTimes, how long the fleet's event loop was held and its full
+// GCs' pauses, CPU (utime +
 // stime) and RSS of the fleet, of the control plane program (kube-apiserver and etcd in one
 // process), of kube-scheduler, kube-controller-manager and this harness, the fleet's own
 // request rate, and the API server's account from its /metrics: requests per second by verb and
@@ -24,7 +26,7 @@ import { unlimited } from '../../src/kube/rate-limiter.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
 import { apiServerPhase, readApiServerMetrics, type ApiServerPhase, type MetricsReading } from './api-server-metrics.js';
 import { createNamespace, pool, tempDir } from './common.js';
-import { leaseLateness, quantile, watchLeaseRenewals } from './fleet.bench.js';
+import { leaseLateness, quantile, stampedLeaseLateness, watchLeaseRenewals } from './fleet.bench.js';
 import { createPod, ordinaryPod } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
 import { nodeWatch, podWatch, withRetries } from './kwok.bench.js';
@@ -48,7 +50,7 @@ export interface FleetScaleSizes {
 }
 
 /** The environment knobs; any of them set means a run whose results are printed, not written. */
-export const FLEET_SCALE_KNOBS = ['BENCH_FLEET_SCALE_NODES', 'BENCH_FLEET_SCALE_PODS', 'BENCH_FLEET_SCALE_IDLE_MS', 'BENCH_FLEET_SCALE_CONCURRENCY', 'BENCH_FLEET_SCALE_QPS'] as const;
+export const FLEET_SCALE_KNOBS = ['BENCH_FLEET_SCALE_NODES', 'BENCH_FLEET_SCALE_PODS', 'BENCH_FLEET_SCALE_IDLE_MS', 'BENCH_FLEET_SCALE_CONCURRENCY', 'BENCH_FLEET_SCALE_QPS', 'BENCH_FLEET_FULL_COMPACTION_HEAP_MIB'] as const;
 
 export function fleetScaleSizes(quick: boolean, env: NodeJS.ProcessEnv = process.env): FleetScaleSizes {
   // Quick: two Lease rounds in the window, so lateness has gaps to measure.
@@ -88,8 +90,21 @@ export interface ScalePhase {
   fleetRequestsPerSecond: number;
   /** Renewals that arrived within the phase (none for `ready`: the watch opens after it). */
   lease?: LeaseLateness;
+  /** The same renewals' lateness between their `spec.renewTime`s: the fleet's own share. */
+  leaseStamped?: LeaseLateness;
+  /** The fleet's event loop held and its full GCs within the phase (not for `ready`). */
+  fleetPauses?: FleetPauses;
   processes: ProcessPhase[];
   apiServer: ApiServerPhase;
+}
+
+/** From the fleet child's `pauses` op (bench/agent/fleet-child.ts). */
+export interface FleetPauses {
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  majorGcs: number;
+  majorGcTotalMs: number;
+  majorGcMaxMs: number;
 }
 
 export interface FleetScaleResult {
@@ -135,19 +150,22 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
     const phase = async (name: ScalePhase['name'], work: () => Promise<{ ms: number; requestsSentMs?: number }>): Promise<void> => {
       const m0 = await metrics();
       const req0 = name === 'ready' ? 0 : await fleet.call<number>('requests');
+      if (name !== 'ready') await fleet.call('pauses');
       const usage = new PhaseUsage(procs);
       const t0 = performance.now();
       const done = await work();
       const t1 = performance.now();
       const processes = usage.end();
       const req1 = (await fleet.call<number>('requests')) - req0;
+      const fleetPauses = name === 'ready' ? undefined : await fleet.call<FleetPauses>('pauses');
       const apiServer = apiServerPhase(m0, await metrics());
       phases.push({
         name,
         ms: Math.round(done.ms),
         ...(done.requestsSentMs !== undefined ? { requestsSentMs: Math.round(done.requestsSentMs) } : {}),
         fleetRequestsPerSecond: round2((req1 / (t1 - t0)) * 1000),
-        ...(leases !== undefined ? { lease: lateness(leaseLateness(leases.renewals, t0, t1)) } : {}),
+        ...(leases !== undefined ? { lease: lateness(leaseLateness(leases.renewals, t0, t1)), leaseStamped: lateness(stampedLeaseLateness(leases.renewals, t0, t1)) } : {}),
+        ...(fleetPauses !== undefined ? { fleetPauses } : {}),
         processes,
         apiServer,
       });
@@ -250,6 +268,16 @@ export function fleetScaleTable(r: FleetScaleResult): string {
   for (const p of r.phases) {
     lines.push(`| ${p.name} (${length(p)}) | ${p.processes.map((x) => `${x.cpuPercent} % · ${mib(x.rssMaxBytes)}`).join(' | ')} | ${p.fleetRequestsPerSecond} | ${p.apiServer.requestsPerSecond} (${p.apiServer.failed}) | ${late(p.lease)} |`);
   }
+  lines.push(
+    '',
+    "## Whose lateness: the fleet's own renewals (between `spec.renewTime`s), its event loop and its full GCs",
+    '',
+    '| phase | Lease lateness by renewTime p50 / p99 / max | event loop held p99 / max | full GCs: count, total, longest pause |',
+    '|---|---:|---:|---:|',
+    ...r.phases
+      .filter((p) => p.fleetPauses !== undefined)
+      .map((p) => `| ${p.name} | ${late(p.leaseStamped)} | ${p.fleetPauses!.loopDelayP99Ms} / ${p.fleetPauses!.loopDelayMaxMs} ms | ${p.fleetPauses!.majorGcs}, ${p.fleetPauses!.majorGcTotalMs} ms, ${p.fleetPauses!.majorGcMaxMs} ms |`),
+  );
   for (const p of r.phases) {
     lines.push(
       '',

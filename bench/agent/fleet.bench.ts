@@ -316,26 +316,36 @@ export function fleetTable(r: FleetBenchResult): string {
   ].join('\n');
 }
 
-/** One renewal as it arrived: when, and through which opening of the watch. */
+/** One renewal as it arrived: when, through which opening of the watch, and the fleet's own stamp. */
 export interface RenewalSeen {
   at: number;
   watch: number;
+  /** Its `spec.renewTime` (ms since the epoch): when the fleet's node renewed, by its clock. */
+  renewedAt: number;
 }
 
 /**
  * Each Lease renewal's lateness (ms, sorted): the gap since the Lease's previous renewal arrived,
  * less the period and its largest jitter, 0 when on time; for renewals after `from` only.
  */
-export function leaseLateness(renewals: ReadonlyMap<string, readonly RenewalSeen[]>, from: number, until = Infinity): number[] {
+export function leaseLateness(renewals: ReadonlyMap<string, readonly RenewalSeen[]>, from: number, until = Infinity, time: (r: RenewalSeen) => number = (r) => r.at): number[] {
   const lateness: number[] = [];
   for (const seen of renewals.values()) {
     for (let i = 1; i < seen.length; i++) {
       // A gap that spans a reopened watch says nothing about the fleet.
       if (seen[i - 1]!.at < from || seen[i]!.at > until || seen[i - 1]!.watch !== seen[i]!.watch) continue;
-      lateness.push(Math.max(0, seen[i]!.at - seen[i - 1]!.at - ALLOWED_MS));
+      lateness.push(Math.max(0, time(seen[i]!) - time(seen[i - 1]!) - ALLOWED_MS));
     }
   }
   return lateness.sort((a, b) => a - b);
+}
+
+/**
+ * The same gaps measured between the Leases' `spec.renewTime`s: how late the fleet itself
+ * renewed, without what the request, the API server, the watch and this harness added.
+ */
+export function stampedLeaseLateness(renewals: ReadonlyMap<string, readonly RenewalSeen[]>, from: number, until = Infinity): number[] {
+  return leaseLateness(renewals, from, until, (r) => r.renewedAt);
 }
 
 /**
@@ -361,7 +371,7 @@ export async function watchLeaseRenewals(kc: KubeConfig, prefix = PREFIX): Promi
         if (!name.startsWith(prefix) || lastRenewTime.get(name) === renewTime) return;
         lastRenewTime.set(name, renewTime);
         const list = renewals.get(name) ?? [];
-        list.push({ at: performance.now(), watch });
+        list.push({ at: performance.now(), watch, renewedAt: Date.parse(renewTime) });
         renewals.set(name, list);
       },
       (err: unknown) => {

@@ -27,7 +27,9 @@ options:
                          (kubelet-pods fleet --node-kubeconfig-dir <dir>)
   --node-name-prefix <p> with --node-count (default sim-)
   --fleet-token <file>   also create the fleet's ClusterRole (deploy/fleet/cluster-role.yaml),
-                         a ServiceAccount bound to it, and write a kubeconfig with its token
+                         a ServiceAccount bound to it, its FlowSchema (deploy/fleet/flow-schema.yaml:
+                         Leases and Nodes at node-high, as a kubelet's), and write a kubeconfig
+                         with its token
   --keep-data            keep etcd data in <dir>/etcd for the next start
   --secure-port <port>   kube-apiserver port (default: a free one)
   --etcd-port <port>     etcd client port (default: a free one)

@@ -14,13 +14,16 @@
 //   modules load;
 // - compaction: by default a full GC moves the live objects of only some of the old
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
-//   compacting all of it at each full GC (rare, with the headroom) gives the pages back.
+//   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
+//   that pause grows with the live heap, and a fleet holding 100,000 pods stopped for seconds at
+//   each full GC, long enough to make its Leases late: so only while the heap is small.
 // Node 20 refuses these flags in NODE_OPTIONS (and raises a growth factor below 2 given to node
 // at start to 2), but V8 reads them each time it sizes the heap, starts a scavenge, would grow
 // the young generation or picks pages to compact, so they can be set in the running process
 // (which `--single-threaded-gc` cannot: it crashed V8), and so they also reach the image's
 // single executable.
 
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 export interface FleetGcSettings {
@@ -30,11 +33,18 @@ export interface FleetGcSettings {
   readonly parallelScavenge: boolean;
   /** The young generation grows by this factor where V8 would grow it; 1: never past its starting size; 0: V8's own (2). */
   readonly semiSpaceGrowthFactor: number;
-  /** True: each full GC compacts the whole old generation. */
+  /** True: each full GC compacts the whole old generation, while the live heap is under FULL_COMPACTION_HEAP_LIMIT. */
   readonly compactEveryFullGc: boolean;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction. */
+/**
+ * The heap in use up to which every full GC compacts; above it V8 picks the pages again, until a
+ * full GC leaves less than half of it. Compacting a larger heap paused the fleet for longer than
+ * a Lease renewal can wait (docs/fleet.md, "Tuning").
+ */
+export const FULL_COMPACTION_HEAP_LIMIT = 96 * 2 ** 20;
+
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction while the heap is small. */
 export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
@@ -66,7 +76,7 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
  * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`) and V8's defaults where the settings ask for them. Returns the V8
  * flags it set.
  */
-export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv): string[] {
+export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv, fullCompactionHeapLimit = FULL_COMPACTION_HEAP_LIMIT): string[] {
   const set: string[] = [];
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
@@ -74,7 +84,29 @@ export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readon
     if (settings.semiSpaceGrowthFactor !== 0) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
     else if (heldAtLoad) set.push(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
   }
-  if (settings.compactEveryFullGc && !execArgv.some((arg) => COMPACT_FLAG.test(arg))) set.push('--compact-on-every-full-gc');
+  const compact = settings.compactEveryFullGc && !execArgv.some((arg) => COMPACT_FLAG.test(arg));
+  if (compact) set.push('--compact-on-every-full-gc');
   for (const flag of set) v8.setFlagsFromString(flag);
+  compactionWatch?.disconnect();
+  if (compact) compactWhileSmall(fullCompactionHeapLimit);
   return set;
+}
+
+let compactionWatch: PerformanceObserver | undefined;
+
+/**
+ * Turns full compaction off once the heap is past `limit` (checked after every GC, so that a
+ * growing heap is caught before its next full GC) and on again when a full GC leaves less than
+ * half of it.
+ */
+function compactWhileSmall(limit: number): void {
+  let compacting = true;
+  compactionWatch = new PerformanceObserver((list) => {
+    const used = v8.getHeapStatistics().used_heap_size;
+    if (compacting && used > limit) compacting = false;
+    else if (!compacting && used < limit / 2 && list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) compacting = true;
+    else return;
+    v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
+  });
+  compactionWatch.observe({ entryTypes: ['gc'] });
 }

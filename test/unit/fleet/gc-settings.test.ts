@@ -65,16 +65,20 @@ describe('fleet GC settings', () => {
     assert.ok(Math.max(...grown) >= 4 * kept[0]!, `committed KiB: ${kept[0]} with the setting, up to ${Math.max(...grown)} without`);
   });
 
-  it('each full GC compacts the whole old generation unless compactEveryFullGc is false', async () => {
-    // The old generation after a full GC that follows the death of most of a promoted heap: committed ÷ used.
-    const sparse = async (settings: FleetGcSettings): Promise<number> => {
+  it('each full GC compacts the whole old generation unless compactEveryFullGc is false or the heap is large', async () => {
+    // The old generation after a full GC that follows the death of most of a promoted heap:
+    // committed ÷ used. The pauses let the GC observer see each full GC before the next.
+    const sparse = async (settings: FleetGcSettings, heapLimit?: number): Promise<number> => {
       const script = `
         import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
-        applyFleetGcSettings(${JSON.stringify(settings)});
+        applyFleetGcSettings(${JSON.stringify(settings)}, [], ${heapLimit ?? 'undefined'});
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
         const kept = [];
         for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
         globalThis.gc();
+        await settle();
         globalThis.gc();
+        await settle();
         for (let i = 0; i < kept.length; i++) if (i % 8 !== 0) kept[i] = null;
         globalThis.gc();`;
       const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
@@ -84,8 +88,11 @@ describe('fleet GC settings', () => {
     };
     const compacted = await sparse(FLEET_GC_DEFAULTS);
     const own = await sparse({ ...FLEET_GC_DEFAULTS, compactEveryFullGc: false });
+    // A live heap of some 20 MiB over a limit of 4: V8 picks the pages, as with the setting off.
+    const large = await sparse(FLEET_GC_DEFAULTS, 4 * 2 ** 20);
     assert.ok(compacted < 1.35, `committed ÷ used ${compacted.toFixed(2)} with full compaction`);
     assert.ok(own > 1.5, `committed ÷ used ${own.toFixed(2)} with V8's own choice of pages`);
+    assert.ok(large > 1.5, `committed ÷ used ${large.toFixed(2)} with a heap above the limit`);
   });
 
   it("leaves alone what node was started with, in either spelling", () => {
