@@ -5,6 +5,7 @@ import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { createAgent } from '../../src/agent/agent.js';
 import { resolveRunConfig } from '../../src/cli/flags.js';
+import { isHeartbeat } from '../../src/kube/api-clients.js';
 import { applyRunGcSettings } from '../../src/cli/run-gc-settings.js';
 import { createLogger, noopLogger, type Logger } from '../../src/logger.js';
 import type { AgentChildOptions, RequestLogEntry } from './common.js';
@@ -35,12 +36,14 @@ if (options.recordRequests) {
   // The agent's client (src/kube/api-transport.ts, watch-stream.ts) calls https.request through
   // the module object for every request, so this wrapper sees them all; watches
   // (the API source) are long-lived and not what kubeAPIQPS limits, so they are left out of
-  // the request times (the counts keep them, as the kubelet's client metrics do).
+  // the request times (the counts keep them, as the kubelet's client metrics do), and so are
+  // the heartbeats, which skip the bucket as the kubelet's do.
   const original = https.request.bind(https) as (...args: unknown[]) => ClientRequest;
   (https as unknown as { request: unknown }).request = (...args: unknown[]) => {
-    const first = args[0] as { path?: string } | string | URL;
+    const first = args[0] as { path?: string; method?: string } | string | URL;
     const path = typeof first === 'string' ? first : first instanceof URL ? first.pathname + first.search : (first.path ?? '');
-    if (!/[?&]watch=(true|1)/.test(path)) (EVENTS_PATH.test(path) ? eventTimes : requestTimes).push(performance.timeOrigin + performance.now());
+    const method = typeof first === 'object' && !(first instanceof URL) ? (first.method ?? 'GET') : 'GET';
+    if (!/[?&]watch=(true|1)/.test(path) && !isHeartbeat(method, path.split('?')[0]!)) (EVENTS_PATH.test(path) ? eventTimes : requestTimes).push(performance.timeOrigin + performance.now());
     const req = original(...args);
     const start = performance.timeOrigin + performance.now();
     let counted = false;

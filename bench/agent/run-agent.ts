@@ -79,7 +79,7 @@ export function bulkTable(r: BulkResult): string {
     `| all Running (create + status) | ${r.unlimited.running.podsPerSecond} pods/s (${r.unlimited.running.ms} ms) | (create only) | ${r.ratio.running} | ${r.limited.running.podsPerSecond} pods/s (${r.limited.running.ms} ms) |`,
     `| all removed | ${r.unlimited.removed.podsPerSecond} pods/s (${r.unlimited.removed.ms} ms) | ${r.ceiling.delete.podsPerSecond} pods/s (${r.ceiling.delete.ms} ms) | ${r.ratio.removed} | ${r.limited.removed.podsPerSecond} pods/s (${r.limited.removed.ms} ms) |`,
     '',
-    `QPS adherence (every non-watch request of the agent but its event writes, ${a.requests} over ${a.spanMs} ms): max over all windows of requests − (burst + qps × window) = **${a.maxExcess}** (≤ 1 means within the bucket), sustained ${a.sustainedQps} req/s after the burst, at most ${a.maxPerSecond} requests in any 1 s window.`,
+    `QPS adherence (every non-watch request of the agent but its event writes and heartbeats, ${a.requests} over ${a.spanMs} ms): max over all windows of requests − (burst + qps × window) = **${a.maxExcess}** (≤ 1 means within the bucket), sustained ${a.sustainedQps} req/s after the burst, at most ${a.maxPerSecond} requests in any 1 s window.`,
     ...(e !== undefined
       ? [
           '',

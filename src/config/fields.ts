@@ -135,7 +135,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
     key: 'kubeAPIQPS',
     field: 'kubeAPIQPS',
     type: { kind: 'number', integer: false, max: Number.MAX_SAFE_INTEGER, default: 50 },
-    doc: 'client rate limit; `0` turns it off',
+    doc: 'client rate limit; `0` turns it off. The node\'s heartbeats (its Lease, and the read and status write of its Node) skip it, as the kubelet\'s heartbeat client does',
   },
   {
     key: 'kubeAPIBurst',

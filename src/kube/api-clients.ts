@@ -16,7 +16,7 @@ import {
 } from './typed-apis.js';
 
 export { createConnectionPool, type ConnectionPool } from './connection-pool.js';
-export { priorityOf } from './api-transport.js';
+export { isHeartbeat, priorityOf } from './api-transport.js';
 
 /**
  * The Lease calls the node lease makes: our `CoordinationV1Api` fits, and so does client-node's.

@@ -32,7 +32,7 @@ export interface ApiRequest {
 }
 
 export interface ApiTransportOptions {
-  /** Every call waits for a token first (kubeAPIQPS / kubeAPIBurst); pod status writes yield (`priorityOf`). */
+  /** Every call but the heartbeats (`isHeartbeat`) waits for a token first (kubeAPIQPS / kubeAPIBurst); pod status writes yield (`priorityOf`). */
   limiter: RateLimiter;
   /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
   timeouts?: RequestTimeouts;
@@ -70,6 +70,22 @@ interface Deadline {
 }
 
 const POD_STATUS_PATH = /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
+
+const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases(\/[^/]+)?$/;
+const OWN_NODE_PATH = /^\/api\/v1\/nodes\/[^/]+$/;
+const NODE_STATUS_PATH = /^\/api\/v1\/nodes\/[^/]+\/status$/;
+
+/**
+ * The node's heartbeats, which skip the token bucket: the kubelet sends them through a client
+ * of their own without client-side throttling (`HeartbeatClient`, QPS -1), its node Lease
+ * (every call) and its Node status update (the read of its Node and the status write), so that a
+ * burst of pod writes never holds a renewal back. Registration (creating the Node) is not one.
+ */
+export function isHeartbeat(method: string, path: string): boolean {
+  if (LEASE_PATH.test(path)) return true;
+  if (NODE_STATUS_PATH.test(path)) return method === 'GET' || method === 'PATCH' || method === 'PUT';
+  return method === 'GET' && OWN_NODE_PATH.test(path);
+}
 
 /** Pod status writes yield to everything else (see RequestPriority). */
 export function priorityOf(method: string, path: string): RequestPriority {
@@ -170,7 +186,8 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
     access,
     async call<T>(request: ApiRequest): Promise<T> {
       const { method, path } = request;
-      await options.limiter.acquire(priorityOf(method, path));
+      // Heartbeats skip the bucket but still go out on a later tick, as every call does.
+      await (isHeartbeat(method, path) ? Promise.resolve() : options.limiter.acquire(priorityOf(method, path)));
       // The deadline starts once the limiter let the call through: waiting for a token is not counted.
       // A timer of our own rather than AbortSignal.timeout: that one cannot be cancelled, and each
       // call would end in an abort event and a DOMException with its stack long after it is done.

@@ -169,14 +169,18 @@ describe('createLeaseClient', () => {
     assert.equal(server.leases.get(`${NODE_LEASE_NAMESPACE}/lean-node`)?.spec?.renewTime, '2026-05-01T12:00:10.500000Z' as never);
   });
 
-  it('sends JSON to the Lease paths, each call after a token of the rate limiter', async () => {
+  it('sends JSON to the Lease paths, without waiting for the rate limiter (a heartbeat); other calls wait', async () => {
     let acquired = 0;
-    const counting: RateLimiter = { acquire: (priority) => ((acquired += priority === 'high' ? 1 : 0), Promise.resolve()) };
+    const counting: RateLimiter = { acquire: () => ((acquired += 1), Promise.resolve()) };
     const { lean } = clients(TOKEN, counting);
     server.requests.length = 0;
     await lean.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: leaseBody('paths-node') });
     await lean.readNamespacedLease({ name: 'paths-node', namespace: NODE_LEASE_NAMESPACE });
-    assert.equal(acquired, 2, 'every call waits for a high-priority token, as client-node calls do');
+    assert.equal(acquired, 0, "the kubelet's heartbeat client has no client-side throttling");
+    // A Lease outside kube-node-lease is no heartbeat: it takes a token.
+    await outcome(lean.readNamespacedLease({ name: 'other', namespace: 'default' }));
+    assert.equal(acquired, 1);
+    server.requests.pop();
     assert.deepEqual(server.requests, [
       { method: 'POST', path: `${PREFIX}kube-node-lease/leases`, contentType: 'application/json' },
       { method: 'GET', path: `${PREFIX}kube-node-lease/leases/paths-node`, contentType: undefined },
