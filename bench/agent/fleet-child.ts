@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
-import { applyFleetGcSettings } from '../../src/fleet/gc-settings.js';
+import { applyFleetGcSettings, isMajorGc } from '../../src/fleet/gc-settings.js';
 import { createLogger } from '../../src/logger.js';
 import { Session } from 'node:inspector';
-import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { serveChildOps, type ChildOps } from './child-ops.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as {
@@ -116,7 +116,7 @@ loopDelay.enable();
 let majorGc = { count: 0, totalMs: 0, maxMs: 0 };
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    if (((entry as { detail?: { kind?: number } }).detail)?.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    if (!isMajorGc(entry)) continue;
     majorGc.count++;
     majorGc.totalMs += entry.duration;
     majorGc.maxMs = Math.max(majorGc.maxMs, entry.duration);

@@ -71,7 +71,7 @@ export function latencyTable(r: LatencyResult): string {
 
 export function bulkTable(r: BulkResult): string {
   const a = r.limited.adherence;
-  const e = r.limited.eventAdherence as BulkResult['limited']['eventAdherence'] | undefined;
+  const e = r.limited.eventAdherence;
   return [
     `| phase (${r.pods} pods, concurrency ${r.concurrency}) | agent, QPS off (best of 2) | ceiling (client-node loop, best of 2) | ratio | agent, QPS ${a.qps}/burst ${a.burst} |`,
     '|---|---:|---:|---:|---:|',
@@ -80,12 +80,8 @@ export function bulkTable(r: BulkResult): string {
     `| all removed | ${r.unlimited.removed.podsPerSecond} pods/s (${r.unlimited.removed.ms} ms) | ${r.ceiling.delete.podsPerSecond} pods/s (${r.ceiling.delete.ms} ms) | ${r.ratio.removed} | ${r.limited.removed.podsPerSecond} pods/s (${r.limited.removed.ms} ms) |`,
     '',
     `QPS adherence (every non-watch request of the agent but its event writes and heartbeats, ${a.requests} over ${a.spanMs} ms): max over all windows of requests − (burst + qps × window) = **${a.maxExcess}** (≤ 1 means within the bucket), sustained ${a.sustainedQps} req/s after the burst, at most ${a.maxPerSecond} requests in any 1 s window.`,
-    ...(e !== undefined
-      ? [
-          '',
-          `Event writes, which have a bucket of their own as the kubelet's event client has (eventRecordQPS ${e.qps}, eventBurst ${e.burst}; ${e.requests} over ${e.spanMs} ms): max excess **${e.maxExcess}**, at most ${e.maxPerSecond} in any 1 s window.`,
-        ]
-      : []),
+    '',
+    `Event writes, which have a bucket of their own as the kubelet's event client has (eventRecordQPS ${e.qps}, eventBurst ${e.burst}; ${e.requests} over ${e.spanMs} ms): max excess **${e.maxExcess}**, at most ${e.maxPerSecond} in any 1 s window.`,
   ].join('\n');
 }
 

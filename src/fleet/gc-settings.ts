@@ -23,7 +23,7 @@
 // (which `--single-threaded-gc` cannot: it crashed V8), and so they also reach the image's
 // single executable.
 
-import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
+import { constants as perfConstants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 export interface FleetGcSettings {
@@ -92,6 +92,11 @@ export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readon
   return set;
 }
 
+/** True for a `gc` performance entry of a full (mark-compact) collection. */
+export function isMajorGc(entry: PerformanceEntry): boolean {
+  return (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
+}
+
 let compactionWatch: PerformanceObserver | undefined;
 
 /**
@@ -104,7 +109,7 @@ function compactWhileSmall(limit: number): void {
   compactionWatch = new PerformanceObserver((list) => {
     const used = v8.getHeapStatistics().used_heap_size;
     if (compacting && used > limit) compacting = false;
-    else if (!compacting && used < limit / 2 && list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)) compacting = true;
+    else if (!compacting && used < limit / 2 && list.getEntries().some(isMajorGc)) compacting = true;
     else return;
     v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
   });

@@ -16,7 +16,8 @@ import {
 } from './typed-apis.js';
 
 export { createConnectionPool, type ConnectionPool } from './connection-pool.js';
-export { isHeartbeat, priorityOf } from './api-transport.js';
+export { priorityOf } from './api-transport.js';
+export { isHeartbeat } from './request-timeout.js';
 
 /**
  * The Lease calls the node lease makes: our `CoordinationV1Api` fits, and so does client-node's.

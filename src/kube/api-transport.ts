@@ -4,7 +4,7 @@ import { ApiException } from './api-exception.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
 import type { H2Session } from './h2-session.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
-import { DEFAULT_REQUEST_TIMEOUTS, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
+import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
 
 /**
@@ -32,7 +32,7 @@ export interface ApiRequest {
 }
 
 export interface ApiTransportOptions {
-  /** Every call but the heartbeats (`isHeartbeat`) waits for a token first (kubeAPIQPS / kubeAPIBurst); pod status writes yield (`priorityOf`). */
+  /** Every call but the heartbeats (`isHeartbeat`, request-timeout.ts) waits for a token first (kubeAPIQPS / kubeAPIBurst); pod status writes yield (`priorityOf`). */
   limiter: RateLimiter;
   /** Deadlines of single calls (src/kube/request-timeout.ts); 10 s for heartbeats, 60 s otherwise. */
   timeouts?: RequestTimeouts;
@@ -70,22 +70,6 @@ interface Deadline {
 }
 
 const POD_STATUS_PATH = /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
-
-const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases(\/[^/]+)?$/;
-const OWN_NODE_PATH = /^\/api\/v1\/nodes\/[^/]+$/;
-const NODE_STATUS_PATH = /^\/api\/v1\/nodes\/[^/]+\/status$/;
-
-/**
- * The node's heartbeats, which skip the token bucket: the kubelet sends them through a client
- * of their own without client-side throttling (`HeartbeatClient`, QPS -1), its node Lease
- * (every call) and its Node status update (the read of its Node and the status write), so that a
- * burst of pod writes never holds a renewal back. Registration (creating the Node) is not one.
- */
-export function isHeartbeat(method: string, path: string): boolean {
-  if (LEASE_PATH.test(path)) return true;
-  if (NODE_STATUS_PATH.test(path)) return method === 'GET' || method === 'PATCH' || method === 'PUT';
-  return method === 'GET' && OWN_NODE_PATH.test(path);
-}
 
 /** Pod status writes yield to everything else (see RequestPriority). */
 export function priorityOf(method: string, path: string): RequestPriority {

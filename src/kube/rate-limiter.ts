@@ -1,8 +1,9 @@
 import { realClock, type Clock } from '../time/clock.js';
 
 /**
- * Which of the agent's requests goes first when tokens are scarce. `high`: mirror creates and
- * deletes, the Node, the Lease: what the kubelet's own client sends and what users wait for.
+ * Which of the agent's requests goes first when tokens are scarce (the node's heartbeats take
+ * none: `isHeartbeat` in request-timeout.ts). `high`: mirror creates and deletes, the Node's
+ * registration: what the kubelet's own client sends and what users wait for.
  * `low`: pod status writes, which the kubelet's status manager sends one at a time well behind
  * its pod workers; given an equal share they made our creation bursts twice as slow.
  */

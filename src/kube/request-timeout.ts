@@ -19,11 +19,26 @@ export interface RequestTimeouts {
 
 export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = { heartbeatMs: 10_000, otherMs: 60_000 };
 
-const HEARTBEAT_PATH = /^\/(?:apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases(?:\/[^/]+)?|api\/v1\/nodes(?:\/[^/]+(?:\/status)?)?)$/;
+const NODE_LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases(?:\/[^/]+)?$/;
+const NODE_PATH = /^\/api\/v1\/nodes(?:\/[^/]+(?:\/status)?)?$/;
+const NODE_LIST_PATH = '/api/v1/nodes';
+
+/**
+ * The node's heartbeats, which skip the token bucket: the kubelet sends them through a client
+ * of their own without client-side throttling (`HeartbeatClient`, QPS -1), its node Lease
+ * (every call) and its Node status update (the read of its Node and the status write), so that a
+ * burst of pod writes never holds a renewal back. Registration (creating the Node) and the Node
+ * list are not heartbeats, though they share the heartbeats' short deadline.
+ */
+export function isHeartbeat(method: string, path: string): boolean {
+  if (NODE_LEASE_PATH.test(path)) return true;
+  if (!NODE_PATH.test(path) || path === NODE_LIST_PATH) return false;
+  return path.endsWith('/status') ? method === 'GET' || method === 'PATCH' || method === 'PUT' : method === 'GET';
+}
 
 /** The limit for one request, from its API path (without the server's prefix or the query). */
 export function timeoutForPath(path: string, timeouts: RequestTimeouts): number {
-  return HEARTBEAT_PATH.test(path) ? timeouts.heartbeatMs : timeouts.otherMs;
+  return NODE_LEASE_PATH.test(path) || NODE_PATH.test(path) ? timeouts.heartbeatMs : timeouts.otherMs;
 }
 
 /** The limit for one request, from its URL. */
