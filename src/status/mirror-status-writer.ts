@@ -13,6 +13,7 @@ import type { Pod } from '../pod/types.js';
 import { sameStatus, sameStoredValue } from './status-equality.js';
 import { statusFingerprint } from './status-fingerprint.js';
 import { buildStatusPatch, STATUS_PATCH_CONTENT_TYPE } from './status-patch.js';
+import { podGeneration, withObservedGeneration } from './observed-generation.js';
 import type { StatusProvider } from './status-provider.js';
 import { podUID } from '../values/pod-format.js';
 
@@ -248,7 +249,7 @@ class StatusWriter implements MirrorStatusWriter {
 
   getPodStatus(uid: string): V1PodStatus | undefined {
     const cached = this.#statuses.get(this.#pm.translatePodUID(uid));
-    return cached === undefined ? undefined : (cached.status ?? this.#provider.statusFor(cached.pod, this.#clock.now()));
+    return cached === undefined ? undefined : (cached.status ?? this.#statusOf(cached.pod));
   }
 
   syncBatch(full: boolean): Promise<void> {
@@ -296,12 +297,14 @@ class StatusWriter implements MirrorStatusWriter {
   #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus | undefined {
     const cached = this.#statuses.get(uid);
     if (cached !== undefined) {
+      // A new generation (the spec changed) is a new status even when the runtime's is not.
+      const regenerated = podGeneration(cached.pod) !== podGeneration(pod);
       cached.pod = pod;
-      if (!ask) return cached;
+      if (!ask && !regenerated) return cached;
     } else if (isStaticPod(pod) && !this.#previousStatusKnown()) {
       return undefined;
     }
-    const status = this.#provider.statusFor(pod, this.#clock.now());
+    const status = this.#statusOf(pod);
     if (cached !== undefined && sameAsCached(status, cached)) return cached;
     const fresh: CachedStatus = { version: ++this.#lastVersion, pod, status, fingerprint: undefined, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
@@ -315,7 +318,7 @@ class StatusWriter implements MirrorStatusWriter {
    */
   #hold(uid: string, cached: CachedStatus): [CachedStatus, V1PodStatus] {
     if (cached.status !== undefined) return [cached, cached.status];
-    const status = this.#provider.statusFor(cached.pod, this.#clock.now());
+    const status = this.#statusOf(cached.pod);
     if (sameAsCached(status, cached)) {
       // The fingerprint stays right for it, and is not computed again when it is let go.
       cached.status = status;
@@ -324,6 +327,11 @@ class StatusWriter implements MirrorStatusWriter {
     const fresh: CachedStatus = { version: ++this.#lastVersion, pod: cached.pod, status, fingerprint: undefined, inSyncWith: undefined };
     this.#statuses.set(uid, fresh);
     return [fresh, status];
+  }
+
+  // The provider's status with the generation it answers, as the kubelet's status manager sets it.
+  #statusOf(pod: Pod): V1PodStatus {
+    return withObservedGeneration(this.#provider.statusFor(pod, this.#clock.now()), pod);
   }
 
   /** The API object `mirror`, fresher than our last write, holds the cached status: let it go. */

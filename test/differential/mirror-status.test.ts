@@ -19,7 +19,7 @@ import { startHollowKubelet, type HollowKubelet } from '../helpers/hollow-kubele
 import { defaultNodeIP } from '../../src/config/agent-config.js';
 import { parseCidr, parseIP } from '../../src/values/ip.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
-import { useControlPlane } from '../helpers/control-plane.js';
+import { useControlPlane, waitForDefaultServiceAccount } from '../helpers/control-plane.js';
 import { waitFor } from '../helpers/wait.js';
 import { assertListedDifferences, pairMirrors, readCorpus, type CorpusEntry } from './corpus.js';
 import {
@@ -57,6 +57,24 @@ const CORPUS_NAMESPACES = ['diff-corpus'];
 
 
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+/** The ordinary pod each node runs beside the corpus: its status is compared as the mirrors' are. */
+const ORDINARY = 'ordinary';
+const ORDINARY_SUBJECT = 'ordinary-pod';
+
+/** An ordinary pod bound to `node` as a user would bind it, without a token volume (nothing here serves it). */
+async function createOrdinaryPod(node: string): Promise<void> {
+  await cp.adminApi.createNamespacedPod({
+    namespace: CORPUS_NAMESPACES[0]!,
+    body: {
+      metadata: { name: `${ORDINARY}-${node}`, namespace: CORPUS_NAMESPACES[0]! },
+      spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'app', image: 'nginx:1.27' }] },
+    },
+  });
+}
+
+async function ordinaryPodOf(node: string): Promise<V1Pod> {
+  return cp.adminApi.readNamespacedPod({ name: `${ORDINARY}-${node}`, namespace: CORPUS_NAMESPACES[0]! });
+}
 
 async function mirrorsOf(node: string): Promise<Map<string, V1Pod>> {
   const list = await cp.adminApi.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
@@ -96,10 +114,14 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
   let ours: StatusSide;
   let realMirrors: Map<string, V1Pod>;
   let ourMirrors: Map<string, V1Pod>;
+  let realOrdinary: V1Pod;
+  let ourOrdinary: V1Pod;
 
   before(async () => {
     corpus = await readCorpus(CORPORA);
     for (const name of CORPUS_NAMESPACES) await cp.adminApi.createNamespace({ body: { metadata: { name } } });
+    // ServiceAccount admission wants the `default` ServiceAccount for the ordinary pods.
+    await waitForDefaultServiceAccount(cp.adminApi, CORPUS_NAMESPACES[0]!);
     const realDir = await mkdtemp(join(tmpdir(), 'kp-diff-status-real-'));
     const oursDir = await mkdtemp(join(tmpdir(), 'kp-diff-status-ours-'));
     manifestDirs.push(realDir, oursDir);
@@ -138,9 +160,17 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
         ? m
         : undefined;
     };
+    await createOrdinaryPod(REAL);
+    await createOrdinaryPod(OURS);
+    const settledOrdinary = async (node: string, side: 'real' | 'ours'): Promise<V1Pod | undefined> => {
+      const pod = await ordinaryPodOf(node);
+      return settled(pod, side) ? pod : undefined;
+    };
     try {
       realMirrors = await waitFor(() => all(REAL, 'real'), `the real kubelet's ${corpus.length} mirrors in their final state`, { timeoutMs: 90_000, intervalMs: 250 });
       ourMirrors = await waitFor(() => all(OURS, 'ours'), `our agent's ${corpus.length} mirrors Running`, { timeoutMs: 30_000, intervalMs: 250 });
+      realOrdinary = await waitFor(() => settledOrdinary(REAL, 'real'), "the real kubelet's ordinary pod Running", { timeoutMs: 30_000, intervalMs: 250 });
+      ourOrdinary = await waitFor(() => settledOrdinary(OURS, 'ours'), "our agent's ordinary pod Running", { timeoutMs: 30_000, intervalMs: 250 });
     } catch (err) {
       for (const [node, side] of [
         [REAL, 'real'],
@@ -208,9 +238,20 @@ describe('differential: mirror pod status, real kubelet vs our agent', () => {
     }
   });
 
-  it('mirror pods: status differs exactly as docs/kubelet-differences.md lists', async (t) => {
+  it('mirror pods and an ordinary pod: status differs exactly as docs/kubelet-differences.md lists', async (t) => {
     const pairs = pairMirrors(corpus, { real, ours }, { real: realMirrors, ours: ourMirrors }, normaliseMirrorStatus);
+    pairs.push({ subject: ORDINARY_SUBJECT, real: normaliseMirrorStatus(realOrdinary, real), ours: normaliseMirrorStatus(ourOrdinary, ours) });
     await assertListedDifferences(t, 'status', pairs);
+  });
+
+  it("the ordinary pod's status answers its generation on both sides; a mirror's has none", () => {
+    for (const pod of [realOrdinary, ourOrdinary]) {
+      const generation = pod.metadata?.generation;
+      assert.ok(generation !== undefined && generation > 0, `${pod.metadata?.name} has a generation`);
+      assert.equal(pod.status?.observedGeneration, generation, `${pod.metadata?.name} status.observedGeneration`);
+      for (const c of pod.status?.conditions ?? []) assert.equal(c.observedGeneration, generation, `${pod.metadata?.name} ${c.type}.observedGeneration`);
+    }
+    for (const pod of [...realMirrors.values(), ...ourMirrors.values()]) assert.equal(pod.status?.observedGeneration, undefined, `${pod.metadata?.name}`);
   });
 
   it('the comparison sees a difference when there is one', () => {

@@ -713,6 +713,58 @@ describe('published pods (the kubelet lifecycle)', () => {
     assert.equal(api.pods.get('default/plain')?.status?.phase, 'Running');
   });
 
+  it("writes the pod's generation as observedGeneration, on the status and the kubelet's conditions, and again when it changes", async () => {
+    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+    const podManager = new PodManager();
+    let plain: Pod = {
+      metadata: { name: 'plain', namespace: 'default', uid: 'api-1', generation: 2, annotations: { [CONFIG_SOURCE_ANNOTATION_KEY]: 'api' } },
+      spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'nginx' }] },
+      status: { phase: 'Pending', qosClass: 'BestEffort', conditions: [{ type: 'example.com/Gate', status: 'True' }] },
+    };
+    podManager.setPods([plain]);
+    const api = new FakePodApi();
+    api.put(plain);
+    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0, hostIP: '10.0.0.5' });
+    const writer = createMirrorStatusWriter({
+      podManager,
+      statusProvider: provider,
+      api,
+      clock,
+      publishedPods: { list: () => [plain], byUID: (uid) => (uid === 'api-1' ? plain : undefined) },
+    });
+    const generations = (status: Record<string, unknown> | V1PodStatus | undefined) =>
+      Object.fromEntries(((status?.conditions ?? []) as { type: string; observedGeneration?: number }[]).map((c) => [c.type, c.observedGeneration]));
+    await writer.syncBatch(true);
+    assert.equal(api.patches.length, 1);
+    assert.equal(api.patches[0]!.body.status.observedGeneration, 2);
+    assert.deepEqual(generations(api.patches[0]!.body.status), { ContainersReady: 2, Initialized: 2, PodReadyToStartContainers: 2, PodScheduled: 2, Ready: 2 });
+    // Another controller's condition is left as it was.
+    assert.equal(generations(api.pods.get('default/plain')?.status)['example.com/Gate'], undefined);
+
+    // The spec changes (generation 3) while the runtime's status does not: written again.
+    plain = { ...structuredClone(api.pods.get('default/plain')!), metadata: { ...api.pods.get('default/plain')!.metadata, generation: 3 } };
+    podManager.updatePod(plain);
+    writer.requestSync([plain]);
+    await writer.syncBatch(false);
+    assert.equal(api.patches.length, 2);
+    assert.equal(api.pods.get('default/plain')?.status?.observedGeneration, 3);
+    assert.equal(generations(api.pods.get('default/plain')?.status).Ready, 3);
+    await writer.stop();
+    provider.stop();
+  });
+
+  it('a static pod (no generation) gets no observedGeneration on its mirror, as from the kubelet', async () => {
+    const { podManager, api, writer } = setup();
+    const mirror = mirrorPod('mirror-1');
+    api.put(mirror);
+    podManager.addPod(mirror);
+    await writer.syncBatch(false);
+    assert.equal(api.patches.length, 1);
+    assert.equal('observedGeneration' in api.patches[0]!.body.status, false);
+    const ready = (api.patches[0]!.body.status.conditions as Record<string, unknown>[]).find((c) => c.type === 'Ready');
+    assert.equal(ready?.observedGeneration, null, 'sent as null, as every condition field we leave out');
+  });
+
   it('a static pod that is not published (waiting to start) gets no write; its mirror keeps its status', async () => {
     const { clock, podManager, api, provider } = setup();
     podManager.updatePod(mirrorPod('mirror-1'));
