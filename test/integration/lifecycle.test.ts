@@ -228,7 +228,10 @@ describe('kubelet lifecycle on a real control plane', () => {
     // Only a delete within a relist period of the sync that wrote Running finds the worker busy
     // (a busy test process can see Running late); later, one relist remains (0–1 s).
     if (t0 - running.t < 800) assert.ok(terminatingMs >= 950, `Terminating for ${Math.round(terminatingMs)} ms`);
-    assert.ok(gone.t - t0 < 3000, `gone ${Math.round(gone.t - t0)} ms after the delete`);
+    // Two relists, or three when the worker's sync ends just after a relist began, so that its
+    // termination step waits for the next (as the kubelet's waits for a cache newer than its sync):
+    // seen with another test file running beside this one. Never the 30 s grace period.
+    assert.ok(gone.t - t0 < 4000, `gone ${Math.round(gone.t - t0)} ms after the delete`);
     assert.ok(final.t < gone.t);
     assert.deepEqual(deletesOf(proxy, ns, 'graceful'), ['grace 0, uid precondition']);
   });

@@ -177,7 +177,9 @@ console.log(early, fired, typeof startLocalCluster, options.nodes.length, await 
 it('npm pack produces a package whose every entry point installs, imports by name, type-checks and runs', { timeout: 240_000 }, async () => {
   const work = await mkdtemp(join(tmpdir(), 'kp-pack-'));
   try {
-    await run('npm', ['pack', '--pack-destination', work], { cwd: root });
+    // dist/ as `npm test` has just built it: the package's prepack (a fresh build, which starts
+    // by removing dist/) would pull it from under the test files running beside this one.
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: root });
     const tarball = (await readdir(work)).find((f) => f.endsWith('.tgz'));
     assert.ok(tarball, 'npm pack wrote a tarball');
     const consumer = join(work, 'consumer');
