@@ -686,25 +686,31 @@ describe('createMirrorStatusWriter', () => {
   });
 });
 
+/** A writer publishing one ordinary pod; `current` is the pod as the pod source last showed it. */
+function setupOrdinary(first: Pod, current: () => Pod = () => first) {
+  const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+  const podManager = new PodManager();
+  podManager.setPods([first]);
+  const api = new FakePodApi();
+  api.put(first);
+  const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0, hostIP: '10.0.0.5' });
+  const uid = first.metadata?.uid;
+  const writer = createMirrorStatusWriter({
+    podManager,
+    statusProvider: provider,
+    api,
+    clock,
+    publishedPods: { list: () => [current()], byUID: (u) => (u === uid ? current() : undefined) },
+  });
+  return { podManager, api, provider, writer };
+}
+
 describe('published pods (the kubelet lifecycle)', () => {
   it("an ordinary pod's status is written to the pod itself, with its own UID as precondition", async () => {
-    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
-    const podManager = new PodManager();
-    const plain: Pod = {
+    const { api, writer } = setupOrdinary({
       metadata: { name: 'plain', namespace: 'default', uid: 'api-1', annotations: { [CONFIG_SOURCE_ANNOTATION_KEY]: 'api' } },
       spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'nginx' }] },
       status: { phase: 'Pending', qosClass: 'BestEffort' },
-    };
-    podManager.setPods([plain]);
-    const api = new FakePodApi();
-    api.put(plain);
-    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0, hostIP: '10.0.0.5' });
-    const writer = createMirrorStatusWriter({
-      podManager,
-      statusProvider: provider,
-      api,
-      clock,
-      publishedPods: { list: () => [plain], byUID: (uid) => (uid === 'api-1' ? plain : undefined) },
     });
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 1);
@@ -714,24 +720,12 @@ describe('published pods (the kubelet lifecycle)', () => {
   });
 
   it("writes the pod's generation as observedGeneration, on the status and the kubelet's conditions, and again when it changes", async () => {
-    const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
-    const podManager = new PodManager();
     let plain: Pod = {
       metadata: { name: 'plain', namespace: 'default', uid: 'api-1', generation: 2, annotations: { [CONFIG_SOURCE_ANNOTATION_KEY]: 'api' } },
       spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'nginx' }] },
       status: { phase: 'Pending', qosClass: 'BestEffort', conditions: [{ type: 'example.com/Gate', status: 'True' }] },
     };
-    podManager.setPods([plain]);
-    const api = new FakePodApi();
-    api.put(plain);
-    const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0, hostIP: '10.0.0.5' });
-    const writer = createMirrorStatusWriter({
-      podManager,
-      statusProvider: provider,
-      api,
-      clock,
-      publishedPods: { list: () => [plain], byUID: (uid) => (uid === 'api-1' ? plain : undefined) },
-    });
+    const { podManager, api, provider, writer } = setupOrdinary(plain, () => plain);
     const generations = (status: Record<string, unknown> | V1PodStatus | undefined) =>
       Object.fromEntries(((status?.conditions ?? []) as { type: string; observedGeneration?: number }[]).map((c) => [c.type, c.observedGeneration]));
     await writer.syncBatch(true);
