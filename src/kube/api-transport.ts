@@ -4,7 +4,7 @@ import { ApiException } from './api-exception.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
 import type { H2Session } from './h2-session.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
-import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
+import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, nodeScopeOf, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
 
 /**
@@ -170,12 +170,13 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
     access,
     async call<T>(request: ApiRequest): Promise<T> {
       const { method, path } = request;
+      const scope = nodeScopeOf(path);
       // Heartbeats skip the bucket but still go out on a later tick, as every call does.
-      await (isHeartbeat(method, path) ? Promise.resolve() : options.limiter.acquire(priorityOf(method, path)));
+      await (isHeartbeat(method, path, scope) ? Promise.resolve() : options.limiter.acquire(priorityOf(method, path)));
       // The deadline starts once the limiter let the call through: waiting for a token is not counted.
       // A timer of our own rather than AbortSignal.timeout: that one cannot be cancelled, and each
       // call would end in an abort event and a DOMException with its stack long after it is done.
-      const timeoutMs = timeoutForPath(path, timeouts);
+      const timeoutMs = timeoutForPath(path, timeouts, scope);
       const target = `${access.basePath}${path}${queryString(request.query)}`;
       const deadline: Deadline = { expired: false, inFlight: undefined };
       const timer = setTimeout(() => {

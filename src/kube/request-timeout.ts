@@ -23,6 +23,15 @@ const NODE_LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-no
 const NODE_PATH = /^\/api\/v1\/nodes(?:\/[^/]+(?:\/status)?)?$/;
 const NODE_LIST_PATH = '/api/v1/nodes';
 
+/** Which of the node's own API paths a call is on: a node Lease, a Node (the list, one Node, its status), or neither. */
+export type NodeScope = 'lease' | 'node' | undefined;
+
+/** The call's NodeScope, worked out once per call: both its deadline and `isHeartbeat` depend on it. */
+export function nodeScopeOf(path: string): NodeScope {
+  if (NODE_LEASE_PATH.test(path)) return 'lease';
+  return NODE_PATH.test(path) ? 'node' : undefined;
+}
+
 /**
  * The node's heartbeats, which skip the token bucket: the kubelet sends them through a client
  * of their own without client-side throttling (`HeartbeatClient`, QPS -1), its node Lease
@@ -30,15 +39,15 @@ const NODE_LIST_PATH = '/api/v1/nodes';
  * burst of pod writes never holds a renewal back. Registration (creating the Node) and the Node
  * list are not heartbeats, though they share the heartbeats' short deadline.
  */
-export function isHeartbeat(method: string, path: string): boolean {
-  if (NODE_LEASE_PATH.test(path)) return true;
-  if (!NODE_PATH.test(path) || path === NODE_LIST_PATH) return false;
+export function isHeartbeat(method: string, path: string, scope: NodeScope = nodeScopeOf(path)): boolean {
+  if (scope !== 'node') return scope === 'lease';
+  if (path === NODE_LIST_PATH) return false;
   return path.endsWith('/status') ? method === 'GET' || method === 'PATCH' || method === 'PUT' : method === 'GET';
 }
 
 /** The limit for one request, from its API path (without the server's prefix or the query). */
-export function timeoutForPath(path: string, timeouts: RequestTimeouts): number {
-  return NODE_LEASE_PATH.test(path) || NODE_PATH.test(path) ? timeouts.heartbeatMs : timeouts.otherMs;
+export function timeoutForPath(path: string, timeouts: RequestTimeouts, scope: NodeScope = nodeScopeOf(path)): number {
+  return scope !== undefined ? timeouts.heartbeatMs : timeouts.otherMs;
 }
 
 /** The limit for one request, from its URL. */

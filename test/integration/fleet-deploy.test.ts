@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { FlowcontrolApiserverV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { FLEET_CLUSTER_ROLE_FILE, issueFleetToken } from '../../src/fleet/fleet-identity.js';
+import { createClusterAccess } from '../../src/kube/cluster-access.js';
+import { readKubeConfigFile } from '../../src/kube/kubeconfig.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
 import { kubeConfigFromFile, useControlPlane } from '../helpers/control-plane.js';
 import { kubectl } from '../helpers/kubectl.js';
@@ -38,15 +40,12 @@ it('deploy/fleet passes a server-side dry run on the real API server, and its fl
   assert.equal(config.nodes.length, 100);
 });
 
-/** GET `path` with the kubeconfig's token; returns the status and API Priority and Fairness's verdict. */
+/** GET `path` as the kubeconfig's user; returns the status and API Priority and Fairness's verdict. */
 async function classify(kubeconfigFile: string, path: string): Promise<{ status: number; flowSchema: string; priorityLevel: string }> {
-  const config = JSON.parse(await readFile(kubeconfigFile, 'utf8')) as {
-    clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
-    users: { user: { token: string } }[];
-  };
-  const cluster = config.clusters[0]!.cluster;
+  const access = createClusterAccess(readKubeConfigFile(kubeconfigFile));
+  const { agent, headers } = await access.prepare();
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, cluster.server), { ca: Buffer.from(cluster['certificate-authority-data'], 'base64'), headers: { authorization: `Bearer ${config.users[0]!.user.token}` } }, (res) => {
+    const req = request(new URL(`${access.basePath}${path}`, access.server), { agent, headers }, (res) => {
       res.resume();
       res.on('end', () =>
         resolve({
