@@ -24,17 +24,16 @@
 // those agent benchmarks.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { cpus, homedir, loadavg, platform, release, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { budget, METHOD_NAMES, runPodManagerBench, type BenchResult } from './pod-manager.bench.js';
 import { AGENT_BENCHES, runAgentBenches, type AgentBenchName } from './agent/run-agent.js';
+import { ensurePodManagerOracle } from '../test/helpers/pod-manager-oracle.js';
 
 // Compiled to <outDir>/bench/run.js; the repository root is two levels up from there.
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const goDir = join(repoRoot, 'bench', 'go');
 const resultsDir = join(repoRoot, 'bench', 'results');
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
@@ -68,23 +67,6 @@ function agentBenchFilter(): AgentBenchName[] {
 function goVersion(): string | undefined {
   const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : undefined;
-}
-
-/** Builds the Go bench once per content of go.mod, go.sum and the sources; returns the binary. */
-function goBinary(version: string): string {
-  const hash = createHash('sha256').update(version);
-  for (const file of readdirSync(goDir).filter((f) => /\.(go|mod|sum)$/.test(f)).sort()) {
-    hash.update(file).update(readFileSync(join(goDir, file)));
-  }
-  const cacheDir = join(homedir(), '.cache', 'kubelet-pods', `bench-go-${hash.digest('hex').slice(0, 16)}`);
-  const binary = join(cacheDir, 'podmanagerbench');
-  if (existsSync(binary)) return binary;
-  mkdirSync(cacheDir, { recursive: true });
-  console.error(`building the Go benchmark into ${cacheDir} (first run only)…`);
-  const partial = `${binary}.partial`;
-  execFileSync('go', ['build', '-o', partial, '.'], { cwd: goDir, stdio: ['ignore', 'inherit', 'inherit'] });
-  renameSync(partial, binary);
-  return binary;
 }
 
 function runGo(binary: string, size: number): BenchResult[] {
@@ -151,7 +133,9 @@ async function podManagerMain(): Promise<void> {
   } else if (version === undefined) {
     goNote = '`go` was not found on the PATH: reporting TS figures only (install Go ≥ 1.24 to compare)';
   } else {
-    binary = goBinary(version);
+    // The same program the oracle tests run, built once and cached the same way (with
+    // -trimpath, so it shares Go's build cache with the control plane).
+    binary = await ensurePodManagerOracle();
   }
   if (goNote) console.error(goNote);
 

@@ -17,7 +17,7 @@ one JSON line when all are ready ({"server", "adminKubeconfig", "nodeKubeconfigs
 "components"}), and runs until SIGINT or SIGTERM.
 
 The program is built with Go (>= 1.24) on first use and cached under
-$XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes about 11
+$XDG_CACHE_HOME/kubelet-pods (default ~/.cache/kubelet-pods); the first build takes 7 to 13
 minutes. Its log goes to <dir>/control-plane.log.
 
 options:

@@ -32,7 +32,7 @@ export const CONTROL_PLANE_TOOL: GoTool = {
   binaryEnv: CONTROL_PLANE_BINARY_ENV,
   // `go list -deps` counts 2,422 packages since the scheduler and the controller manager joined.
   approxPackages: 2400,
-  firstBuildEstimate: 'about 11-13 minutes on 2 cores',
+  firstBuildEstimate: 'about 7-13 minutes on 2 cores',
 };
 
 export type ControlPlaneBuildOptions = GoToolBuildOptions;

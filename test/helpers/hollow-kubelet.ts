@@ -36,7 +36,7 @@ export const HOLLOW_KUBELET_TOOL: GoTool = {
       ' -X k8s.io/component-base/version.gitTreeState=clean',
   ],
   approxPackages: 1750,
-  firstBuildEstimate: 'about 6 minutes on 2 cores once the control plane is built, longer from an empty Go build cache',
+  firstBuildEstimate: 'one to six minutes on 2 cores once the control plane is built, longer from an empty Go build cache',
 };
 
 /** Returns the hollow kubelet program for the current sources, building it if the cache has none. */
