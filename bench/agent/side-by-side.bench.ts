@@ -517,6 +517,8 @@ export async function runSideBySideBench(cluster: LocalCluster, sizes: SideBySid
   const selected = kinds();
   // Bundled before any timing starts: a first start must not include esbuild's run.
   if (selected.includes('ours')) await bundledAgentChild();
+  // Made here rather than at the first write, which comes only after the first run's minutes.
+  if (process.env.BENCH_SBS_REQUEST_LOG) await mkdir(process.env.BENCH_SBS_REQUEST_LOG, { recursive: true });
   const ordered = (first: 'kubelet' | 'ours'): SubjectKind[] => (first === 'kubelet' ? ['kubelet', 'ours'] : ['ours', 'kubelet']).filter((k) => selected.includes(k as SubjectKind)) as SubjectKind[];
   const idle: IdleRow[] = [];
   for (const [i, pods] of sizes.idleSizes.entries()) {
