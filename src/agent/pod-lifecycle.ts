@@ -21,6 +21,9 @@ import type { PodWorkers, PodWorkersOptions } from './pod-workers.js';
 /** How long a terminated pod waits for its final status write before it counts as terminated. */
 const FINAL_STATUS_BOUND_MS = 10_000;
 
+/** How soon a final DELETE that did not go through is sent again: the status manager's batch period. */
+const FINAL_DELETE_RETRY_MS = 10_000;
+
 /** What the lifecycle asks of the pod workers. */
 export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'sync' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
 
@@ -51,7 +54,10 @@ export type LifecycleWorkerHooks = Required<Pick<PodWorkersOptions, 'afterStoppe
 export interface PodLifecycle {
   /** An update the dispatcher applied to the pod manager (the pods it carried, static and mirror alike). */
   onPodsChanged(pods: readonly Pod[], op: PodOperation): void;
-  /** One housekeeping pass (every 2 s), skipped when nothing it reads has changed. */
+  /**
+   * One housekeeping pass (every 2 s), skipped when nothing it reads has changed; final DELETEs
+   * that did not go through are sent again from here.
+   */
   housekeeping(): void;
   /** The runtime reported a change of this pod: a running pod whose phase is terminal is killed. */
   checkTerminal(uid: string): void;
@@ -77,6 +83,9 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   let housekeptPods: PodsAndMirrorPods | undefined;
   let housekeptWorkerChanges = -1;
   let housekeptReady = false;
+  // Deleted pods whose final DELETE did not go through, with when to send it again (Infinity
+  // while one is in flight).
+  const finalDeleteRetries = new Map<string, number>();
 
   // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
   function updateWorkers(w: LifecycleWorkers, pods: readonly Pod[], op: PodOperation): void {
@@ -142,13 +151,33 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   }
 
   // The kubelet's status manager, once a deleted pod has terminated and its final status is
-  // written: delete it for good, grace 0, with its UID as precondition.
+  // written: delete it for good, grace 0, with its UID as precondition. One that does not go
+  // through (a timeout, a 5xx) is sent again while the pod is still there, as the status
+  // manager does at each sync of its batch; otherwise the pod would stay Terminating for good.
   async function finishDeletion(pod: Pod): Promise<void> {
     const uid = uidOf(pod);
     const current = podManager.getPodByUID(uid);
-    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) return;
+    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) {
+      finalDeleteRetries.delete(uid);
+      return;
+    }
+    finalDeleteRetries.set(uid, Infinity);
     const deleted = await deletePod(getPodFullName(current), uid);
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
+    if (deleted) finalDeleteRetries.delete(uid);
+    else finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
+  }
+
+  // A refused DELETE (404: already gone; 409: the name is another pod's now) also counts as not
+  // gone through: the retry finds the pod gone from the pod manager once the watch says so.
+  function retryFinalDeletes(): void {
+    const now = clock.monotonic();
+    for (const [uid, at] of finalDeleteRetries) {
+      if (now < at) continue;
+      const pod = podManager.getPodByUID(uid);
+      if (pod === undefined) finalDeleteRetries.delete(uid);
+      else void finishDeletion(pod);
+    }
   }
 
   return {
@@ -184,6 +213,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       // changes nothing; so with none of them changed the pass is skipped, unless mirror
       // housekeeping still waits on a deletion. At fleet scale the skipped passes were a large
       // share of the idle allocation (docs/performance.md, "Notes moved from code comments").
+      if (finalDeleteRetries.size > 0) retryFinalDeletes();
       const snapshot = podManager.getPodsAndMirrorPods();
       const ready = sourcesReady.allReady();
       const unchanged = snapshot === housekeptPods && workerChanges === housekeptWorkerChanges && ready === housekeptReady;

@@ -19,6 +19,8 @@ interface Options {
   workers?: boolean;
   /** false: standalone, no mirror sync, status writer or API deletes. */
   connected?: boolean;
+  /** Whether the next final DELETE goes through (asked once per DELETE; yes when unset). */
+  deleteGoesThrough?: () => boolean;
 }
 
 function setup(o: Options = {}) {
@@ -84,7 +86,7 @@ function setup(o: Options = {}) {
     runtime,
     mirrorSync: connected ? mirrorSync : undefined,
     statusWriter: connected ? statusWriter : undefined,
-    deletePod: connected ? (name, uid) => mirrorClient.deleteMirrorPod(name, uid) : undefined,
+    deletePod: connected ? async (name, uid) => (await mirrorClient.deleteMirrorPod(name, uid)) && (o.deleteGoesThrough?.() ?? true) : undefined,
     metrics,
     clock,
     logger: { debug() {}, info() {}, warn() {}, error() {} },
@@ -225,6 +227,45 @@ describe('the final delete of a deleted ordinary pod', () => {
     assert.deepEqual(t.mirrorClient.calls, [{ op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' }]);
     assert.equal(t.workers().state('a1'), 'finished');
     assert.equal(t.clock.pendingTimers, 0, 'the final status was written in time: its bound is cleared');
+  });
+
+  it('a DELETE that did not go through is sent again every 10 s until one does, and not for a pod gone meanwhile', async () => {
+    const answers = [false, false, true];
+    const t = setup({ deleteGoesThrough: () => answers.shift()! });
+    const pod = apiPod('a1');
+    t.apply(PodOperation.ADD, pod);
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
+    await t.stop('a1');
+    const deletes = (): number => t.mirrorClient.calls.filter((c) => c.op === 'delete').length;
+    assert.equal(deletes(), 1, 'the first DELETE (refused)');
+    await t.clock.advance(2_000);
+    t.lifecycle.housekeeping();
+    await settle();
+    assert.equal(deletes(), 1, 'not again before 10 s');
+    await t.clock.advance(8_000);
+    t.lifecycle.housekeeping();
+    await settle();
+    assert.equal(deletes(), 2, 'again at 10 s (refused too)');
+    await t.clock.advance(10_000);
+    t.lifecycle.housekeeping();
+    await settle();
+    assert.equal(deletes(), 3, 'again at 20 s: this one goes through');
+    await t.clock.advance(10_000);
+    t.lifecycle.housekeeping();
+    await settle();
+    assert.equal(deletes(), 3, 'nothing after one went through');
+    assert.deepEqual(t.mirrorClient.calls.at(-1), { op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' });
+
+    // Refused, then the pod leaves the pod manager (the watch saw it go): no retry.
+    const gone = setup({ deleteGoesThrough: () => false });
+    gone.apply(PodOperation.ADD, apiPod('b1'));
+    gone.apply(PodOperation.UPDATE, apiPod('b1', 'api', { deleting: true }));
+    await gone.stop('b1');
+    gone.podManager.removePod(apiPod('b1', 'api', { deleting: true }));
+    await gone.clock.advance(10_000);
+    gone.lifecycle.housekeeping();
+    await settle();
+    assert.equal(gone.mirrorClient.calls.filter((c) => c.op === 'delete').length, 1);
   });
 
   it('not for a static pod, nor a pod that was not deleted, nor when standalone', async () => {
