@@ -237,22 +237,20 @@ describe('the final delete of a deleted ordinary pod', () => {
     t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
     await t.stop('a1');
     const deletes = (): number => t.mirrorClient.calls.filter((c) => c.op === 'delete').length;
+    /** Time passes, then one housekeeping pass and what it started. */
+    const housekeepAfter = async (ms: number): Promise<void> => {
+      await t.clock.advance(ms);
+      t.lifecycle.housekeeping();
+      await settle();
+    };
     assert.equal(deletes(), 1, 'the first DELETE (refused)');
-    await t.clock.advance(2_000);
-    t.lifecycle.housekeeping();
-    await settle();
+    await housekeepAfter(2_000);
     assert.equal(deletes(), 1, 'not again before 10 s');
-    await t.clock.advance(8_000);
-    t.lifecycle.housekeeping();
-    await settle();
+    await housekeepAfter(8_000);
     assert.equal(deletes(), 2, 'again at 10 s (refused too)');
-    await t.clock.advance(10_000);
-    t.lifecycle.housekeeping();
-    await settle();
+    await housekeepAfter(10_000);
     assert.equal(deletes(), 3, 'again at 20 s: this one goes through');
-    await t.clock.advance(10_000);
-    t.lifecycle.housekeeping();
-    await settle();
+    await housekeepAfter(10_000);
     assert.equal(deletes(), 3, 'nothing after one went through');
     assert.deepEqual(t.mirrorClient.calls.at(-1), { op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' });
 
