@@ -116,6 +116,12 @@ function setup(o: Options = {}) {
     setHousekeepingDue: (v: boolean) => void (housekeepingDue = v),
     gaugeWrites: () => gaugeWrites,
     mirrorHousekeepings: () => mirrorHousekeepings,
+    /** Time passes, then one housekeeping pass and what it started. */
+    housekeepAfter: async (ms: number): Promise<void> => {
+      await clock.advance(ms);
+      lifecycle.housekeeping();
+      await settle();
+    },
   };
 }
 
@@ -237,20 +243,14 @@ describe('the final delete of a deleted ordinary pod', () => {
     t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
     await t.stop('a1');
     const deletes = (): number => t.mirrorClient.calls.filter((c) => c.op === 'delete').length;
-    /** Time passes, then one housekeeping pass and what it started. */
-    const housekeepAfter = async (ms: number): Promise<void> => {
-      await t.clock.advance(ms);
-      t.lifecycle.housekeeping();
-      await settle();
-    };
     assert.equal(deletes(), 1, 'the first DELETE (refused)');
-    await housekeepAfter(2_000);
+    await t.housekeepAfter(2_000);
     assert.equal(deletes(), 1, 'not again before 10 s');
-    await housekeepAfter(8_000);
+    await t.housekeepAfter(8_000);
     assert.equal(deletes(), 2, 'again at 10 s (refused too)');
-    await housekeepAfter(10_000);
+    await t.housekeepAfter(10_000);
     assert.equal(deletes(), 3, 'again at 20 s: this one goes through');
-    await housekeepAfter(10_000);
+    await t.housekeepAfter(10_000);
     assert.equal(deletes(), 3, 'nothing after one went through');
     assert.deepEqual(t.mirrorClient.calls.at(-1), { op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' });
 
@@ -260,9 +260,7 @@ describe('the final delete of a deleted ordinary pod', () => {
     gone.apply(PodOperation.UPDATE, apiPod('b1', 'api', { deleting: true }));
     await gone.stop('b1');
     gone.podManager.removePod(apiPod('b1', 'api', { deleting: true }));
-    await gone.clock.advance(10_000);
-    gone.lifecycle.housekeeping();
-    await settle();
+    await gone.housekeepAfter(10_000);
     assert.equal(gone.mirrorClient.calls.filter((c) => c.op === 'delete').length, 1);
   });
 
