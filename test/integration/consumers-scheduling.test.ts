@@ -71,7 +71,8 @@ async function waitRunningOn(namespace: string, name: string, node: string, time
 
 /**
  * Creates the ordinary pod, waits for the scheduler's FailedScheduling Event whose message
- * matches `why`, and checks that the pod stays unbound and unschedulable.
+ * matches `why` and for its PodScheduled condition, and checks that the pod stays unbound
+ * and unschedulable.
  */
 async function expectUnschedulable(api: CoreV1Api, namespace: string, pod: V1Pod, why: RegExp): Promise<string> {
   const name = pod.metadata!.name!;
@@ -83,7 +84,16 @@ async function expectUnschedulable(api: CoreV1Api, namespace: string, pod: V1Pod
   ).catch(async (err: unknown) => {
     throw new Error(`${(err as Error).message}; events: ${(await eventsAbout(api, namespace, name)).join(' | ')}`);
   });
-  const now = await api.readNamespacedPod({ namespace, name });
+  // The scheduler records the Event before it patches the condition, so the condition is
+  // waited for rather than read once.
+  const now = await waitFor(
+    async () => {
+      const pod = await api.readNamespacedPod({ namespace, name });
+      return pod.status?.conditions?.some((c) => c.type === 'PodScheduled') ? pod : undefined;
+    },
+    `the PodScheduled condition on ${name}`,
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
   assert.equal(now.spec?.nodeName, undefined, `${name} is not bound`);
   const scheduled = now.status?.conditions?.find((c) => c.type === 'PodScheduled');
   assert.equal(scheduled?.status, 'False');
