@@ -103,8 +103,10 @@ const config = resolveFleetConfig(
 const compactionLimitMiB = process.env.BENCH_FLEET_FULL_COMPACTION_HEAP_MIB;
 if (compactionLimitMiB !== undefined && !(Number(compactionLimitMiB) >= 0)) throw new Error(`BENCH_FLEET_FULL_COMPACTION_HEAP_MIB: expected a number of MiB ≥ 0, got ${JSON.stringify(compactionLimitMiB)}`);
 applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? Number(compactionLimitMiB) * 2 ** 20 : undefined);
-// The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away.
-const logger = options.log === true ? createLogger({ destination: createWriteStream('/dev/null') }) : undefined;
+// The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away, or kept in the
+// file BENCH_FLEET_LOG names (to find out afterwards what a long run's nodes did).
+const logFile = process.env.BENCH_FLEET_LOG || '/dev/null';
+const logger = options.log === true ? createLogger({ destination: createWriteStream(logFile, { flags: 'a' }) }) : undefined;
 const fleet = await createFleet({ config, ...(logger !== undefined ? { logger } : {}) });
 await fleet.start();
 
