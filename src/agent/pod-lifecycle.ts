@@ -7,6 +7,7 @@ import type { PodManager, PodsAndMirrorPods } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import type { AgentMetrics } from '../server/agent-metrics.js';
 import type { MirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { isTerminalPhase } from '../status/pod-phase.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
 import type { PodWorkers, PodWorkersOptions } from './pod-workers.js';
@@ -116,9 +117,15 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       return;
     }
     if (admission.rejection(uid) !== undefined) return;
-    const phase = pod.status?.phase;
-    if (w.state(uid) === undefined && (phase === 'Succeeded' || phase === 'Failed')) return;
-    w.updatePod(pod, w.state(uid) === undefined ? 'create' : 'update');
+    const state = w.state(uid);
+    if (state === undefined && isTerminalPhase(pod.status?.phase)) return;
+    // Deleted after its worker finished (a completed pod): nothing to stop, the final DELETE is due.
+    if (state === 'finished' && pod.metadata?.deletionTimestamp && !finalDeleteRetries.has(uid)) {
+      w.updatePod(pod, 'update');
+      void finishDeletion(pod);
+      return;
+    }
+    w.updatePod(pod, state === undefined ? 'create' : 'update');
     if (pod.metadata?.deletionTimestamp) w.updatePod(pod, 'kill');
   }
 
@@ -146,19 +153,26 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (!workers.isSyncing(uid)) return;
     const pod = workers.podOf(uid);
     if (pod === undefined) return;
-    const phase = runtime.statusFor(pod, clock.now()).phase;
-    if (phase === 'Succeeded' || phase === 'Failed') workers.updatePod(pod, 'kill');
+    if (isTerminalPhase(runtime.statusFor(pod, clock.now()).phase)) workers.updatePod(pod, 'kill');
   }
 
-  // The kubelet's status manager, once a deleted pod has terminated and its final status is
-  // written: delete it for good, grace 0, with its UID as precondition. One that does not go
-  // through (a timeout, a 5xx) is sent again while the pod is still there, as the status
+  // The kubelet's status manager, once a deleted pod has terminated and the API server holds
+  // its terminal status: delete it for good, grace 0, with its UID as precondition. Until the
+  // watch shows that status (its write may have failed, or still wait in the writer's queue)
+  // the DELETE waits, as canBeDeleted makes it; the status stays published meanwhile
+  // (publishedPods) and is written again by the writer's next batches. A DELETE that does not
+  // go through (a timeout, a 5xx) is sent again while the pod is still there, as the status
   // manager does at each sync of its batch; otherwise the pod would stay Terminating for good.
   async function finishDeletion(pod: Pod): Promise<void> {
     const uid = uidOf(pod);
     const current = podManager.getPodByUID(uid);
     if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) {
       finalDeleteRetries.delete(uid);
+      return;
+    }
+    if (!isTerminalPhase(current.status?.phase)) {
+      // The status's echo brings it back at once (onPodsChanged), housekeeping in 10 s at the latest.
+      finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
       return;
     }
     finalDeleteRetries.set(uid, Infinity);
@@ -180,12 +194,21 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     }
   }
 
+  // A pod whose final DELETE waits for its terminal status: the update may be that status.
+  function deleteNowTerminal(pods: readonly Pod[]): void {
+    for (const pod of pods) {
+      const at = finalDeleteRetries.get(uidOf(pod));
+      if (at !== undefined && at !== Infinity && isTerminalPhase(pod.status?.phase)) void finishDeletion(pod);
+    }
+  }
+
   return {
     onPodsChanged(pods, op) {
       if (op === PodOperation.ADD) admission.admitNew(pods);
       else if (op === PodOperation.REMOVE) admission.forget(pods);
       const workers = workersOf?.();
       if (workers !== undefined) updateWorkers(workers, pods, op);
+      if (finalDeleteRetries.size > 0 && op !== PodOperation.REMOVE) deleteNowTerminal(pods);
       // Status-only changes (often our own status writes coming back) need no mirror work.
       if (op !== PodOperation.RECONCILE) for (const pod of pods) mirrorWork(workers, pod, op);
       // The writer also forgets (in itself and the provider) static pods that are gone.
@@ -287,10 +310,13 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
 }
 
 /**
- * The static pods whose statuses the writer publishes under the kubelet lifecycle: those the
- * pod manager holds, except a pod waiting to start (no status yet) and one that has finished,
- * plus removed pods still stopping (their mirror shows them stopping). `workers` is a getter
- * for the same reason as in PodLifecycleOptions.
+ * The pods whose statuses the writer publishes under the kubelet lifecycle: those the pod
+ * manager holds, except a pod waiting to start (no status yet) and a static pod that has
+ * finished, plus removed pods still stopping (a static pod's mirror shows it stopping). An
+ * ordinary pod that has finished stays published while the pod manager holds it, as the
+ * kubelet's status manager keeps its status until the pod is gone: a terminal status whose
+ * write failed is written again, and the final DELETE waits for it (finishDeletion). `workers`
+ * is a getter for the same reason as in PodLifecycleOptions.
  */
 export function publishedPods(
   podManager: Pick<PodManager, 'getPods' | 'getPodByUID'>,
@@ -299,27 +325,29 @@ export function publishedPods(
 ): { list(): Pod[]; byUID(uid: string): Pod | undefined } {
   // A pod without a worker is a rejected one (or, for an ordinary pod, one already terminal when
   // it arrived): a rejected pod's Failed status is published, a terminal one's left alone.
-  const publishable = (pod: Pod): boolean => {
+  const publishable = (pod: Pod, held: boolean): boolean => {
     const uid = pod.metadata?.uid ?? '';
     const state = workers().state(uid);
     if (state === undefined) return isStaticPod(pod) || isRejected(uid);
-    return state !== 'waiting' && state !== 'finished';
+    if (state === 'finished') return held && !isStaticPod(pod);
+    return state !== 'waiting';
   };
   return {
     list() {
       const out: Pod[] = [];
       const seen = new Set<string>();
       for (const pod of podManager.getPods()) {
-        if (!publishable(pod)) continue;
+        if (!publishable(pod, true)) continue;
         out.push(pod);
         seen.add(pod.metadata?.uid ?? '');
       }
-      for (const pod of workers().startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod)) out.push(pod);
+      for (const pod of workers().startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod, false)) out.push(pod);
       return out;
     },
     byUID(uid) {
-      const pod = podManager.getPodByUID(uid) ?? workers().podOf(uid);
-      return pod !== undefined && publishable(pod) ? pod : undefined;
+      const held = podManager.getPodByUID(uid);
+      const pod = held ?? workers().podOf(uid);
+      return pod !== undefined && publishable(pod, held !== undefined) ? pod : undefined;
     },
   };
 }

@@ -222,17 +222,60 @@ describe('pod removals', () => {
 });
 
 describe('the final delete of a deleted ordinary pod', () => {
-  it('once it terminated and its final status was written: DELETE with its UID, then the worker finishes', async () => {
+  const deletesOf = (t: ReturnType<typeof setup>): number => t.mirrorClient.calls.filter((c) => c.op === 'delete').length;
+
+  it('once it terminated and the API server holds its terminal status: DELETE with its UID', async () => {
     const t = setup();
     const pod = apiPod('a1');
     t.apply(PodOperation.ADD, pod);
-    const deleting = apiPod('a1', 'api', { deleting: true });
-    t.apply(PodOperation.UPDATE, deleting);
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
     assert.deepEqual(t.mirrorClient.calls, [], 'nothing deleted while it stops');
+    // The final status's echo comes back through the watch before the worker finishes.
+    t.apply(PodOperation.RECONCILE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    assert.deepEqual(t.mirrorClient.calls, [], 'nor while it still stops, terminal status or not');
     await t.stop('a1');
     assert.deepEqual(t.mirrorClient.calls, [{ op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' }]);
     assert.equal(t.workers().state('a1'), 'finished');
     assert.equal(t.clock.pendingTimers, 0, 'the final status was written in time: its bound is cleared');
+  });
+
+  it('waits while the API server still shows it running (its final status not written): sent when the status comes back, or found by housekeeping', async () => {
+    const t = setup();
+    t.apply(PodOperation.ADD, apiPod('a1'));
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Running' }));
+    await t.stop('a1');
+    assert.equal(t.workers().state('a1'), 'finished');
+    assert.equal(deletesOf(t), 0, 'not while the API shows Running');
+    await t.housekeepAfter(10_000);
+    assert.equal(deletesOf(t), 0, 'nor at the next look');
+    t.apply(PodOperation.RECONCILE, apiPod('a1', 'api', { deleting: true, phase: 'Failed' }));
+    assert.equal(deletesOf(t), 1, 'at once when the terminal status comes back');
+
+    // The status that came back without an update the lifecycle saw: housekeeping finds it.
+    const quiet = setup();
+    quiet.apply(PodOperation.ADD, apiPod('b1'));
+    quiet.apply(PodOperation.UPDATE, apiPod('b1', 'api', { deleting: true }));
+    await quiet.stop('b1');
+    quiet.podManager.updatePod(apiPod('b1', 'api', { deleting: true, phase: 'Succeeded' }));
+    await quiet.housekeepAfter(9_000);
+    assert.equal(deletesOf(quiet), 0, 'not before 10 s');
+    await quiet.housekeepAfter(1_000);
+    assert.equal(deletesOf(quiet), 1);
+  });
+
+  it('a pod that completed and was deleted afterwards is deleted for good once its terminal status is there', async () => {
+    const t = setup();
+    t.apply(PodOperation.ADD, apiPod('a1'));
+    t.phases.set('a1', 'Succeeded');
+    t.lifecycle.checkTerminal('a1');
+    await t.stop('a1');
+    assert.equal(t.workers().state('a1'), 'finished');
+    assert.equal(deletesOf(t), 0, 'a completed pod that was not deleted stays');
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Running' }));
+    assert.equal(deletesOf(t), 0, 'deleted while the API still shows it Running (its status write failed)');
+    t.apply(PodOperation.RECONCILE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    assert.equal(deletesOf(t), 1);
+    assert.equal(t.workers().state('a1'), 'finished', 'nothing is stopped again');
   });
 
   it('a DELETE that did not go through is sent again every 10 s until one does, and not for a pod gone meanwhile', async () => {
@@ -240,9 +283,9 @@ describe('the final delete of a deleted ordinary pod', () => {
     const t = setup({ deleteGoesThrough: () => answers.shift()! });
     const pod = apiPod('a1');
     t.apply(PodOperation.ADD, pod);
-    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
     await t.stop('a1');
-    const deletes = (): number => t.mirrorClient.calls.filter((c) => c.op === 'delete').length;
+    const deletes = (): number => deletesOf(t);
     assert.equal(deletes(), 1, 'the first DELETE (refused)');
     await t.housekeepAfter(2_000);
     assert.equal(deletes(), 1, 'not again before 10 s');
@@ -257,11 +300,11 @@ describe('the final delete of a deleted ordinary pod', () => {
     // Refused, then the pod leaves the pod manager (the watch saw it go): no retry.
     const gone = setup({ deleteGoesThrough: () => false });
     gone.apply(PodOperation.ADD, apiPod('b1'));
-    gone.apply(PodOperation.UPDATE, apiPod('b1', 'api', { deleting: true }));
+    gone.apply(PodOperation.UPDATE, apiPod('b1', 'api', { deleting: true, phase: 'Succeeded' }));
     await gone.stop('b1');
     gone.podManager.removePod(apiPod('b1', 'api', { deleting: true }));
     await gone.housekeepAfter(10_000);
-    assert.equal(gone.mirrorClient.calls.filter((c) => c.op === 'delete').length, 1);
+    assert.equal(deletesOf(gone), 1);
   });
 
   it('not for a static pod, nor a pod that was not deleted, nor when standalone', async () => {
@@ -292,7 +335,7 @@ describe('the final delete of a deleted ordinary pod', () => {
 
     const standalone = setup({ connected: false });
     standalone.apply(PodOperation.ADD, apiPod('a1'));
-    standalone.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true }));
+    standalone.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
     await standalone.stop('a1');
     assert.equal(standalone.workers().state('a1'), 'finished');
     assert.deepEqual(standalone.mirrorClient.calls, []);
@@ -435,5 +478,23 @@ describe('published pods', () => {
     assert.equal(published.byUID('s2'), undefined, 'waiting');
     assert.equal(published.byUID('gone')?.metadata?.uid, 'gone', 'stopping, from the workers');
     assert.equal(published.byUID('done'), undefined, 'an ordinary pod terminal on arrival');
+  });
+
+  it('an ordinary pod that finished while the pod manager holds it, not a static one, nor one gone', async () => {
+    const t = setup();
+    t.setReady(true);
+    t.apply(PodOperation.ADD, apiPod('a1'), apiPod('a2', 'leaving'), staticPod('s1'));
+    for (const uid of ['a1', 'a2', 's1']) {
+      t.phases.set(uid, 'Succeeded');
+      t.lifecycle.checkTerminal(uid);
+      await t.stop(uid);
+      assert.equal(t.workers().state(uid), 'finished');
+    }
+    t.podManager.removePod(apiPod('a2', 'leaving'));
+    const published = publishedPods(t.podManager, t.workers, () => false);
+    assert.deepEqual(published.list().map((p) => p.metadata!.uid), ['a1']);
+    assert.equal(published.byUID('a1')?.metadata?.uid, 'a1', 'its terminal status is kept until written');
+    assert.equal(published.byUID('a2'), undefined, 'gone from the pod manager');
+    assert.equal(published.byUID('s1'), undefined, 'a static pod that finished');
   });
 });
