@@ -118,7 +118,12 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     }
     if (admission.rejection(uid) !== undefined) return;
     const state = w.state(uid);
-    if (state === undefined && isTerminalPhase(pod.status?.phase)) return;
+    if (state === undefined && isTerminalPhase(pod.status?.phase)) {
+      // Terminal and deleted, not yet gone (an agent stopped between the final status and the
+      // DELETE): the DELETE is still due, as the kubelet's restarted status manager sends it.
+      if (pod.metadata?.deletionTimestamp && !finalDeleteRetries.has(uid)) void finishDeletion(pod);
+      return;
+    }
     // Deleted after its worker finished (a completed pod): nothing to stop, the final DELETE is due.
     if (state === 'finished' && pod.metadata?.deletionTimestamp && !finalDeleteRetries.has(uid)) {
       w.updatePod(pod, 'update');

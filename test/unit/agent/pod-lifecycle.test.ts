@@ -278,6 +278,14 @@ describe('the final delete of a deleted ordinary pod', () => {
     assert.equal(t.workers().state('a1'), 'finished', 'nothing is stopped again');
   });
 
+  it('a pod already terminal and deleted when first seen (the agent stopped before its final DELETE) is deleted at once', () => {
+    const t = setup();
+    const pod = apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' });
+    t.apply(PodOperation.ADD, pod, apiPod('a2', 'kept', { phase: 'Failed' }));
+    assert.deepEqual(t.mirrorClient.calls, [{ op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' }], 'not the one that was not deleted');
+    assert.equal(t.workers().state('a1'), undefined, 'nothing runs for it');
+  });
+
   it('a DELETE that did not go through is sent again every 10 s until one does, and not for a pod gone meanwhile', async () => {
     const answers = [false, false, true];
     const t = setup({ deleteGoesThrough: () => answers.shift()! });
