@@ -513,7 +513,7 @@ class StatusWriter implements MirrorStatusWriter {
 
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {
     this.#onWrite?.(result);
-    logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to write mirror pod status', fields: { pod: fullName } });
+    logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to write pod status', fields: { pod: fullName } });
   }
 }
 

@@ -586,7 +586,7 @@ describe('createMirrorStatusWriter', () => {
     const provider = createSimulatedStatusProvider({ clock, startDelayMs: 0 });
     const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api, clock, logger });
     await writer.syncBatch(false);
-    const warn = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'failed to write mirror pod status');
+    const warn = lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === 'failed to write pod status');
     assert.ok(warn, 'the failure was logged');
     assert.equal(warn.err.type, 'KubeletPodsError', 'err is logged as an Error');
     assert.equal(warn.err.code, 'KP_ERR_STATUS_WRITE');
