@@ -86,8 +86,8 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   let housekeptPods: PodsAndMirrorPods | undefined;
   let housekeptWorkerChanges = -1;
   let housekeptReady = false;
-  // Deleted pods whose final DELETE is pending, with when to try again (Infinity while one is
-  // queued or in flight).
+  // Deleted pods whose final DELETE did not go through, with when to send it again (Infinity
+  // while one is in flight).
   const finalDeleteRetries = new Map<string, number>();
   // Final DELETEs waiting to be sent: one is in flight at a time, as the kubelet's status
   // manager sends its requests from one loop. Sent all at once, a node's hundred deletions
