@@ -88,6 +88,9 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // while one is in flight).
   const finalDeleteRetries = new Map<string, number>();
 
+  // Deleted in the API and no final DELETE pending for it yet.
+  const finalDeleteDue = (pod: Pod, uid: string): boolean => Boolean(pod.metadata?.deletionTimestamp) && !finalDeleteRetries.has(uid);
+
   // Rejected pods never run (the kubelet's rejectPod): their Failed status is published as is.
   function updateWorkers(w: LifecycleWorkers, pods: readonly Pod[], op: PodOperation): void {
     for (const pod of pods) {
@@ -121,11 +124,11 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (state === undefined && isTerminalPhase(pod.status?.phase)) {
       // Terminal and deleted, not yet gone (an agent stopped between the final status and the
       // DELETE): the DELETE is still due, as the kubelet's restarted status manager sends it.
-      if (pod.metadata?.deletionTimestamp && !finalDeleteRetries.has(uid)) void finishDeletion(pod);
+      if (finalDeleteDue(pod, uid)) void finishDeletion(pod);
       return;
     }
     // Deleted after its worker finished (a completed pod): nothing to stop, the final DELETE is due.
-    if (state === 'finished' && pod.metadata?.deletionTimestamp && !finalDeleteRetries.has(uid)) {
+    if (state === 'finished' && finalDeleteDue(pod, uid)) {
       w.updatePod(pod, 'update');
       void finishDeletion(pod);
       return;

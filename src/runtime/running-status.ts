@@ -2,7 +2,7 @@ import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from
 import { formatDuration } from '../values/go-duration.js';
 import { isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-phase.js';
+import { initializedCondition, isSidecar, isTerminalPhase, kubeletPodPhase } from '../status/pod-phase.js';
 import { containerResourceStatus } from './container-status.js';
 import { runningState } from './shared-status-parts.js';
 import { formatPod } from '../values/pod-format.js';
@@ -77,7 +77,7 @@ export function runningStatus(pod: Pod, tracked: TrackedPod, runningAt: Date, po
   if (tracked.stopped && !isStaticPod(pod) && phase !== 'Succeeded' && phase !== 'Failed') phase = 'Failed';
   const initialized = initializedCondition(pod, initContainerStatuses, containerStatuses, phase);
   const unready = [...inits.filter(isSidecar).map((c) => initContainerStatuses[inits.indexOf(c)]!), ...containerStatuses].filter((s) => !s.ready).map((s) => s.name);
-  const done = phase === 'Succeeded' || phase === 'Failed';
+  const done = isTerminalPhase(phase);
   const gates = unmetReadinessGates(pod);
   let ready: V1PodCondition;
   let containersReady: V1PodCondition;

@@ -1,3 +1,4 @@
+import { isTerminalPhase } from '../status/pod-phase.js';
 import type { V1Container, V1PodStatus } from '@kubernetes/client-node';
 import type { Clock } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';
@@ -98,7 +99,7 @@ export class SimulatedStatusProvider implements SimulatedRuntime {
     if (plan !== undefined) tracked.plan = plan;
     this.#tracked.set(uid, tracked);
     const phase = published.phase;
-    resumeAdopted(this.#context, uid, tracked, now, phase === 'Succeeded' || phase === 'Failed');
+    resumeAdopted(this.#context, uid, tracked, now, isTerminalPhase(phase));
     // Listeners look once more (a completed pod is then terminated by its pod worker).
     if (!this.#stopped) {
       tracked.timer = this.clock.setTimeout(() => {
