@@ -555,6 +555,7 @@ class NodeAgent implements Agent {
     this.#unsubscribeRuntime?.();
     this.#unsubscribeRelist?.();
     await p.workers?.stop();
+    p.lifecycle.stop();
     p.relist?.stop();
     const sourcesStopped = [p.fileSource?.stop(), p.httpSource?.stop()];
     // Mirror work stops at once; the API calls it has in flight finish within the bound.

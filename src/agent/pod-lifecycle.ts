@@ -67,8 +67,10 @@ export interface PodLifecycle {
    * by its worker, a stopping one has its status written.
    */
   onRelist(uids: readonly string[]): void;
-  /** A deleted ordinary pod that has terminated is deleted for good. */
+  /** A deleted ordinary pod that has terminated is deleted for good; resolves once its DELETE was answered (or was not due). */
   finishDeletion(pod: Pod): Promise<void>;
+  /** Final DELETEs not sent yet are dropped (the one in flight finishes). */
+  stop(): void;
   readonly workerHooks: LifecycleWorkerHooks;
 }
 
@@ -87,6 +89,13 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // Deleted pods whose final DELETE did not go through, with when to send it again (Infinity
   // while one is in flight).
   const finalDeleteRetries = new Map<string, number>();
+  // Final DELETEs waiting to be sent: one is in flight at a time, as the kubelet's status
+  // manager sends its requests from one loop. Sent all at once, a node's hundred deletions
+  // outran what a loaded API server answers within the client's deadline, and every DELETE
+  // that timed out was sent again (docs/fleet.md, "At scale").
+  const deleteQueue: Array<{ uid: string; answered: () => void }> = [];
+  let deleting = false;
+  let stopped = false;
 
   // Deleted in the API and no final DELETE pending for it yet.
   const finalDeleteDue = (pod: Pod, uid: string): boolean => Boolean(pod.metadata?.deletionTimestamp) && !finalDeleteRetries.has(uid);
@@ -184,7 +193,30 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       return;
     }
     finalDeleteRetries.set(uid, Infinity);
-    const deleted = await deletePod(getPodFullName(current), uid);
+    await new Promise<void>((answered) => {
+      deleteQueue.push({ uid, answered });
+      void sendFinalDeletes();
+    });
+  }
+
+  async function sendFinalDeletes(): Promise<void> {
+    if (deleting) return;
+    deleting = true;
+    for (let next = deleteQueue.shift(); next !== undefined; next = deleteQueue.shift()) {
+      if (!stopped) await sendFinalDelete(next.uid);
+      next.answered();
+    }
+    deleting = false;
+  }
+
+  // The pod may have gone (or come back undeleted) while its DELETE waited in the queue.
+  async function sendFinalDelete(uid: string): Promise<void> {
+    const current = podManager.getPodByUID(uid);
+    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) {
+      finalDeleteRetries.delete(uid);
+      return;
+    }
+    const deleted = await deletePod(getPodFullName(current), uid).catch(() => false);
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
     if (deleted) finalDeleteRetries.delete(uid);
     else finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
@@ -237,6 +269,11 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     },
 
     finishDeletion,
+
+    stop() {
+      stopped = true;
+      for (const { answered } of deleteQueue.splice(0)) answered();
+    },
 
     housekeeping() {
       // A pass reads only the pod manager, the workers' states, admission (which changes with

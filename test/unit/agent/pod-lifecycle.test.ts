@@ -21,6 +21,8 @@ interface Options {
   connected?: boolean;
   /** Whether the next final DELETE goes through (asked once per DELETE; yes when unset). */
   deleteGoesThrough?: () => boolean;
+  /** Holds each final DELETE's answer until the test lets it go (`answerDelete`). */
+  holdDeletes?: boolean;
 }
 
 function setup(o: Options = {}) {
@@ -62,6 +64,7 @@ function setup(o: Options = {}) {
     syncBatch: () => syncBatch(),
   };
   const mirrorClient = new FakeMirrorClient();
+  const heldDeletes: Array<() => void> = [];
   const gauges: Record<string, unknown> = {};
   let gaugeWrites = 0;
   const gauge = (name: string) => (value: unknown) => {
@@ -86,7 +89,13 @@ function setup(o: Options = {}) {
     runtime,
     mirrorSync: connected ? mirrorSync : undefined,
     statusWriter: connected ? statusWriter : undefined,
-    deletePod: connected ? async (name, uid) => (await mirrorClient.deleteMirrorPod(name, uid)) && (o.deleteGoesThrough?.() ?? true) : undefined,
+    deletePod: connected
+      ? async (name, uid) => {
+          const deleted = await mirrorClient.deleteMirrorPod(name, uid);
+          if (o.holdDeletes) await new Promise<void>((answer) => heldDeletes.push(answer));
+          return deleted && (o.deleteGoesThrough?.() ?? true);
+        }
+      : undefined,
     metrics,
     clock,
     logger: { debug() {}, info() {}, warn() {}, error() {} },
@@ -115,6 +124,13 @@ function setup(o: Options = {}) {
     setSyncBatch: (f: () => Promise<void>) => void (syncBatch = f),
     setHousekeepingDue: (v: boolean) => void (housekeepingDue = v),
     gaugeWrites: () => gaugeWrites,
+    /** Answers the oldest final DELETE held, then lets what follows run. */
+    answerDelete: async (): Promise<void> => {
+      const answer = heldDeletes.shift();
+      assert.ok(answer, 'a DELETE is held');
+      answer();
+      await settle();
+    },
     mirrorHousekeepings: () => mirrorHousekeepings,
     /** Time passes, then one housekeeping pass and what it started. */
     housekeepAfter: async (ms: number): Promise<void> => {
@@ -284,6 +300,24 @@ describe('the final delete of a deleted ordinary pod', () => {
     t.apply(PodOperation.ADD, pod, apiPod('a2', 'kept', { phase: 'Failed' }));
     assert.deepEqual(t.mirrorClient.calls, [{ op: 'delete', podFullName: getPodFullName(pod), uid: 'a1' }], 'not the one that was not deleted');
     assert.equal(t.workers().state('a1'), undefined, 'nothing runs for it');
+  });
+
+  it('one final DELETE in flight at a time; one whose pod went while it waited is not sent; stop drops those waiting', async () => {
+    const t = setup({ holdDeletes: true });
+    const uids = ['a1', 'a2', 'a3', 'a4'];
+    for (const uid of uids) {
+      t.apply(PodOperation.ADD, apiPod(uid, uid));
+      t.apply(PodOperation.UPDATE, apiPod(uid, uid, { deleting: true, phase: 'Succeeded' }));
+    }
+    for (const uid of uids) await t.stop(uid);
+    const sent = (): string[] => t.mirrorClient.calls.filter((c) => c.op === 'delete').map((c) => c.uid!);
+    assert.deepEqual(sent(), ['a1'], 'the others wait for its answer');
+    t.podManager.removePod(apiPod('a2', 'a2'));
+    await t.answerDelete();
+    assert.deepEqual(sent(), ['a1', 'a3'], 'a2 left the pod manager while it waited');
+    t.lifecycle.stop();
+    await t.answerDelete();
+    assert.deepEqual(sent(), ['a1', 'a3'], 'a4 is dropped at stop; the one in flight was answered');
   });
 
   it('a DELETE that did not go through is sent again every 10 s until one does, and not for a pod gone meanwhile', async () => {
