@@ -5,6 +5,7 @@ import type { CoreV1Api } from '../kube/typed-apis.js';
 
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
+import { listInPages } from '../kube/paged-list.js';
 import type { ListWatch } from '../kube/list-watch.js';
 import type { ReflectorWording } from '../kube/reflector.js';
 import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
@@ -25,8 +26,8 @@ export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeo
 }
 
 /**
- * List and watch of the pods a field selector picks in all namespaces: the list through `core`
- * (by default a client of its own; the fleet passes its shared one), the watch on one
+ * List and watch of the pods a field selector picks in all namespaces: the list in pages of 500
+ * through `core` (by default a client of its own; the fleet passes its shared one), the watch on one
  * long-lived connection, with a server-side timeout and bookmarks. The pods `trim` picks are
  * kept without their managedFields: by default mirror pods only, so that other pods stay whole
  * (/pods serves them as the kubelet does); the fleet trims every pod (docs/kubelet-differences.md).
@@ -39,7 +40,7 @@ export function kubePodsListWatch(
   trim: (pod: Pod) => boolean = isMirrorPod,
 ): PodListWatch {
   return trimmedListWatch(
-    kubeListWatch({ kubeConfig, path: '/api/v1/pods', fieldSelector, timeoutSeconds, list: () => core.listPodForAllNamespaces({ fieldSelector }) }),
+    kubeListWatch({ kubeConfig, path: '/api/v1/pods', fieldSelector, timeoutSeconds, list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page })) }),
     trim,
   );
 }
