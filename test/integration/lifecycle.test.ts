@@ -107,6 +107,15 @@ function deletesOf(proxy: RecordingProxy, namespace: string, name: string): stri
     .map((r) => describeDeleteOptions(r.deleteOptions));
 }
 
+/**
+ * The node's DELETEs of a pod already seen gone: the proxy records a DELETE when its answer
+ * arrives, which can be just after the test's own watch saw the pod go.
+ */
+async function deletesOfGone(proxy: RecordingProxy, namespace: string, name: string): Promise<string[]> {
+  await waitFor(() => deletesOf(proxy, namespace, name).length > 0, `a DELETE of ${name} recorded`, { timeoutMs: 2_000, intervalMs: 10 }).catch(() => undefined);
+  return deletesOf(proxy, namespace, name);
+}
+
 const budgetMs = (grace: number): number => Math.max(grace, 2) * 1000;
 
 describe('kubelet lifecycle on a real control plane', () => {
@@ -137,7 +146,7 @@ describe('kubelet lifecycle on a real control plane', () => {
       assert.ok(deleted.t - killed.t < 2000 + 1000, `deleted ${Math.round(deleted.t - killed.t)} ms after the final status`);
       const graceful = after.filter((r) => r.type === 'MODIFIED' && (r.object.metadata?.deletionGracePeriodSeconds ?? 0) !== 0);
       assert.equal(graceful.length, 0, 'no graceful deletion first');
-      assert.deepEqual(deletesOf(proxy, ns, `web-${node}`), ['grace 0']);
+      assert.deepEqual(await deletesOfGone(proxy, ns, `web-${node}`), ['grace 0']);
     });
   }
 
@@ -163,7 +172,7 @@ describe('kubelet lifecycle on a real control plane', () => {
       const old = mirrorRecords(node, 'api', ns).filter((r) => r.t >= t0 && r.object.metadata?.uid === oldUID);
       assert.equal(old.filter((r) => r.type === 'MODIFIED' && !isRunning(r)).length, 0, "the old mirror kept its Running status: the old pod's writes are dropped");
       assert.ok(old.some((r) => r.type === 'DELETED'), 'the old mirror was deleted');
-      assert.deepEqual(deletesOf(proxy, ns, `api-${node}`), ['grace 0, uid precondition']);
+      assert.deepEqual(await deletesOfGone(proxy, ns, `api-${node}`), ['grace 0, uid precondition']);
       const running = await waitFor(
         () => mirrorRecords(node, 'api', ns).find((r) => r.object.metadata?.uid === created.object.metadata?.uid && r.type === 'MODIFIED' && isRunning(r)),
         'the new mirror Running',
@@ -196,7 +205,7 @@ describe('kubelet lifecycle on a real control plane', () => {
     // The grace period runs from the termination step, at the relist after the worker's last sync.
     assert.ok(final.t - t0 >= 2950 && final.t - t0 < 5500, `killed ${Math.round(final.t - t0)} ms after the deletion (grace 3 s)`);
     assert.ok(gone.t >= final.t);
-    assert.deepEqual(deletesOf(proxy, ns, 'plain'), ['grace 0, uid precondition']);
+    assert.deepEqual(await deletesOfGone(proxy, ns, 'plain'), ['grace 0, uid precondition']);
     assert.ok(uid);
   });
 
@@ -233,7 +242,7 @@ describe('kubelet lifecycle on a real control plane', () => {
     // seen with another test file running beside this one. Never the 30 s grace period.
     assert.ok(gone.t - t0 < 4000, `gone ${Math.round(gone.t - t0)} ms after the delete`);
     assert.ok(final.t < gone.t);
-    assert.deepEqual(deletesOf(proxy, ns, 'graceful'), ['grace 0, uid precondition']);
+    assert.deepEqual(await deletesOfGone(proxy, ns, 'graceful'), ['grace 0, uid precondition']);
   });
 
   it("an ordinary pod whose node selector the node does not match is rejected at admission with the kubelet's reason", async () => {
