@@ -25,7 +25,12 @@ export interface PodFanOutOptions {
    * pods of nodes the fleet never runs are then dropped.
    */
   keepOtherNodes?: boolean;
+  /** About how many pods a relist hands out before it lets the event loop run; `RELIST_SLICE` by default. */
+  relistSlice?: number;
 }
+
+/** Pods (plus one per node) a relist hands out between two turns of the event loop. */
+export const RELIST_SLICE = 2_000;
 
 /**
  * One list+watch of pods for the whole process, handed out by `spec.nodeName`: each node's API
@@ -68,6 +73,8 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   /** With keepOtherNodes: the pods of nodes not added, by node name. */
   const others = new Map<string, Map<string, Pod>>();
   let synced = false;
+  let stopping = false;
+  const relistSlice = options.relistSlice ?? RELIST_SLICE;
   let listVersion = '0';
   /** The newest resourceVersion delivered: where a node added late starts. */
   let lastVersion = '0';
@@ -117,25 +124,46 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   /**
    * A relist after the first: each node is sent what changed since, as the events its watch
    * would have carried (the deletions first); a pod at the version already held is left out.
+   * The nodes are gone through in slices, the event loop free between them: a relist of
+   * 100,000 pods sent as one pass held the fleet's loop for many seconds, and its Leases
+   * waited (docs/fleet.md, "At scale"). The watch starts only once the last slice is done,
+   * and a node's events are all sent within one slice, so each node sees a whole relist.
    */
-  const relist = (items: Pod[]): void => {
-    const listed = new Map(items.map((pod) => [objectKey(pod), pod]));
+  const relist = async (items: Pod[]): Promise<void> => {
+    const listedByNode = new Map<string, Pod[]>();
     others.clear();
     for (const pod of items) {
       note(pod);
-      if (!nodes.has(pod.spec?.nodeName ?? '')) keepOther('ADDED', pod);
+      const nodeName = pod.spec?.nodeName ?? '';
+      const listed = listedByNode.get(nodeName);
+      if (listed !== undefined) listed.push(pod);
+      else if (nodes.has(nodeName)) listedByNode.set(nodeName, [pod]);
+      else keepOther('ADDED', pod);
     }
-    for (const stream of nodes.values()) {
-      for (const [key, held] of stream.pods) {
-        if (listed.get(key)?.metadata?.uid === held.metadata?.uid) continue;
-        stream.pods.delete(key);
-        deliver(stream, 'DELETED', held);
+    // Nodes added during the relist start from `others`, which already holds this list.
+    let sinceYield = 0;
+    for (const [nodeName, stream] of [...nodes]) {
+      if (stopping) return;
+      // A node removed meanwhile is skipped.
+      if (nodes.get(nodeName) !== stream) continue;
+      const listed = listedByNode.get(nodeName) ?? [];
+      relistNode(stream, listed);
+      sinceYield += listed.length + 1;
+      if (sinceYield >= relistSlice) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
-    for (const pod of items) {
-      const stream = nodes.get(pod.spec?.nodeName ?? '');
-      if (stream === undefined) continue;
-      const key = objectKey(pod);
+  };
+
+  const relistNode = (stream: NodeStream, listed: readonly Pod[]): void => {
+    const listedByKey = new Map(listed.map((pod) => [objectKey(pod), pod]));
+    for (const [key, held] of stream.pods) {
+      if (listedByKey.get(key)?.metadata?.uid === held.metadata?.uid) continue;
+      stream.pods.delete(key);
+      deliver(stream, 'DELETED', held);
+    }
+    for (const [key, pod] of listedByKey) {
       const held = stream.pods.get(key);
       if (held !== undefined && sameVersion(held, pod)) continue;
       if (held !== undefined) reuseUnchangedParts(held, pod);
@@ -218,6 +246,7 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
     },
     start: () => reflector.start(),
     async stop() {
+      stopping = true;
       await reflector.stop();
       for (const stream of nodes.values()) stream.subscriber = undefined;
     },

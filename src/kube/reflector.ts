@@ -22,8 +22,11 @@ export interface ReflectorWording {
 
 export interface ReflectorOptions<T extends KubeObject> {
   listWatch: ListWatch<T>;
-  /** Every object of a (re)list, in the list's order: it replaces all that came before. */
-  onList: (items: T[], resourceVersion: string) => void;
+  /**
+   * Every object of a (re)list, in the list's order: it replaces all that came before. When it
+   * returns a promise, the watch starts once that settles (a large relist handed out in slices).
+   */
+  onList: (items: T[], resourceVersion: string) => void | Promise<void>;
   /** One change the watch saw since. */
   onEvent: (type: ObjectEventType, object: T) => void;
   wording: ReflectorWording;
@@ -214,7 +217,7 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
     ]).finally(() => this.#clock.clearTimeout(timer));
     if (this.#stop.signal.aborted) return;
     this.#resourceVersion = list.metadata?.resourceVersion ?? '';
-    this.#options.onList(list.items ?? [], this.#resourceVersion);
+    await this.#options.onList(list.items ?? [], this.#resourceVersion);
   }
 
   /** Runs one watch request from the current resourceVersion until it ends one way or another. */

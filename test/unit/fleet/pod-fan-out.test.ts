@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1PodList } from '@kubernetes/client-node';
 import { createPodFanOut } from '../../../src/fleet/pod-fan-out.js';
+import { ApiException } from '../../../src/kube/api-exception.js';
 import { createApiserverSource } from '../../../src/sources/apiserver-source.js';
 import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list-watch.js';
 import type { PodUpdate } from '../../../src/sources/types.js';
@@ -18,14 +19,33 @@ const pod = (name: string, node: string, uid = name): Pod => ({ metadata: { name
 /** A fake API server: a list of pods, and a watch that the test pushes events into. */
 function fakeServer(initial: Pod[]) {
   let push: ((type: WatchEventType, object: unknown) => void) | undefined;
+  let end: ((err: unknown) => void) | undefined;
+  let items = initial;
+  let lists = 0;
   const listWatch: PodListWatch = {
-    list: async (): Promise<V1PodList> => ({ metadata: { resourceVersion: String(rv) }, items: initial }),
-    watch: async (_rv, onEvent) => {
+    list: async (): Promise<V1PodList> => {
+      lists += 1;
+      return { metadata: { resourceVersion: String(rv) }, items };
+    },
+    watch: async (_rv, onEvent, done) => {
       push = onEvent;
-      return { abort: () => (push = undefined) };
+      end = done;
+      return { abort: () => (push = end = undefined) };
     },
   };
-  return { listWatch, send: (type: WatchEventType, p: Pod) => push?.(type, p), watching: () => push !== undefined };
+  return {
+    listWatch,
+    send: (type: WatchEventType, p: Pod) => push?.(type, p),
+    watching: () => push !== undefined,
+    lists: () => lists,
+    /** The watch's resourceVersion expired: the next list serves `next`. */
+    expire(next: Pod[]) {
+      items = next;
+      const done = end;
+      push = end = undefined;
+      done?.(new ApiException(410, 'Gone', undefined, {}));
+    },
+  };
 }
 
 describe('pod fan-out', () => {
@@ -75,6 +95,47 @@ describe('pod fan-out', () => {
     assert.equal(((await ended) as { code?: number }).code, 410);
     assert.deepEqual((await lw.list()).items.map((p) => p.metadata?.name), ['late']);
     await fanOut.stop();
+  });
+
+  // After the shared watch expired, n1's pod changed, one of n2's went and one came, n3's did not.
+  async function relistSeenBy(relistSlice?: number): Promise<string[]> {
+    const a = pod('a', 'n1');
+    const b = pod('b', 'n2');
+    const c = pod('c', 'n3');
+    const server = fakeServer([a, b, c]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock: realClock, relistSlice });
+    const seen: string[] = [];
+    for (const node of ['n1', 'n2', 'n3']) fanOut.addNode(node);
+    fanOut.start();
+    await waitFor(() => server.watching(), 'the shared watch');
+    for (const node of ['n1', 'n2', 'n3']) {
+      const lw = fanOut.listWatchFor(node);
+      const list = await lw.list();
+      await lw.watch(
+        list.metadata!.resourceVersion!,
+        (type, object) => {
+          // The first event of the relist marks where the event loop's next turn comes.
+          if (seen.length === 0) setImmediate(() => seen.push('(a turn)'));
+          seen.push(`${type} ${(object as Pod).metadata!.name}@${node}`);
+        },
+        () => undefined,
+      );
+    }
+    server.expire([{ ...a, metadata: { ...a.metadata, resourceVersion: String(++rv) } }, pod('g', 'n2'), c]);
+    await waitFor(() => server.lists() === 2 && server.watching(), 'the relist, then the watch again');
+    await fanOut.stop();
+    return seen;
+  }
+
+  it('a relist of the shared watch sends each node what changed, the deletions first, and nothing for the pods that did not', async () => {
+    assert.deepEqual((await relistSeenBy()).filter((e) => e !== '(a turn)'), ['MODIFIED a@n1', 'DELETED b@n2', 'ADDED g@n2']);
+  });
+
+  it('a relist hands its nodes out in slices, the event loop free between them, a node never split; the watch starts after the last', async () => {
+    // The default slice holds this small relist whole: the turn comes after it.
+    assert.deepEqual(await relistSeenBy(), ['MODIFIED a@n1', 'DELETED b@n2', 'ADDED g@n2', '(a turn)']);
+    // A slice of one pod: a turn after each node.
+    assert.deepEqual(await relistSeenBy(1), ['MODIFIED a@n1', '(a turn)', 'DELETED b@n2', 'ADDED g@n2']);
   });
 });
 

@@ -52,7 +52,9 @@ function start(extra: Partial<ReflectorOptions<V1Node>> = {}) {
   const reflector = createReflector<V1Node>({
     listWatch: lw,
     // The consumer is handed V1Nodes: reading status needs no cast.
-    onList: (items, resourceVersion) => lists.push({ names: items.map((n) => n.metadata?.name ?? ''), resourceVersion }),
+    onList: (items, resourceVersion) => {
+      lists.push({ names: items.map((n) => n.metadata?.name ?? ''), resourceVersion });
+    },
     onEvent: (type, n) => events.push([type, `${n.metadata?.name}@${n.metadata?.resourceVersion}`]),
     wording: {
       logFields: { what: 'nodes' },
