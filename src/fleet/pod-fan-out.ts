@@ -25,6 +25,8 @@ export interface PodFanOutOptions {
    * pods of nodes the fleet never runs are then dropped.
    */
   keepOtherNodes?: boolean;
+  /** How long a node's watch lasts before the fan-out closes it; 240 to 300 s, random, by default. */
+  nodeWatchSeconds?: number;
   /** About how many pods a relist hands out before it lets the event loop run; `RELIST_SLICE` by default. */
   relistSlice?: number;
 }
@@ -74,6 +76,7 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
   const others = new Map<string, Map<string, Pod>>();
   let synced = false;
   let stopping = false;
+  const closeAfterMs = (): number => (options.nodeWatchSeconds ?? 240 + Math.floor(Math.random() * 60)) * 1000;
   const relistSlice = options.relistSlice ?? RELIST_SLICE;
   let listVersion = '0';
   /** The newest resourceVersion delivered: where a node added late starts. */
@@ -236,8 +239,18 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
             return { abort: () => undefined };
           }
           s.subscriber = onEvent;
+          // Closed after 4 to 5 minutes as the API server closes a watch at its timeout: a node
+          // without pod events would otherwise have its source's watchdog (6 minutes at the
+          // least) warn of a silent watch, every node of an idle fleet in turn. The source
+          // watches again from the version it holds; nothing is listed.
+          const close = options.clock.setTimeout(() => {
+            if (s.subscriber !== onEvent) return;
+            s.subscriber = undefined;
+            done(null);
+          }, closeAfterMs());
           return {
             abort: () => {
+              options.clock.clearTimeout(close);
               if (s.subscriber === onEvent) s.subscriber = undefined;
             },
           };

@@ -11,6 +11,7 @@ import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list
 import type { PodUpdate } from '../../../src/sources/types.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { realClock } from '../../../src/time/clock.js';
+import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 import { waitFor } from '../../helpers/wait.js';
 
 let rv = 1;
@@ -180,6 +181,47 @@ describe('pod fan-out: nodes added after the start', () => {
     const late = await sourceOf(fanOut, 'late');
     await waitFor(() => late.names() === '', 'an empty first set');
     await late.source.stop();
+    await fanOut.stop();
+  });
+});
+
+// The per-node watches live in memory: nothing closes them unless the fan-out does.
+describe('pod fan-out: a node without pod events', () => {
+  it("has its watch closed before its source's watchdog would call it silent, and watches again without a list", async () => {
+    const clock = new FakeClock();
+    const server = fakeServer([pod('a', 'n1')]);
+    const fanOut = createPodFanOut({ listWatch: server.listWatch, clock, nodeWatchSeconds: 240 });
+    fanOut.addNode('n1');
+    const perNode = fanOut.listWatchFor('n1');
+    const calls: string[] = [];
+    const counted: PodListWatch = {
+      list: () => (calls.push('list'), perNode.list()),
+      watch: (rv, onEvent, done) => (calls.push('watch'), perNode.watch(rv, onEvent, done)),
+    };
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_fields: object, msg?: string) => void warnings.push(msg ?? '') };
+    let names = '';
+    const source = createApiserverSource({
+      listWatch: counted,
+      nodeName: 'n1',
+      onUpdate: (u) => (names = u.pods.map((p) => p.metadata!.name!).sort().join()),
+      clock,
+      logger: logger as never,
+      watchTimeoutSeconds: 300,
+    });
+    fanOut.start();
+    source.start();
+    await settle();
+    assert.equal(names, 'a');
+    assert.deepEqual(calls, ['list', 'watch']);
+    // Twenty minutes without an event: a watch every 4 minutes, never a list, never a warning.
+    for (let i = 0; i < 20; i++) await clock.advance(60_000).then(() => settle());
+    assert.deepEqual(calls, ['list', 'watch', 'watch', 'watch', 'watch', 'watch', 'watch']);
+    assert.deepEqual(warnings, []);
+    server.send('ADDED', pod('b', 'n1'));
+    await settle();
+    assert.equal(names, 'a,b');
+    await source.stop();
     await fanOut.stop();
   });
 });
