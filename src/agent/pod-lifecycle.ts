@@ -7,6 +7,7 @@ import type { PodManager, PodsAndMirrorPods } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import type { AgentMetrics } from '../server/agent-metrics.js';
 import type { MirrorStatusWriter } from '../status/mirror-status-writer.js';
+import { createKeyedWorkQueue } from '../queue/keyed-work-queue.js';
 import { isTerminalPhase } from '../status/pod-phase.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
@@ -67,8 +68,8 @@ export interface PodLifecycle {
    * by its worker, a stopping one has its status written.
    */
   onRelist(uids: readonly string[]): void;
-  /** A deleted ordinary pod that has terminated is deleted for good; resolves once its DELETE was answered (or was not due). */
-  finishDeletion(pod: Pod): Promise<void>;
+  /** A deleted ordinary pod that has terminated is deleted for good (its DELETE queued). */
+  finishDeletion(pod: Pod): void;
   /** Final DELETEs not sent yet are dropped (the one in flight finishes). */
   stop(): void;
   readonly workerHooks: LifecycleWorkerHooks;
@@ -89,13 +90,19 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // Deleted pods whose final DELETE did not go through, with when to send it again (Infinity
   // while one is in flight).
   const finalDeleteRetries = new Map<string, number>();
-  // Final DELETEs waiting to be sent: one is in flight at a time, as the kubelet's status
-  // manager sends its requests from one loop. Sent all at once, a node's hundred deletions
-  // outran what a loaded API server answers within the client's deadline, and every DELETE
-  // that timed out was sent again (docs/fleet.md, "At scale").
-  const deleteQueue: Array<{ uid: string; answered: () => void }> = [];
-  let deleting = false;
-  let stopped = false;
+  // Final DELETEs by pod UID, one in flight at a time, as the kubelet's status manager sends its
+  // requests from one loop. Sent all at once, a node's hundred deletions outran what a loaded
+  // API server answers within the client's deadline, and every DELETE that timed out was sent
+  // again (docs/fleet.md, "At scale"). A pass is always done: a DELETE that did not go through
+  // is sent again on the status manager's 10 s cadence (finalDeleteRetries), not the queue's backoff.
+  const finalDeletes = createKeyedWorkQueue<string>({
+    process: async (uid) => {
+      await sendFinalDelete(uid);
+      return true;
+    },
+    clock,
+    schedule: (start) => start(),
+  });
 
   // Deleted in the API and no final DELETE pending for it yet.
   const finalDeleteDue = (pod: Pod, uid: string): boolean => Boolean(pod.metadata?.deletionTimestamp) && !finalDeleteRetries.has(uid);
@@ -133,13 +140,13 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (state === undefined && isTerminalPhase(pod.status?.phase)) {
       // Terminal and deleted, not yet gone (an agent stopped between the final status and the
       // DELETE): the DELETE is still due, as the kubelet's restarted status manager sends it.
-      if (finalDeleteDue(pod, uid)) void finishDeletion(pod);
+      if (finalDeleteDue(pod, uid)) finishDeletion(pod);
       return;
     }
     // Deleted after its worker finished (a completed pod): nothing to stop, the final DELETE is due.
     if (state === 'finished' && finalDeleteDue(pod, uid)) {
       w.updatePod(pod, 'update');
-      void finishDeletion(pod);
+      finishDeletion(pod);
       return;
     }
     w.updatePod(pod, state === undefined ? 'create' : 'update');
@@ -180,42 +187,32 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // (publishedPods) and is written again by the writer's next batches. A DELETE that does not
   // go through (a timeout, a 5xx) is sent again while the pod is still there, as the status
   // manager does at each sync of its batch; otherwise the pod would stay Terminating for good.
-  async function finishDeletion(pod: Pod): Promise<void> {
+  function finishDeletion(pod: Pod): void {
     const uid = uidOf(pod);
-    const current = podManager.getPodByUID(uid);
-    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) {
-      finalDeleteRetries.delete(uid);
-      return;
-    }
+    const current = podStillDeleted(uid);
+    if (current === undefined) return;
     if (!isTerminalPhase(current.status?.phase)) {
       // The status's echo brings it back at once (onPodsChanged), housekeeping in 10 s at the latest.
       finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
       return;
     }
     finalDeleteRetries.set(uid, Infinity);
-    await new Promise<void>((answered) => {
-      deleteQueue.push({ uid, answered });
-      void sendFinalDeletes();
-    });
+    finalDeletes.enqueue(uid);
   }
 
-  async function sendFinalDeletes(): Promise<void> {
-    if (deleting) return;
-    deleting = true;
-    for (let next = deleteQueue.shift(); next !== undefined; next = deleteQueue.shift()) {
-      if (!stopped) await sendFinalDelete(next.uid);
-      next.answered();
-    }
-    deleting = false;
+  // The pod manager's copy of a pod still deleted in the API (and an API to delete it through);
+  // otherwise there is nothing left to send for it.
+  function podStillDeleted(uid: string): Pod | undefined {
+    const current = podManager.getPodByUID(uid);
+    if (current !== undefined && current.metadata?.deletionTimestamp && deletePod !== undefined) return current;
+    finalDeleteRetries.delete(uid);
+    return undefined;
   }
 
   // The pod may have gone (or come back undeleted) while its DELETE waited in the queue.
   async function sendFinalDelete(uid: string): Promise<void> {
-    const current = podManager.getPodByUID(uid);
-    if (current === undefined || !current.metadata?.deletionTimestamp || deletePod === undefined) {
-      finalDeleteRetries.delete(uid);
-      return;
-    }
+    const current = podStillDeleted(uid);
+    if (current === undefined || deletePod === undefined) return;
     const deleted = await deletePod(getPodFullName(current), uid).catch(() => false);
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
     if (deleted) finalDeleteRetries.delete(uid);
@@ -230,7 +227,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       if (now < at) continue;
       const pod = podManager.getPodByUID(uid);
       if (pod === undefined) finalDeleteRetries.delete(uid);
-      else void finishDeletion(pod);
+      else finishDeletion(pod);
     }
   }
 
@@ -238,7 +235,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   function deleteNowTerminal(pods: readonly Pod[]): void {
     for (const pod of pods) {
       const at = finalDeleteRetries.get(uidOf(pod));
-      if (at !== undefined && at !== Infinity && isTerminalPhase(pod.status?.phase)) void finishDeletion(pod);
+      if (at !== undefined && at !== Infinity && isTerminalPhase(pod.status?.phase)) finishDeletion(pod);
     }
   }
 
@@ -271,8 +268,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     finishDeletion,
 
     stop() {
-      stopped = true;
-      for (const { answered } of deleteQueue.splice(0)) answered();
+      void finalDeletes.stop();
     },
 
     housekeeping() {
@@ -343,7 +339,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       // The status manager deletes a deleted pod once SyncTerminatedPod is done with it.
       onStateChange: (pod, state) => {
         workerChanges++;
-        if (state === 'finished' && !isStaticPod(pod)) void finishDeletion(pod);
+        if (state === 'finished' && !isStaticPod(pod)) finishDeletion(pod);
       },
       onForgotten: (pod) => runtime.forget?.(uidOf(pod)),
       onRestarted: (pod) => {

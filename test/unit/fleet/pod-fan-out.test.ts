@@ -8,7 +8,7 @@ import { createPodFanOut } from '../../../src/fleet/pod-fan-out.js';
 import { ApiException } from '../../../src/kube/api-exception.js';
 import { createApiserverSource } from '../../../src/sources/apiserver-source.js';
 import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list-watch.js';
-import type { PodUpdate } from '../../../src/sources/types.js';
+import type { PodUpdate, SourceLogger } from '../../../src/sources/types.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { realClock } from '../../../src/time/clock.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
@@ -199,14 +199,14 @@ describe('pod fan-out: a node without pod events', () => {
       watch: (rv, onEvent, done) => (calls.push('watch'), perNode.watch(rv, onEvent, done)),
     };
     const warnings: string[] = [];
-    const logger = { debug() {}, info() {}, error() {}, warn: (_fields: object, msg?: string) => void warnings.push(msg ?? '') };
+    const logger: SourceLogger = { debug() {}, info() {}, error() {}, warn: (_fields: object, msg?: string) => void warnings.push(msg ?? '') };
     let names = '';
     const source = createApiserverSource({
       listWatch: counted,
       nodeName: 'n1',
       onUpdate: (u) => (names = u.pods.map((p) => p.metadata!.name!).sort().join()),
       clock,
-      logger: logger as never,
+      logger,
       watchTimeoutSeconds: 300,
     });
     fanOut.start();
