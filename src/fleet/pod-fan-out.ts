@@ -4,6 +4,7 @@ import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 import type { CoreV1Api } from '../kube/typed-apis.js';
 import type { Logger } from '../logger.js';
 import type { WatchEventType } from '../kube/list-watch.js';
+import { withoutManagedFields } from '../kube/managed-fields.js';
 import { sameVersion } from '../kube/object-version.js';
 import { createReflector, type ObjectEventType, type Reflector } from '../kube/reflector.js';
 import type { Pod } from '../pod/types.js';
@@ -11,8 +12,9 @@ import { kubePodsListWatch, podReflectorWording, type PodListWatch } from '../so
 import type { Clock } from '../time/clock.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import { objectKey } from '../values/object-key.js';
+import { createSharedValues } from '../values/shared-values.js';
 import { reuseUnchangedParts } from './pod-versions.js';
-import { sharedPartsListWatch } from './shared-pod-parts.js';
+import { sharePodParts } from './shared-pod-parts.js';
 
 export interface PodFanOutOptions {
   /** One list and watch of every pod bound to a node; `kubePodsOnNodes` builds it. */
@@ -276,5 +278,6 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
  */
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
   // And the parts pods have in common held once (src/fleet/shared-pod-parts.ts).
-  return sharedPartsListWatch(kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, () => true));
+  const values = createSharedValues();
+  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, (pod) => sharePodParts(values, withoutManagedFields(pod)));
 }

@@ -1,6 +1,5 @@
-import type { ListWatch } from '../kube/list-watch.js';
 import type { Pod } from '../pod/types.js';
-import { createSharedValues, type SharedValues } from '../values/shared-values.js';
+import type { SharedValues } from '../values/shared-values.js';
 
 /**
  * A pod's parts that pods of one template have in common, held once for the fleet
@@ -22,25 +21,4 @@ export function sharePodParts(values: SharedValues, pod: Pod): Pod {
     if (metadata.ownerReferences !== undefined) metadata.ownerReferences = values.share(metadata.ownerReferences, uid);
   }
   return pod;
-}
-
-/**
- * `listWatch` with each pod's common parts shared as it arrives (list items, and the objects of
- * ADDED, MODIFIED and DELETED events), before anything else holds it. The objects must be fresh
- * from the wire: their parts are replaced in place.
- */
-export function sharedPartsListWatch(listWatch: ListWatch<Pod>, values: SharedValues = createSharedValues()): ListWatch<Pod> {
-  return {
-    list: async () => {
-      const list = await listWatch.list();
-      for (const pod of list.items) sharePodParts(values, pod);
-      return list;
-    },
-    watch: (resourceVersion, onEvent, done) =>
-      listWatch.watch(
-        resourceVersion,
-        (type, object) => onEvent(type, type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED' ? sharePodParts(values, object as Pod) : object),
-        done,
-      ),
-  };
 }

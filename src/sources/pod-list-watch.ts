@@ -5,10 +5,10 @@ import type { CoreV1Api } from '../kube/typed-apis.js';
 
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
-import { listInPages } from '../kube/paged-list.js';
-import type { ListWatch } from '../kube/list-watch.js';
+import { LIST_PAGE_SIZE, listInPages } from '../kube/paged-list.js';
+import type { ListWatch, WatchEventType } from '../kube/list-watch.js';
+import { withoutManagedFields } from '../kube/managed-fields.js';
 import type { ReflectorWording } from '../kube/reflector.js';
-import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { isMirrorPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 
@@ -25,25 +25,40 @@ export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeo
   return kubePodsListWatch(kubeConfig, `spec.nodeName=${nodeName}`, timeoutSeconds);
 }
 
+/** The mirror pods without their managedFields, every other pod whole (/pods serves them as the kubelet does). */
+export const trimMirrorPod = (pod: Pod): Pod => (isMirrorPod(pod) ? withoutManagedFields(pod) : pod);
+
 /**
  * List and watch of the pods a field selector picks in all namespaces: the list in pages of 500
  * through `core` (by default a client of its own; the fleet passes its shared one), the watch on one
- * long-lived connection, with a server-side timeout and bookmarks. The pods `trim` picks are
- * kept without their managedFields: by default mirror pods only, so that other pods stay whole
- * (/pods serves them as the kubelet does); the fleet trims every pod (docs/kubelet-differences.md).
+ * long-lived connection, with a server-side timeout and bookmarks. Each pod listed or watched
+ * goes through `prepare` before anything keeps it, the listed ones page by page: by default
+ * mirror pods lose their managedFields; the fleet trims every pod and shares their common parts
+ * (docs/kubelet-differences.md).
  */
 export function kubePodsListWatch(
   kubeConfig: KubeConfig,
   fieldSelector: string,
   timeoutSeconds: number,
   core: Pick<CoreV1Api, 'listPodForAllNamespaces'> = createApiClients(kubeConfig, unlimited).core,
-  trim: (pod: Pod) => boolean = isMirrorPod,
+  prepare: (pod: Pod) => Pod = trimMirrorPod,
 ): PodListWatch {
-  return trimmedListWatch(
-    kubeListWatch({ kubeConfig, path: '/api/v1/pods', fieldSelector, timeoutSeconds, list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page })) }),
-    trim,
-  );
+  const listWatch = kubeListWatch({
+    kubeConfig,
+    path: '/api/v1/pods',
+    fieldSelector,
+    timeoutSeconds,
+    list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page }), LIST_PAGE_SIZE, prepare),
+  });
+  return {
+    list: listWatch.list,
+    watch: (resourceVersion, onEvent, done) =>
+      // A bookmark holds only a resourceVersion and an ERROR a Status: they pass as they came.
+      listWatch.watch(resourceVersion, (type, object) => onEvent(type, isPodEvent(type) && typeof object === 'object' && object !== null ? prepare(object as Pod) : object), done),
+  };
 }
+
+const isPodEvent = (type: WatchEventType): boolean => type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 
 /** How a reflector over the pods bound to `nodeName` words its failures. */
 export function podReflectorWording(nodeName: string): ReflectorWording {
