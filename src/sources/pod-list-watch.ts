@@ -26,7 +26,7 @@ export function kubePodListWatch(kubeConfig: KubeConfig, nodeName: string, timeo
 }
 
 /** The mirror pods without their managedFields, every other pod whole (/pods serves them as the kubelet does). */
-export const trimMirrorPod = (pod: Pod): Pod => (isMirrorPod(pod) ? withoutManagedFields(pod) : pod);
+const trimMirrorPod = (pod: Pod): Pod => (isMirrorPod(pod) ? withoutManagedFields(pod) : pod);
 
 /**
  * List and watch of the pods a field selector picks in all namespaces: the list in pages of 500
