@@ -1,5 +1,7 @@
 // A list is read in pages of 500 (limit and continue), as client-go's reflector reads it: over
 // the wire to a local server that pages as the API server does, through the pod list-watch.
+// Each page, and each watched pod, is prepared (trimmed, for the fleet also shared) before
+// anything keeps it.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
