@@ -1,6 +1,6 @@
 import { createClusterAccess, type ClusterAccess } from './cluster-access.js';
 import type { KubeConfigLike } from './kubeconfig.js';
-import type { ListWatch, ObjectList } from './list-watch.js';
+import type { ListWatch, ObjectList, WatchEventType } from './list-watch.js';
 import { startWatch } from './watch-stream.js';
 
 export interface KubeListWatchOptions<T> {
@@ -12,6 +12,12 @@ export interface KubeListWatchOptions<T> {
   fieldSelector?: string;
   /** Server-side timeout of each watch request: a number, or a function asked per request. */
   timeoutSeconds: number | (() => number);
+  /**
+   * Turns each watched object (ADDED, MODIFIED, DELETED) into the form that is kept, before the
+   * consumer sees it; bookmarks and ERROR Statuses pass as they came. `list` applies the same
+   * itself (src/kube/paged-list.ts does it page by page).
+   */
+  prepare?: (object: T) => T;
 }
 
 /**
@@ -22,7 +28,7 @@ export interface KubeListWatchOptions<T> {
  */
 export function kubeListWatch<T>(options: KubeListWatchOptions<T>): ListWatch<T> {
   let access: ClusterAccess | undefined;
-  const { path, fieldSelector, timeoutSeconds } = options;
+  const { path, fieldSelector, timeoutSeconds, prepare } = options;
   return {
     list: options.list,
     watch: (resourceVersion, onEvent, done) => {
@@ -30,9 +36,11 @@ export function kubeListWatch<T>(options: KubeListWatchOptions<T>): ListWatch<T>
       return startWatch(access, {
         path,
         query: { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: typeof timeoutSeconds === 'number' ? timeoutSeconds : timeoutSeconds() },
-        onEvent,
+        onEvent: prepare === undefined ? onEvent : (type, object) => onEvent(type, isObjectEvent(type) && typeof object === 'object' && object !== null ? prepare(object as T) : object),
         done,
       });
     },
   };
 }
+
+const isObjectEvent = (type: WatchEventType): boolean => type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';

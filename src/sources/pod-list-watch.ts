@@ -6,7 +6,7 @@ import type { CoreV1Api } from '../kube/typed-apis.js';
 import { kpError } from '../errors.js';
 import { kubeListWatch } from '../kube/kube-list-watch.js';
 import { LIST_PAGE_SIZE, listInPages } from '../kube/paged-list.js';
-import type { ListWatch, WatchEventType } from '../kube/list-watch.js';
+import type { ListWatch } from '../kube/list-watch.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
 import type { ReflectorWording } from '../kube/reflector.js';
 import { isMirrorPod } from '../pod/classify.js';
@@ -43,22 +43,15 @@ export function kubePodsListWatch(
   core: Pick<CoreV1Api, 'listPodForAllNamespaces'> = createApiClients(kubeConfig, unlimited).core,
   prepare: (pod: Pod) => Pod = trimMirrorPod,
 ): PodListWatch {
-  const listWatch = kubeListWatch({
+  return kubeListWatch({
     kubeConfig,
     path: '/api/v1/pods',
     fieldSelector,
     timeoutSeconds,
     list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page }), LIST_PAGE_SIZE, prepare),
+    prepare,
   });
-  return {
-    list: listWatch.list,
-    watch: (resourceVersion, onEvent, done) =>
-      // A bookmark holds only a resourceVersion and an ERROR a Status: they pass as they came.
-      listWatch.watch(resourceVersion, (type, object) => onEvent(type, isPodEvent(type) && typeof object === 'object' && object !== null ? prepare(object as Pod) : object), done),
-  };
 }
-
-const isPodEvent = (type: WatchEventType): boolean => type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 
 /** How a reflector over the pods bound to `nodeName` words its failures. */
 export function podReflectorWording(nodeName: string): ReflectorWording {
