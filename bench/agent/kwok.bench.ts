@@ -12,7 +12,9 @@
 // run in one process here), after a settling pause, with this harness's own watches closed.
 // Memory per node and per pod are RSS differences: per node against the same program serving
 // one node (its own short run on the same control plane, first), per pod against the idle
-// window without pods. Convergence is timed from watches opened before the step.
+// window without pods. Convergence is timed from watches opened before the step, and the CPU
+// the subject, the control plane and this harness spent while pods started and while they
+// stopped is read from the same instants.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -109,6 +111,17 @@ export interface IdleWindow {
   toMs: number;
 }
 
+/**
+ * CPU time spent while pods started or stopped (ms): the subject's, the control plane's and this
+ * harness's (its creates or deletes and its watch). On a machine of few cores they share them,
+ * so what the subject takes the API server does not get.
+ */
+export interface BurstCpu {
+  subjectMs: number;
+  controlPlaneMs: number;
+  harnessMs: number;
+}
+
 /** The subject's own writes, from the API server's audit log (bench/agent/audit-writes.ts). */
 export interface PeerWrites {
   /** First pod create sent → every pod Running. */
@@ -134,11 +147,15 @@ export interface PeerRun {
   podCreateFailures: number;
   /** First pod create sent → every pod Running (in a watch). */
   runningMs: number;
+  /** CPU from the first create sent to every pod Running. */
+  startCpu: BurstCpu;
   idleWithPods: IdleWindow;
   /** First delete sent → last answered. */
   podsDeleteSentMs: number;
   /** First delete sent → no pod left (in a watch). */
   goneMs: number;
+  /** CPU from the first delete sent to no pod left. */
+  stopCpu: BurstCpu;
   /** (idle RSS − one node's RSS) ÷ (N − 1). */
   rssBytesPerNode: number;
   /** (idle RSS with pods − idle RSS without) ÷ pods. */
@@ -225,6 +242,23 @@ const SUBJECT: Record<PeerName, (e: AuditEvent) => boolean> = {
 };
 
 const epoch = (performanceMs: number): number => performance.timeOrigin + performanceMs;
+
+const ownCpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/** Starts counting the CPU of the subject, the control plane and this process; the result's call ends it. */
+function cpuFrom(pid: number, controlPlanePid: number): () => BurstCpu {
+  const subject = procCpuMs(pid);
+  const controlPlane = procCpuMs(controlPlanePid);
+  const harness = ownCpuMs();
+  return () => ({
+    subjectMs: Math.round(procCpuMs(pid) - subject),
+    controlPlaneMs: Math.round(procCpuMs(controlPlanePid) - controlPlane),
+    harnessMs: Math.round(ownCpuMs() - harness),
+  });
+}
 
 /** Retries a call a few times (the API server may answer 429 or time out under this load); `accept` ends it as done. */
 export async function withRetries(call: () => Promise<unknown>, accept: (status: number | undefined) => boolean): Promise<boolean> {
@@ -389,6 +423,7 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
       const podsWatch = podWatch(kc, admin);
       await podsWatch.start();
       let createFailures = 0;
+      const startCpuUntil = cpuFrom(running.pid, controlPlanePid);
       const c0 = performance.now();
       await pool(pods, concurrency, async (body) => {
         if (!(await withRetries(() => lean.createNamespacedPod({ namespace: NAMESPACE, body }), (s) => s === 409))) createFailures++;
@@ -396,11 +431,13 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
       const podsCreatedMs = Math.round(performance.now() - c0);
       if (createFailures > 0) throw new Error(`${createFailures} of ${total} pods could not be created`);
       const runningAt = await orLog(running, podsWatch.until((c) => c.matching === total, `${total} pods Running`, 120_000 + total * 20));
+      const startCpu = startCpuUntil();
       podsWatch.stop();
       const idleWithPods = await idleWindow(running.pid, controlPlanePid, sizes.settleMs, sizes.idleWindowMs);
 
       const goneWatch = podWatch(kc, admin);
       await goneWatch.start();
+      const stopCpuUntil = cpuFrom(running.pid, controlPlanePid);
       const d0 = performance.now();
       let deleteFailures = 0;
       await pool(pods, concurrency, async (pod) => {
@@ -410,6 +447,7 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
       const podsDeleteSentMs = Math.round(performance.now() - d0);
       if (deleteFailures > 0) throw new Error(`${deleteFailures} of ${total} pods could not be deleted`);
       const goneAt = await orLog(running, goneWatch.until((c) => c.total === 0, `all ${total} pods gone`, 120_000 + total * 20));
+      const stopCpu = stopCpuUntil();
       goneWatch.stop();
       const window = (name: string, w: IdleWindow): Phase => ({ name, fromMs: w.fromMs, toMs: w.toMs });
       const [start, stop, idleWrites, idleWithPodsWrites] = await countWrites(
@@ -433,9 +471,11 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
         podsCreatedMs,
         podCreateFailures: createFailures,
         runningMs: Math.round(runningAt - c0),
+        startCpu,
         idleWithPods,
         podsDeleteSentMs,
         goneMs: Math.round(goneAt - d0),
+        stopCpu,
         rssBytesPerNode: Math.round((idle.rssBytes - oneNode.rssBytes) / Math.max(1, nodes - 1)),
         rssBytesPerPod: Math.round((idleWithPods.rssBytes - idle.rssBytes) / total),
         writes: { start: start!, stop: stop!, idle: idleWrites!, idleWithPods: idleWithPodsWrites! },
@@ -472,6 +512,7 @@ const s = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms
 const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
 const kib = (b: number): string => `${(b / 1024).toFixed(1)} KiB`;
 const pct = (p: number): string => `${p.toFixed(2)} %`;
+const cpuS = (ms: number): string => `${(ms / 1000).toFixed(1)} s of CPU`;
 const perMinute = (w: PhaseWrites): number => (w.total / Math.max(1, w.durationMs)) * 60_000;
 
 /** The table: one row per measure, a column per peer, and each fleet's ratio to kwok. */
@@ -490,11 +531,17 @@ export function kwokTable(r: KwokBenchResult): string {
     ['control plane CPU while idle, no pods', (x) => x.idle.controlPlaneCpuPercent, pct],
     [`${p} pods created by the harness (first sent → last answered)`, (x) => x.podsCreatedMs, s],
     [`${p} pods: first create → all Running`, (x) => x.runningMs, s],
+    ['its CPU, first create → all Running', (x) => x.startCpu.subjectMs, cpuS],
+    ['control plane CPU, first create → all Running', (x) => x.startCpu.controlPlaneMs, cpuS],
+    [`the harness's CPU, first create → all Running`, (x) => x.startCpu.harnessMs, cpuS],
     [`RSS, idle, ${p} pods`, (x) => x.idleWithPods.rssBytes, mib],
     [`CPU, idle, ${p} pods`, (x) => x.idleWithPods.cpuPercent, pct],
     [`control plane CPU while idle, ${p} pods`, (x) => x.idleWithPods.controlPlaneCpuPercent, pct],
     [`${p} deletes sent by the harness (first sent → last answered)`, (x) => x.podsDeleteSentMs, s],
     [`${p} pods deleted → all gone`, (x) => x.goneMs, s],
+    ['its CPU, first delete → all gone', (x) => x.stopCpu.subjectMs, cpuS],
+    ['control plane CPU, first delete → all gone', (x) => x.stopCpu.controlPlaneMs, cpuS],
+    [`the harness's CPU, first delete → all gone`, (x) => x.stopCpu.harnessMs, cpuS],
     ['RSS serving one node (the base of the next row)', (x) => x.oneNode.rssBytes, mib],
     ['memory per node: (idle RSS − one node\'s) ÷ (nodes − 1)', (x) => x.rssBytesPerNode, kib],
     ['memory per pod: (idle RSS with pods − without) ÷ pods', (x) => x.rssBytesPerPod, kib],

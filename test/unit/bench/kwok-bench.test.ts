@@ -25,9 +25,11 @@ function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: numb
     podsCreatedMs: 1000,
     podCreateFailures: 0,
     runningMs: 2000,
+    startCpu: { subjectMs: 1500, controlPlaneMs: 3000, harnessMs: 400 },
     idleWithPods: idle(rssMiB * 2, 6, 12),
     podsDeleteSentMs: 1000,
     goneMs: 3000,
+    stopCpu: { subjectMs: 900, controlPlaneMs: 2500, harnessMs: 300 },
     rssBytesPerNode: 1024,
     rssBytesPerPod: 2048,
     writes: { start: writes(200, { 'patch pods/status': 200 }), stop: writes(100, { 'delete pods': 100 }), idle: writes(120, { 'update leases': 120 }, 120_000), idleWithPods: writes(60, { 'update leases': 60 }) },
@@ -74,6 +76,12 @@ describe('kwok benchmark', () => {
     assert.ok(lines.includes('| all 20 Nodes Ready (from the process start) | 2.0 s | 5.0 s | 2.50 |'), lines.join('\n'));
     assert.ok(lines.includes('| RSS, idle, no pods | 80.0 MiB | 240.0 MiB | 3.00 |'), lines.join('\n'));
     assert.ok(lines.includes("| 20 Nodes created by the harness (kwok's) | 0.5 s | – | – |"), lines.join('\n'));
+    // The CPU spent in the bursts, each subject's and the control plane's beside it.
+    const fleetStart = { subjectMs: 3000, controlPlaneMs: 4500, harnessMs: 400 };
+    const withCpu = kwokTable({ ...result, runs: [result.runs[0]!, { ...result.runs[1]!, startCpu: fleetStart }] }).split('\n');
+    assert.ok(withCpu.includes('| its CPU, first create → all Running | 1.5 s of CPU | 3.0 s of CPU | 2.00 |'), withCpu.join('\n'));
+    assert.ok(withCpu.includes('| control plane CPU, first create → all Running | 3.0 s of CPU | 4.5 s of CPU | 1.50 |'), withCpu.join('\n'));
+    assert.ok(withCpu.includes('| control plane CPU, first delete → all gone | 2.5 s of CPU | 2.5 s of CPU | 1.00 |'), withCpu.join('\n'));
     assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
     // 100 pods (20 × 5): writes per pod and per minute, and each subject's by kind.
     assert.ok(lines.includes('| its API writes per pod, create → all Running | 2.00 | 2.00 | 1.00 |'), lines.join('\n'));
