@@ -513,6 +513,7 @@ const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
 const kib = (b: number): string => `${(b / 1024).toFixed(1)} KiB`;
 const pct = (p: number): string => `${p.toFixed(2)} %`;
 const cpuS = (ms: number): string => `${(ms / 1000).toFixed(1)} s of CPU`;
+const perWrite = (ms: number): string => `${ms.toFixed(2)} ms`;
 const perMinute = (w: PhaseWrites): number => (w.total / Math.max(1, w.durationMs)) * 60_000;
 
 /** The table: one row per measure, a column per peer, and each fleet's ratio to kwok. */
@@ -534,6 +535,7 @@ export function kwokTable(r: KwokBenchResult): string {
     ['its CPU, first create → all Running', (x) => x.startCpu.subjectMs, cpuS],
     ['control plane CPU, first create → all Running', (x) => x.startCpu.controlPlaneMs, cpuS],
     [`the harness's CPU, first create → all Running`, (x) => x.startCpu.harnessMs, cpuS],
+    ['control plane CPU per write (its and the harness\'s creates), create → all Running', (x) => x.startCpu.controlPlaneMs / (x.writes.start.total + pods), perWrite],
     [`RSS, idle, ${p} pods`, (x) => x.idleWithPods.rssBytes, mib],
     [`CPU, idle, ${p} pods`, (x) => x.idleWithPods.cpuPercent, pct],
     [`control plane CPU while idle, ${p} pods`, (x) => x.idleWithPods.controlPlaneCpuPercent, pct],
@@ -542,6 +544,7 @@ export function kwokTable(r: KwokBenchResult): string {
     ['its CPU, first delete → all gone', (x) => x.stopCpu.subjectMs, cpuS],
     ['control plane CPU, first delete → all gone', (x) => x.stopCpu.controlPlaneMs, cpuS],
     [`the harness's CPU, first delete → all gone`, (x) => x.stopCpu.harnessMs, cpuS],
+    ['control plane CPU per write (its and the harness\'s deletes), delete → all gone', (x) => x.stopCpu.controlPlaneMs / (x.writes.stop.total + pods), perWrite],
     ['RSS serving one node (the base of the next row)', (x) => x.oneNode.rssBytes, mib],
     ['memory per node: (idle RSS − one node\'s) ÷ (nodes − 1)', (x) => x.rssBytesPerNode, kib],
     ['memory per pod: (idle RSS with pods − without) ÷ pods', (x) => x.rssBytesPerPod, kib],

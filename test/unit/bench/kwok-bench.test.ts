@@ -82,6 +82,8 @@ describe('kwok benchmark', () => {
     assert.ok(withCpu.includes('| its CPU, first create → all Running | 1.5 s of CPU | 3.0 s of CPU | 2.00 |'), withCpu.join('\n'));
     assert.ok(withCpu.includes('| control plane CPU, first create → all Running | 3.0 s of CPU | 4.5 s of CPU | 1.50 |'), withCpu.join('\n'));
     assert.ok(withCpu.includes('| control plane CPU, first delete → all gone | 2.5 s of CPU | 2.5 s of CPU | 1.00 |'), withCpu.join('\n'));
+    // Per write: the control plane's CPU over the subject's writes and the harness's 100 creates.
+    assert.ok(withCpu.includes("| control plane CPU per write (its and the harness's creates), create → all Running | 10.00 ms | 15.00 ms | 1.50 |"), withCpu.join('\n'));
     assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
     // 100 pods (20 × 5): writes per pod and per minute, and each subject's by kind.
     assert.ok(lines.includes('| its API writes per pod, create → all Running | 2.00 | 2.00 | 1.00 |'), lines.join('\n'));
