@@ -7,7 +7,7 @@
 
 import type { V1Deployment, V1LabelSelector, V1Node } from '@kubernetes/client-node';
 import { podRequests } from '../admission/pod-admission.js';
-import { isMirrorPod } from '../pod/classify.js';
+import { isMirrorPod, isTerminalPhase } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
 import { quantityValue } from '../values/quantity.js';
 
@@ -62,7 +62,7 @@ export interface SchedulingSnapshot {
 
 const zero = (): Amount => ({ pods: 0, milliCPU: 0, memory: 0 });
 
-const finished = (pod: Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+const finished = (pod: Pod): boolean => isTerminalPhase(pod.status?.phase);
 
 /** A resource quantity of a Node's allocatable in the unit of Amount; 0 when absent or unreadable. */
 function allocatableOf(node: V1Node, name: 'pods' | 'cpu' | 'memory'): number {
@@ -169,7 +169,7 @@ export function schedulingSnapshot(input: {
 
 /** The Deployment's progress: pods bound to a node and Running, against its replicas. */
 export function deploymentProgress(d: DeploymentShare): { desired: number; placed: number; running: number } {
-  const live = d.pods.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed');
+  const live = d.pods.filter((p) => !isTerminalPhase(p.phase));
   return { desired: d.replicas, placed: live.filter((p) => p.node !== undefined).length, running: live.filter((p) => p.node !== undefined && p.phase === 'Running').length };
 }
 

@@ -35,6 +35,9 @@ export function parsePodFullName(fullName: string): { name: string; namespace: s
 }
 
 /** A mirror pod carries the mirror annotation, with any value, including "". */
+/** Succeeded or Failed: the pod will not run again (the API's IsPodPhaseTerminal). */
+export const isTerminalPhase = (phase: string | undefined): boolean => phase === 'Succeeded' || phase === 'Failed';
+
 export function isMirrorPod(pod: Pod): boolean {
   const annotations = pod.metadata?.annotations;
   return annotations !== undefined && annotations !== null && CONFIG_MIRROR_ANNOTATION_KEY in annotations;

@@ -1,8 +1,8 @@
 import type { V1Container, V1ContainerStatus, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { formatDuration } from '../values/go-duration.js';
-import { isStaticPod } from '../pod/classify.js';
+import { isStaticPod, isTerminalPhase } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import { initializedCondition, isSidecar, isTerminalPhase, kubeletPodPhase } from '../status/pod-phase.js';
+import { initializedCondition, isSidecar, kubeletPodPhase } from '../status/pod-phase.js';
 import { containerResourceStatus } from './container-status.js';
 import { runningState } from './shared-status-parts.js';
 import { formatPod } from '../values/pod-format.js';

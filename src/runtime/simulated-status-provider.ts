@@ -1,4 +1,4 @@
-import { isTerminalPhase } from '../status/pod-phase.js';
+import { isTerminalPhase } from '../pod/classify.js';
 import type { V1Container, V1PodStatus } from '@kubernetes/client-node';
 import type { Clock } from '../time/clock.js';
 import type { Pod } from '../pod/types.js';

@@ -11,9 +11,6 @@ import type { Pod } from '../pod/types.js';
 
 export const isSidecar = (c: V1Container): boolean => c.restartPolicy === 'Always';
 
-/** Succeeded or Failed: the pod will not run again (the API's IsPodPhaseTerminal). */
-export const isTerminalPhase = (phase: string | undefined): boolean => phase === 'Succeeded' || phase === 'Failed';
-
 const byName = (statuses: readonly V1ContainerStatus[], name: string): V1ContainerStatus | undefined => statuses.find((s) => s.name === name);
 
 /**
