@@ -62,14 +62,25 @@ async function mirrorsOn(node: string): Promise<V1Pod[]> {
   return list.items.filter((p) => p.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined);
 }
 
-/** The node's own API, counting each call. */
-function countingNodeApi(api: NodeApi): NodeApi & { count: Record<keyof NodeApi, number> } {
+/**
+ * The node's own API, counting each call when it starts (`count`) and when its answer is
+ * back (`settled`): a read made after a write started may still see the object before it.
+ */
+function countingNodeApi(
+  api: NodeApi,
+): NodeApi & { count: Record<keyof NodeApi, number>; settled: Record<keyof NodeApi, number> } {
   const count = { readNode: 0, createNode: 0, patchNodeStatus: 0 };
+  const settled = { ...count };
+  const counted = <T>(name: keyof NodeApi, call: () => Promise<T>): Promise<T> => {
+    count[name]++;
+    return call().finally(() => settled[name]++);
+  };
   return {
     count,
-    readNode: (...args) => (count.readNode++, api.readNode(...args)),
-    createNode: (...args) => (count.createNode++, api.createNode(...args)),
-    patchNodeStatus: (...args) => (count.patchNodeStatus++, api.patchNodeStatus(...args)),
+    settled,
+    readNode: (...args) => counted('readNode', () => api.readNode(...args)),
+    createNode: (...args) => counted('createNode', () => api.createNode(...args)),
+    patchNodeStatus: (...args) => counted('patchNodeStatus', () => api.patchNodeStatus(...args)),
   };
 }
 
@@ -194,7 +205,7 @@ describe('node registration and lease (real API server)', () => {
     });
     registration.start();
     try {
-      await waitFor(() => api.count.patchNodeStatus === 1, 'the first status write', TIMEOUT);
+      await waitFor(() => api.settled.patchNodeStatus === 1, 'the first status write', TIMEOUT);
       const before = await cp.adminApi.readNode({ name: NODE_IDLE });
       await waitFor(() => api.count.readNode >= 20, '20 status checks', TIMEOUT);
       assert.equal(api.count.patchNodeStatus, 1, 'no write while nothing changed');
@@ -231,7 +242,7 @@ describe('node registration and lease (real API server)', () => {
     registration.start();
     try {
       const first = await waitFor(() => readNodeOrUndefined(NODE_AGAIN), 'the Node to be created', TIMEOUT);
-      await waitFor(() => api.count.patchNodeStatus === 1, 'the first status write', TIMEOUT);
+      await waitFor(() => api.settled.patchNodeStatus === 1, 'the first status write', TIMEOUT);
       await cp.adminApi.deleteNode({ name: NODE_AGAIN });
       await waitFor(async () => (await registration.getNode()) === undefined, 'getNode to answer undefined', TIMEOUT);
       const readsAfter = api.count.readNode;
