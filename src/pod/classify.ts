@@ -34,10 +34,10 @@ export function parsePodFullName(fullName: string): { name: string; namespace: s
   return { name, namespace };
 }
 
-/** A mirror pod carries the mirror annotation, with any value, including "". */
 /** Succeeded or Failed: the pod will not run again (the API's IsPodPhaseTerminal). */
 export const isTerminalPhase = (phase: string | undefined): boolean => phase === 'Succeeded' || phase === 'Failed';
 
+/** A mirror pod carries the mirror annotation, with any value, including "". */
 export function isMirrorPod(pod: Pod): boolean {
   const annotations = pod.metadata?.annotations;
   return annotations !== undefined && annotations !== null && CONFIG_MIRROR_ANNOTATION_KEY in annotations;
