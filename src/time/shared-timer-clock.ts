@@ -5,10 +5,20 @@ import { sleepOnTimers, type Clock, type ClockTimer } from './clock.js';
  * entry of a binary heap ordered by due time (then by the order they were set, as Node fires
  * timers due together). A fleet's thousand nodes keep six periodic timers each; a Node.js
  * Timeout costs several times this entry (docs/performance.md, "What an empty node costs").
- * Time, wall and monotonic, is the clock's under it; so are the periods: nothing is rounded.
+ * Time, wall and monotonic, is the clock's under it; so are the periods: nothing is rounded
+ * but, with a slot, the instant the clock under it wakes.
  */
-export function createSharedTimerClock(base: Clock): Clock {
-  return new SharedTimerClock(base);
+export function createSharedTimerClock(base: Clock, options: SharedTimerClockOptions = {}): Clock {
+  return new SharedTimerClock(base, options.slotMs ?? 0);
+}
+
+export interface SharedTimerClockOptions {
+  /**
+   * Entries due in the same slot of this many milliseconds fire together at the slot's end, each
+   * at most this late: many nodes' timers fall due at instants of their own, and one wake-up for
+   * them costs less than one each. Due times, and so the periods, stay exact. 0: no slots.
+   */
+  slotMs?: number;
 }
 
 /** One waiting timer; `index` is its place in the heap, -1 once fired or cleared. */
@@ -30,9 +40,11 @@ class SharedTimerClock implements Clock {
   /** The base clock's one timer, and when it is due; none while the heap is empty. */
   #timer: ClockTimer | undefined;
   #timerDue = Infinity;
+  readonly #slotMs: number;
 
-  constructor(base: Clock) {
+  constructor(base: Clock, slotMs: number) {
     this.#base = base;
+    this.#slotMs = slotMs;
   }
 
   now(): Date {
@@ -102,7 +114,7 @@ class SharedTimerClock implements Clock {
     this.#arm();
   }
 
-  /** Keeps the base timer on the earliest due time. */
+  /** Keeps the base timer on the earliest due time, or the end of its slot. */
   #arm(): void {
     const first = this.#heap[0];
     if (first === undefined) {
@@ -111,10 +123,11 @@ class SharedTimerClock implements Clock {
       this.#timerDue = Infinity;
       return;
     }
-    if (this.#timer !== undefined && this.#timerDue <= first.due) return;
+    const wake = this.#slotMs > 0 ? Math.ceil(first.due / this.#slotMs) * this.#slotMs : first.due;
+    if (this.#timer !== undefined && this.#timerDue <= wake) return;
     if (this.#timer !== undefined) this.#base.clearTimeout(this.#timer);
-    this.#timerDue = first.due;
-    this.#timer = this.#base.setTimeout(() => this.#fire(), Math.max(1, Math.ceil(first.due - this.#base.monotonic())));
+    this.#timerDue = wake;
+    this.#timer = this.#base.setTimeout(() => this.#fire(), Math.max(1, Math.ceil(wake - this.#base.monotonic())));
   }
 
   #remove(index: number): void {

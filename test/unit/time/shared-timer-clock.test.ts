@@ -2,6 +2,7 @@
 // own would, in due order, at the same times, and clearing must work wherever a timer sits.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Clock } from '../../../src/time/clock.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
 import { createSharedTimerClock } from '../../../src/time/shared-timer-clock.js';
 
@@ -87,4 +88,50 @@ it('tells the time of the clock under it', () => {
   const clock = createSharedTimerClock(base);
   assert.equal(clock.now().toISOString(), '2026-03-01T00:00:00.000Z');
   assert.equal(clock.monotonic(), base.monotonic());
+});
+
+it('with a slot, fires the timers due in it together at its end, and keeps their periods exact', async () => {
+  const base = new FakeClock();
+  let wakeups = 0;
+  // The clock under it, counting the timers the shared clock sets on it.
+  const counting: Clock = {
+    now: () => base.now(),
+    monotonic: () => base.monotonic(),
+    setTimeout: (fn, ms) => (wakeups++, base.setTimeout(fn, ms)),
+    clearTimeout: (t) => base.clearTimeout(t),
+    setInterval: (fn, ms) => base.setInterval(fn, ms),
+    clearInterval: (t) => base.clearInterval(t),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+  };
+  const clock = createSharedTimerClock(counting, { slotMs: 10 });
+  const fired: string[] = [];
+  const at = (name: string) => () => fired.push(`${name}@${base.monotonic()}`);
+  clock.setTimeout(at('a'), 101);
+  clock.setTimeout(at('b'), 105);
+  clock.setTimeout(at('c'), 110);
+  clock.setTimeout(at('d'), 111);
+  await base.advance(115);
+  assert.deepEqual(fired, ['a@110', 'b@110', 'c@110'], 'due in (100, 110]: together, at 110');
+  assert.equal(wakeups, 2, 'one timer for the slot ending at 110, then one for the next');
+  await base.advance(10);
+  assert.deepEqual(fired.slice(3), ['d@120']);
+
+  // An interval of 1,003 ms (set at 125) is due at 1,128, 2,131, 3,134, 4,137 and fires at the
+  // end of each one's slot: the period counts from the due times, so the lateness never adds up.
+  const ticks: number[] = [];
+  assert.equal(base.monotonic(), 125);
+  const interval = clock.setInterval(() => ticks.push(base.monotonic()), 1_003);
+  await base.advance(4_100);
+  clock.clearInterval(interval);
+  assert.deepEqual(ticks, [1_130, 2_140, 3_140, 4_140]);
+});
+
+it('without a slot, each timer wakes the clock under it at its own due time', async () => {
+  const base = new FakeClock();
+  const clock = createSharedTimerClock(base);
+  const fired: string[] = [];
+  clock.setTimeout(() => fired.push(`a@${base.monotonic()}`), 101);
+  clock.setTimeout(() => fired.push(`b@${base.monotonic()}`), 105);
+  await base.advance(120);
+  assert.deepEqual(fired, ['a@101', 'b@105']);
 });
