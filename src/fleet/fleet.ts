@@ -86,8 +86,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const { config } = options;
   const logger = options.logger ?? noopLogger;
   const clock = options.clock ?? realClock;
-  // The nodes' timers (six periodic ones a node) wait on one timer of the process, which wakes
-  // once for the timers due in a slot of a few milliseconds rather than once for each.
+  // The nodes' timers (six periodic ones a node) wait on one timer of the process.
   const nodeClock = createSharedTimerClock(clock, { slotMs: NODE_TIMER_SLOT_MS });
   const pool = createConnectionPool(FLEET_MAX_SOCKETS);
   const metrics = createFleetMetrics();
