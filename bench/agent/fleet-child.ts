@@ -144,8 +144,10 @@ const ops: ChildOps = {
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spacesKiB: spaces, tlsSockets: tls };
   },
   // What the fleet allocates over 20 s (every object, collected or not; sampled every 1 KiB by
-  // V8's sampling heap profiler), by allocating function: fleet-rss-probe.ts prints it.
-  allocations: () => sampleAllocations(20_000),
+  // V8's sampling heap profiler), by allocating function: fleet-rss-probe.ts prints it. With
+  // BENCH_RSS_PROBE_ALLOCATIONS=promoted, only what outlived the scavenges: what fills the old
+  // generation between full GCs.
+  allocations: () => sampleAllocations(20_000, process.env.BENCH_RSS_PROBE_ALLOCATIONS === 'promoted'),
   cpu: () => process.cpuUsage(),
   // A heap snapshot after a full GC (bench/agent/heap-attribution.ts reads it); its path.
   snapshot: () => {
@@ -179,13 +181,13 @@ interface SamplingNode {
 }
 
 /** Bytes allocated over `ms` by function (name, file, line), the largest first. */
-async function sampleAllocations(ms: number): Promise<{ totalBytes: number; top: [string, number][] }> {
+async function sampleAllocations(ms: number, promotedOnly: boolean): Promise<{ totalBytes: number; top: [string, number][] }> {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object): Promise<unknown> =>
     new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
   await post('HeapProfiler.enable');
-  await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !promotedOnly });
   await new Promise((resolve) => setTimeout(resolve, ms));
   const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
   session.disconnect();

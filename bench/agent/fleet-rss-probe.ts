@@ -9,7 +9,8 @@
 //
 // BENCH_AGENT_NODE_OPTIONS adds node flags to the child; FLEET_CHILD_ENV_* variables are handed
 // to the child without the prefix (FLEET_CHILD_ENV_MALLOC_ARENA_MAX=2). BENCH_RSS_PROBE_ALLOCATIONS=1
-// then samples what the fleet allocates over 20 s, by function.
+// then samples what the fleet allocates over 20 s, by function; =promoted only what outlived
+// the scavenges (collected by a full GC, or still alive).
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -98,9 +99,10 @@ try {
       `| ${((performance.now() - start) / 1000).toFixed(0)} | ${mib(st.rss)} | ${mib(st.anon)} | ${mib(st.file)} | ${mib(committed)} (${mib(sp['old_space'] ?? 0)} / ${mib(sp['new_space'] ?? 0)} / ${mib(sp['code_space'] ?? 0)} / ${mib(sp['large_object_space'] ?? 0)}) | ${mib(m.heapUsed / 1024)} | ${mib(m.external / 1024)} | ${mib(rest)} | ${m.tlsSockets} | ${cpuPct.toFixed(1)} |`,
     );
   }
-  if (process.env.BENCH_RSS_PROBE_ALLOCATIONS === '1') {
+  const sampled = process.env.BENCH_RSS_PROBE_ALLOCATIONS;
+  if (sampled === '1' || sampled === 'promoted') {
     const a = await fleet.call<{ totalBytes: number; top: [string, number][] }>('allocations');
-    console.log(`\nallocated over 20 s: ${mib(a.totalBytes / 1024)} MiB (${(a.totalBytes / 20 / nodes).toFixed(0)} bytes a node a second); the largest, bytes a node a second:`);
+    console.log(`\n${sampled === 'promoted' ? 'promoted' : 'allocated'} over 20 s: ${mib(a.totalBytes / 1024)} MiB (${(a.totalBytes / 20 / nodes).toFixed(0)} bytes a node a second); the largest, bytes a node a second:`);
     for (const [where, bytes] of a.top) console.log(`  ${(bytes / 20 / nodes).toFixed(1)}  ${where}`);
   }
   console.log(`mean over ${sums.n} samples, MiB: RSS ${mib(sums.rss / sums.n)}, anon ${mib(sums.anon / sums.n)}, anon outside V8 and external ${mib(sums.rest / sums.n)}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
