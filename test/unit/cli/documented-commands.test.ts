@@ -46,6 +46,9 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--max-lazy',
     '--memory-reducer',
     '--memory-reducer-for-small-heaps',
+    // V8's: ruled out as the cause of the idle fleet's promotion (docs/performance.md, "The
+    // slotted clock in the kwok benchmark, and the headroom against memory").
+    '--no-allocation-site-pretenuring',
     // Node's start-up snapshot, measured for `run`'s start-up (docs/performance.md, "Start and restart → Node Ready").
     '--build-snapshot',
     '--snapshot-blob',
