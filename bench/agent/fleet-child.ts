@@ -6,7 +6,6 @@
 import './fleet-child-preamble.js';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
-import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
@@ -46,18 +45,6 @@ const original = https.request.bind(https) as (...args: unknown[]) => ClientRequ
   const req = original(...args);
   if (typeof first === 'object' && !(first instanceof URL) && first.method === 'POST' && POD_CREATE.test(path)) timeCreate(req);
   return req;
-};
-
-// The Lease client's HTTP/2 streams (src/kube/h2-session.ts) count as requests too.
-const connectH2 = http2.connect.bind(http2) as (...args: unknown[]) => ClientHttp2Session;
-(http2 as unknown as { connect: unknown }).connect = (...args: unknown[]) => {
-  const session = connectH2(...args);
-  const request = session.request.bind(session);
-  session.request = ((headers: OutgoingHttpHeaders, ...rest: unknown[]) => {
-    requests++;
-    return (request as (...a: unknown[]) => ClientHttp2Stream)(headers, ...rest);
-  }) as typeof session.request;
-  return session;
 };
 
 function timeCreate(req: ClientRequest): void {

@@ -1,10 +1,10 @@
 // How much of a small JSON request survives V8's scavenges into the old generation, sent over
-// the fleet's HTTP/2 session (src/kube/h2-session.ts, over node:http2) and over an HTTP/1.1
-// keep-alive agent, at a fleet's idle pace: 100 requests a second, each answered 30 ms later by
-// a server in the same process, beside 4 MB a second of short-lived garbage, with the young generation held small as the fleet holds it. What is
-// promoted fills the old generation between full GCs, so it sets how often a fleet marks its
-// whole heap (docs/performance.md, "The slotted clock in the kwok benchmark, and the headroom
-// against memory").
+// node:http2 (one session, as the fleet's Lease client sent its renewals until 2026-11-28) and
+// over an HTTP/1.1 keep-alive agent (as it sends them since), at a fleet's idle pace: 100
+// requests a second, each answered 30 ms later by a server in the same process, beside 4 MB a
+// second of short-lived garbage, with the young generation held small as the fleet holds it.
+// What is promoted fills the old generation between full GCs, so it sets how often a fleet
+// marks its whole heap (docs/performance.md, "The Lease renewals back on HTTP/1.1").
 //
 //   node build/bench/agent/h2-promotion.js            both transports, one child each
 //   node build/bench/agent/h2-promotion.js h2 | h1    one child's work (run with --trace-gc-nvp)
@@ -14,7 +14,6 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createH2Session } from '../../src/kube/h2-session.js';
 
 const RATE_PER_TICK = 10;
 const TICK_MS = 100;
@@ -33,9 +32,17 @@ async function h2Client(): Promise<() => Promise<unknown>> {
     s.on('end', () => setTimeout(() => (s.respond({ ':status': 200, 'content-type': 'application/json' }), s.end(answer)), ANSWER_MS));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  // The fleet's own HTTP/2 client (its Lease transport), so what is measured is what it sends.
-  const session = createH2Session(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, {});
-  return async () => JSON.parse((await session.request('PUT', PATH, { 'content-type': 'application/json' }, answer)).text);
+  const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  return () =>
+    new Promise((resolve, reject) => {
+      const stream = session.request({ ':method': 'PUT', ':path': PATH, 'content-type': 'application/json' });
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (text += chunk));
+      stream.on('end', () => resolve(JSON.parse(text)));
+      stream.on('error', reject);
+      stream.end(answer);
+    });
 }
 
 async function h1Client(): Promise<() => Promise<unknown>> {
@@ -96,6 +103,6 @@ if (mode === 'h2' || mode === 'h1') {
 } else {
   for (const transport of ['h2', 'h1'] as const) {
     const r = measure(transport);
-    console.log(`${transport === 'h2' ? 'HTTP/2 (h2-session.ts)' : 'HTTP/1.1 keep-alive'}: ${r.promotedKiB} KiB promoted by ${r.scavenges} scavenges over ${WINDOW_MS / 1000} s, about ${r.perRequestBytes} bytes a request`);
+    console.log(`${transport === 'h2' ? 'HTTP/2 (node:http2, one session)' : 'HTTP/1.1 keep-alive'}: ${r.promotedKiB} KiB promoted by ${r.scavenges} scavenges over ${WINDOW_MS / 1000} s, about ${r.perRequestBytes} bytes a request`);
   }
 }

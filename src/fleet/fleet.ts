@@ -59,13 +59,19 @@ export interface Fleet {
 
 /** Connections the whole fleet keeps to the API server: at most this many requests on the wire at once. */
 export const FLEET_MAX_SOCKETS = 256;
+/**
+ * The Lease client's own keep-alive connections, apart from the pool: a start's burst of Lease
+ * creates then waits for these instead of opening connections that the Node writes need
+ * (docs/performance.md, "The Lease renewals back on HTTP/1.1").
+ */
+export const FLEET_LEASE_SOCKETS = 16;
 
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 /**
- * The nodes' loops end their waits on a 100 ms grid, so that renewals falling due together
- * leave in one write of the Lease client's HTTP/2 connection; a renewal is at most 100 ms late
- * for it (docs/performance.md, "Notes moved from code comments").
+ * The nodes' loops end their waits on a 100 ms grid, so that renewals falling due together are
+ * sent in one turn of the event loop; a renewal is at most 100 ms late for it (docs/performance.md,
+ * "Notes moved from code comments").
  */
 const LOOP_ALIGN_MS = 100;
 /**
@@ -89,6 +95,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   // The nodes' timers (six periodic ones a node) wait on one timer of the process.
   const nodeClock = createSharedTimerClock(clock, { slotMs: NODE_TIMER_SLOT_MS });
   const pool = createConnectionPool(FLEET_MAX_SOCKETS);
+  const leasePool = createConnectionPool(FLEET_LEASE_SOCKETS);
   const metrics = createFleetMetrics();
   const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
   const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
@@ -97,7 +104,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
     const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
     const userAgent = fleetUserAgent(config.shardByLease);
     const apis = createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) });
-    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool, userAgent, http2: true, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
+    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool: leasePool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may

@@ -2,7 +2,6 @@ import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessag
 import https from 'node:https';
 import { ApiException } from './api-exception.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
-import type { H2Session } from './h2-session.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
 import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, nodeScopeOf, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
@@ -42,15 +41,9 @@ export interface ApiTransportOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Retries after a Retry-After answer: 10, as client-go. */
   maxRetries?: number;
-  /**
-   * Sends over one HTTP/2 connection (src/kube/h2-session.ts) instead of the keep-alive pool
-   * (the fleet's Lease renewals: those falling in one turn of the event loop leave in one write).
-   * Static credentials over https only.
-   */
-  http2?: boolean;
 }
 
-/** Sends API calls as JSON over node:https (or node:http, or HTTP/2) and reads the answers. */
+/** Sends API calls as JSON over node:https (or node:http) and reads the answers. */
 export interface ApiTransport {
   readonly access: ClusterAccess;
   /** The parsed JSON answer of a 2xx; an `ApiException` for any other status. */
@@ -86,11 +79,11 @@ export function queryString(query: ApiRequest['query']): string {
   return text === '' ? '' : `?${text}`;
 }
 
-/** An answer's headers as client-node reports them: one string per name (HTTP/2 pseudo-headers left out). */
+/** An answer's headers as client-node reports them: one string per name. */
 export function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name.startsWith(':')) continue;
+    if (value === undefined) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
@@ -146,25 +139,6 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
   const timeouts = options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS;
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  if (options.http2 === true && (access.kind !== 'static' || access.server.protocol !== 'https:')) {
-    throw new Error('HTTP/2 needs static credentials and an https server');
-  }
-  let h2: Promise<H2Session> | undefined;
-  const session = (): Promise<H2Session> =>
-    // node:http2 is loaded with the first session: a single agent never opens one.
-    (h2 ??= Promise.all([access.tlsOptions(), import('./h2-session.js')]).then(
-      ([{ ca, cert, key, rejectUnauthorized, servername }, { createH2Session }]) =>
-        createH2Session(access.server.origin, { ca, cert, key, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}), ...(servername ? { servername } : {}) }),
-      (err: unknown) => {
-        h2 = undefined;
-        throw err;
-      },
-    ));
-
-  const send = async (prepared: PreparedRequest, method: string, target: string, headers: Record<string, string>, text: string | undefined, deadline: Deadline): Promise<Answer> => {
-    if (options.http2 !== true) return sendHttp1(access, prepared, method, target, headers, text, deadline);
-    return (await session()).request(method, target, headers, text, (request) => (deadline.inFlight = request));
-  };
 
   return {
     access,
@@ -194,7 +168,7 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
           headers['content-length'] = String(Buffer.byteLength(text));
         }
         for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-        const attempt = (): Promise<Answer> => (deadline.expired ? Promise.reject(deadlineError(method, target, timeoutMs)) : send(prepared, method, target, headers, text, deadline));
+        const attempt = (): Promise<Answer> => (deadline.expired ? Promise.reject(deadlineError(method, target, timeoutMs)) : sendHttp1(access, prepared, method, target, headers, text, deadline));
         const answer = await sendRetryingAfter(attempt, {
           maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
           sleep,

@@ -34,8 +34,6 @@ export interface ClusterAccess {
   prepare(): Promise<PreparedRequest>;
   /** For a watch: the same credentials, and an agent kept apart from the pool of short calls. */
   prepareWatch(): Promise<PreparedRequest>;
-  /** TLS options of the static identity (CA, client certificate, verification), for an HTTP/2 session. */
-  tlsOptions(): Promise<HttpsAgentOptions>;
 }
 
 export interface ClusterAccessOptions {
@@ -102,9 +100,6 @@ function staticAccess(kubeConfig: KubeConfigLike, cluster: Cluster, user: User |
       watchAgent ??= https ? keepAliveAgent(id.tls) : new http.Agent({ keepAlive: true });
       return { agent: watchAgent, headers: await withToken(id.headers) };
     },
-    async tlsOptions() {
-      return (await load()).tls;
-    },
   };
 }
 
@@ -163,9 +158,6 @@ function clientNodeAccess(kubeConfig: KubeConfigLike, cluster: Cluster, user: Us
     async prepareWatch() {
       const { made, headers } = await ask();
       return { agent: made ?? new http.Agent(), headers };
-    },
-    async tlsOptions() {
-      throw new Error('an exec plugin, auth provider or proxy kubeconfig has no fixed TLS identity');
     },
   };
 }

@@ -7,7 +7,7 @@ import { DEFAULT_REQUEST_TIMEOUTS } from './request-timeout.js';
 import { createCoordinationV1Api } from './typed-apis.js';
 
 export interface LeaseClientOptions {
-  /** Where the keep-alive agent comes from; the fleet passes the pool its other clients use. */
+  /** Where the keep-alive agent comes from; the fleet passes a pool of the Lease client's own. */
   pool?: ConnectionPool;
   /**
    * How long one call may take, Retry-After waits included, before it fails as an abort; the
@@ -20,22 +20,14 @@ export interface LeaseClientOptions {
   tokenFile?: string;
   /** Waits out a Retry-After; a test passes a fake. */
   sleep?: (ms: number) => Promise<void>;
-  /**
-   * Sends over one HTTP/2 connection (src/kube/h2-session.ts) instead of the keep-alive pool:
-   * the fleet's renewals that fall in one turn of the event loop then leave in one write.
-   * Off by default.
-   */
-  http2?: boolean;
 }
 
 /**
  * The Lease client of the fleet: the Lease calls of the typed clients (src/kube/typed-apis.ts,
  * one plain JSON request per call, the same rate limiter, credentials, deadline, client-go's
  * retries after a 429 or 5xx with Retry-After, and the same `ApiException`s), with one
- * deadline for all three calls, no User-Agent unless given, and optionally sent over one
- * HTTP/2 connection: a fleet's renewals that fall in one turn of the event loop then leave in
- * one write (what that saves: docs/performance.md). What it returns is the parsed JSON:
- * timestamps stay strings, which the lease logic accepts (it reads them with `new Date`).
+ * deadline for all three calls and no User-Agent unless given. What it returns is the parsed
+ * JSON: timestamps stay strings, which the lease logic accepts (it reads them with `new Date`).
  *
  * Returns undefined when the kubeconfig needs what only client-node does: credentials that may
  * change while we run (exec plugin, auth provider), a proxy, or a plain-http server.
@@ -54,7 +46,6 @@ export function createLeaseClient(kubeConfig: KubeConfigLike, limiter: RateLimit
     timeouts: { heartbeatMs: timeoutMs, otherMs: timeoutMs },
     userAgent: options.userAgent ?? '',
     ...(options.sleep !== undefined ? { sleep: options.sleep } : {}),
-    ...(options.http2 === true ? { http2: true } : {}),
   });
   const { readNamespacedLease, createNamespacedLease, replaceNamespacedLease } = createCoordinationV1Api(transport);
   return { readNamespacedLease, createNamespacedLease, replaceNamespacedLease };

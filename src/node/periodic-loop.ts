@@ -26,7 +26,7 @@ export interface LoopSpread {
   /**
    * When set, each wait after a success ends on a multiple of this many milliseconds of the
    * clock, so the loops of many nodes that fall due close together run in the same turn of
-   * the event loop (and their requests leave together over one HTTP/2 connection).
+   * the event loop.
    */
   readonly alignMs?: number;
 }
