@@ -59,7 +59,7 @@ interface Answer {
 /** One call's deadline: a timer cleared when the call ends, which destroys the request in flight. */
 interface Deadline {
   expired: boolean;
-  inFlight: { destroy(err: Error): void } | undefined;
+  inFlight: ClientRequest | undefined;
 }
 
 const POD_STATUS_PATH = /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
