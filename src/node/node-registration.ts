@@ -396,8 +396,10 @@ class NodeRegistrationLoop implements NodeRegistration {
         },
       },
       spec: this.#options.taints !== undefined && this.#options.taints.length > 0 ? { taints: [...this.#options.taints] } : {},
-      // The conditions come with the first status write, right after the create.
-      status: (({ conditions: _conditions, ...rest }) => rest)(this.#status(this.#clock.now(), undefined)),
+      // The whole status, conditions included, as the kubelet's initialNode fills it before its
+      // create: Ready is False until the first status write, which follows at once. Its times
+      // are the RFC 3339 text that goes on the wire, where client-node's model says Date.
+      status: this.#status(this.#clock.now(), undefined, this.#kubeletPort(), true) as unknown as NodeStatus,
     };
   }
 
@@ -407,13 +409,13 @@ class NodeRegistrationLoop implements NodeRegistration {
     return typeof port === 'function' ? port() : (port ?? 10250);
   }
 
-  #status(now: Date, previous: NodeStatus | undefined, port = this.#kubeletPort()) {
+  #status(now: Date, previous: NodeStatus | undefined, port = this.#kubeletPort(), creating = false) {
     const byType = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
     // An adopted Node keeps the resources its creator gave it; left out, a merge patch keeps them.
     const keep = (have: Record<string, string> | undefined): boolean => this.#options.adopted === true && have !== undefined && Object.keys(have).length > 0;
     const bad = this.#options.conditionsGoneBad?.(now);
     return {
-      conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now, bad?.has(type) === true)),
+      conditions: CONDITION_TYPES.map((type) => condition(type, byType.get(type), now, conditionText(type, bad?.has(type) === true, creating))),
       addresses: this.#addresses(),
       ...(keep(previous?.capacity) ? {} : { capacity: this.#resources() }),
       ...(keep(previous?.allocatable) ? {} : { allocatable: this.#options.allocatable !== undefined ? { ...this.#resources(), ...this.#options.allocatable } : this.#resources() }),
@@ -509,7 +511,13 @@ function timeText(t: unknown): string {
   return Number.isNaN(d.getTime()) ? String(t) : toRFC3339(d);
 }
 
-const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string; reason: string; message: string }> = {
+interface ConditionText {
+  status: string;
+  reason: string;
+  message: string;
+}
+
+const CONDITION_TEXT: Record<NodeConditionType, ConditionText> = {
   MemoryPressure: { status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
   DiskPressure: { status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
   PIDPressure: { status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
@@ -521,16 +529,29 @@ const CONDITION_TEXT: Record<(typeof CONDITION_TYPES)[number], { status: string;
  * pkg/kubelet/nodestatus/setters.go, and for Ready its `KubeletNotReady` with the runtime's
  * error of pkg/kubelet/runtime.go (the runtime status check failing).
  */
-const BAD_CONDITION_TEXT: Record<NodeConditionType, { status: string; reason: string; message: string }> = {
+const BAD_CONDITION_TEXT: Record<NodeConditionType, ConditionText> = {
   MemoryPressure: { status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' },
   DiskPressure: { status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' },
   PIDPressure: { status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' },
   Ready: { status: 'False', reason: 'KubeletNotReady', message: 'container runtime is down' },
 };
 
-// The heartbeat moves every update; the transition time only when the status flips.
-function condition(type: NodeConditionType, previous: V1NodeCondition | undefined, now: Date, bad = false) {
+/**
+ * The kubelet's storage error until its CSINode object exists (pkg/volume/csi), which it can
+ * only create once its Node does: the Node it creates is never Ready.
+ */
+const CSINODE_PENDING = 'CSINode is not yet initialized';
+
+function conditionText(type: NodeConditionType, bad: boolean, creating: boolean): ConditionText {
   const text = bad ? BAD_CONDITION_TEXT[type] : CONDITION_TEXT[type];
+  if (type !== 'Ready' || !creating) return text;
+  // The kubelet joins its errors as Go's aggregate error does: one alone, several in brackets.
+  const message = bad ? `[${text.message}, ${CSINODE_PENDING}]` : CSINODE_PENDING;
+  return { status: 'False', reason: 'KubeletNotReady', message };
+}
+
+// The heartbeat moves every update; the transition time only when the status flips.
+function condition(type: NodeConditionType, previous: V1NodeCondition | undefined, now: Date, text: ConditionText) {
   const nowText = toRFC3339(now);
   const transition =
     previous?.status === text.status && previous.lastTransitionTime !== undefined

@@ -147,6 +147,24 @@ describe('differential: Node and Lease, real kubelet vs our agent', () => {
     assert.equal(ourLease.spec?.holderIdentity, OURS);
   });
 
+  it('both sides create their Node with the same conditions, Ready False, and make it Ready with the write that follows', (t) => {
+    // The recorder watched before either side started, so each Node's ADDED event is the object
+    // as created; the MODIFIED events are the writes that followed.
+    const asCreated = (name: string) => {
+      const records = recorder!.about('node', name);
+      const added = records.find((r) => r.type === 'ADDED');
+      assert.ok(added !== undefined, `${name}: the create was seen`);
+      const conditions = ((added.object as V1Node).status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).sort();
+      const firstReady = records.find((r) => isReady(r.object as V1Node));
+      return { conditions, readyLater: firstReady !== undefined && firstReady.type === 'MODIFIED' };
+    };
+    const [r, o] = [asCreated(REAL), asCreated(OURS)];
+    t.diagnostic(`conditions as created: real ${r.conditions.join('; ')}`);
+    assert.equal(r.conditions.length, 4, 'the real kubelet creates its Node with four conditions');
+    assert.deepEqual(o.conditions, r.conditions, 'the conditions as created, times aside');
+    assert.ok(r.readyLater && o.readyLater, `Ready with a later write: ${JSON.stringify({ real: r.readyLater, ours: o.readyLater })}`);
+  });
+
   it('while idle, neither side writes its Node more than once in 25 s; both renew their Lease', async (t) => {
     const from = performance.now();
     const writes = (name: string, kind: 'node' | 'lease') =>

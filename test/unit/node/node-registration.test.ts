@@ -232,6 +232,49 @@ describe('createNodeRegistration', () => {
     await reg.stop();
   });
 
+  it('creates the Node with its conditions, Ready False until the status write that follows, as the kubelet does', async () => {
+    const api = new FakeNodeApi();
+    const created: V1Node[] = [];
+    const create = api.createNode.bind(api);
+    api.createNode = async (param) => {
+      created.push(structuredClone(param.body));
+      return create(param);
+    };
+    const { clock, reg } = setup(api);
+    reg.start();
+    await clock.advance(0);
+    assert.equal(created.length, 1);
+    const atCreate = conditions(created[0]);
+    assert.deepEqual(Object.keys(atCreate), ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
+    assert.equal(atCreate.MemoryPressure?.status, 'False');
+    assert.equal(atCreate.MemoryPressure?.reason, 'KubeletHasSufficientMemory');
+    // The kubelet's CSINode needs the Node first, so its create always says so.
+    assert.deepEqual(
+      { status: atCreate.Ready?.status, reason: atCreate.Ready?.reason, message: atCreate.Ready?.message },
+      { status: 'False', reason: 'KubeletNotReady', message: 'CSINode is not yet initialized' },
+    );
+    assert.deepEqual(api.calls, ['create', 'patch']);
+    assert.equal(conditions(api.node).Ready?.status, 'True', 'Ready with the first status write');
+    await reg.stop();
+  });
+
+  it('a Node created inside a scenario\'s runtime outage carries both errors, as Go joins them', async () => {
+    const api = new FakeNodeApi();
+    const created: V1Node[] = [];
+    const create = api.createNode.bind(api);
+    api.createNode = async (param) => {
+      created.push(structuredClone(param.body));
+      return create(param);
+    };
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00.250Z'));
+    const reg = createNodeRegistration({ nodeName: 'node-a', api, clock, machine: MACHINE, random: () => 0.5, conditionsGoneBad: () => new Set(['Ready']) });
+    reg.start();
+    await clock.advance(0);
+    assert.equal(conditions(created[0]).Ready?.message, '[container runtime is down, CSINode is not yet initialized]');
+    assert.equal(conditions(api.node).Ready?.message, 'container runtime is down');
+    await reg.stop();
+  });
+
   it('reads the Node every period but writes nothing while the status is unchanged', async () => {
     const { api, clock, reg } = setup();
     reg.start();
