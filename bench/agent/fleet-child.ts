@@ -83,6 +83,7 @@ const config = resolveFleetConfig(
     ...(process.env.BENCH_FLEET_PARALLEL_SCAVENGE === '1' ? { parallelScavenge: true } : {}),
     ...(process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR ? { semiSpaceGrowthFactor: process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR } : {}),
     ...(process.env.BENCH_FLEET_COMPACT_EVERY_FULL_GC === '0' ? { compactEveryFullGc: false } : {}),
+    ...(process.env.BENCH_FLEET_SETTLE_GC === '0' ? { settleGc: false } : {}),
   },
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts);

@@ -161,6 +161,8 @@ export interface PeerRun {
   /** (idle RSS with pods − idle RSS without) ÷ pods. */
   rssBytesPerPod: number;
   writes: PeerWrites;
+  /** The fleet's own full GCs once quiet (src/fleet/settle-gc.ts), by phase, from its log. */
+  settleGcs?: SettleGcsByPhase;
   loadAverageBefore: number[];
   loadAverageAfter: number[];
 }
@@ -184,6 +186,31 @@ interface Running {
   pid: number;
   stop(): Promise<void>;
   logTail(): Promise<string>;
+  /** The fleet's settle GCs so far, from its log: epoch ms and pause. */
+  settleGcs?(): Promise<{ atMs: number; pauseMs: number }[]>;
+}
+
+/** Count and longest pause of the fleet's settle GCs in each phase of the run. */
+export type SettleGcsByPhase = Record<'start → idle' | 'create → all Running' | 'idle with pods' | 'delete → all gone', { count: number; maxPauseMs: number }>;
+
+/** The lines `kubelet-pods fleet` logs for each settle GC (src/cli/fleet-command.ts). */
+export function settleGcsInLog(log: string): { atMs: number; pauseMs: number }[] {
+  const found: { atMs: number; pauseMs: number }[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.includes('quiet after busy work')) continue;
+    const entry = JSON.parse(line) as { time?: number; pauseMs?: number };
+    if (typeof entry.time === 'number' && typeof entry.pauseMs === 'number') found.push({ atMs: entry.time, pauseMs: entry.pauseMs });
+  }
+  return found;
+}
+
+function byPhase(gcs: readonly { atMs: number; pauseMs: number }[], bounds: readonly [keyof SettleGcsByPhase, number, number][]): SettleGcsByPhase {
+  const out = {} as SettleGcsByPhase;
+  for (const [name, from, to] of bounds) {
+    const inside = gcs.filter((g) => g.atMs >= from && g.atMs < to);
+    out[name] = { count: inside.length, maxPauseMs: Math.max(0, ...inside.map((g) => g.pauseMs)) };
+  }
+  return out;
 }
 
 const isReady = (n: V1Node): boolean => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -334,6 +361,7 @@ async function startFleetPeer(ctx: Ctx, logName: string, template: { name: strin
   const tail = async (): Promise<string> => (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-30).join('\n');
   return {
     pid: child.pid!,
+    settleGcs: async () => settleGcsInLog(await readFile(logFile, 'utf8').catch(() => '')),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -449,6 +477,14 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
       const goneAt = await orLog(running, goneWatch.until((c) => c.total === 0, `all ${total} pods gone`, 120_000 + total * 20));
       const stopCpu = stopCpuUntil();
       goneWatch.stop();
+      const settleGcs = running.settleGcs
+        ? byPhase(await running.settleGcs(), [
+            ['start → idle', epoch(t0), epoch(c0)],
+            ['create → all Running', epoch(c0), epoch(runningAt)],
+            ['idle with pods', epoch(runningAt), epoch(d0)],
+            ['delete → all gone', epoch(d0), epoch(goneAt)],
+          ])
+        : undefined;
       const window = (name: string, w: IdleWindow): Phase => ({ name, fromMs: w.fromMs, toMs: w.toMs });
       const [start, stop, idleWrites, idleWithPodsWrites] = await countWrites(
         cluster.auditLogFile!,
@@ -479,6 +515,7 @@ async function runPeer(peer: PeerName, sizes: KwokBenchSizes, onKwok: (stageFile
         rssBytesPerNode: Math.round((idle.rssBytes - oneNode.rssBytes) / Math.max(1, nodes - 1)),
         rssBytesPerPod: Math.round((idleWithPods.rssBytes - idle.rssBytes) / total),
         writes: { start: start!, stop: stop!, idle: idleWrites!, idleWithPods: idleWithPodsWrites! },
+        ...(settleGcs !== undefined ? { settleGcs } : {}),
         loadAverageBefore,
         loadAverageAfter: loadavg(),
       };
@@ -573,6 +610,13 @@ export function kwokTable(r: KwokBenchResult): string {
     const minutes = (w: PhaseWrites): number => Math.max(1, w.durationMs) / 60_000;
     const cells = [describeWrites(x.writes.start, pods), describeWrites(x.writes.stop, pods), describeWrites(x.writes.idle, minutes(x.writes.idle)), describeWrites(x.writes.idleWithPods, minutes(x.writes.idleWithPods))];
     lines.push(`| ${x.label} | ${cells.join(' | ')} |`);
+  }
+  const settled = r.runs.filter((x) => x.settleGcs !== undefined);
+  if (settled.length > 0) {
+    lines.push('', 'The fleet\'s own full GCs once quiet after busy work (src/fleet/settle-gc.ts, from its log), by phase: count (longest pause):', '');
+    const phases = Object.keys(settled[0]!.settleGcs!) as (keyof SettleGcsByPhase)[];
+    lines.push(`| subject | ${phases.join(' | ')} |`, `|---|${phases.map(() => '---:').join('|')}|`);
+    for (const x of settled) lines.push(`| ${x.label} | ${phases.map((ph) => `${x.settleGcs![ph].count}${x.settleGcs![ph].count > 0 ? ` (${x.settleGcs![ph].maxPauseMs} ms)` : ''}`).join(' | ')} |`);
   }
   lines.push('');
   lines.push('| run | load average before | load average after |', '|---|---|---|');

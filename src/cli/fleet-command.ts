@@ -47,6 +47,8 @@ flags (each overrides the file):
                                  its starting size; 0: V8's own; node's own flag wins)
   --no-compact-every-full-gc     let V8 compact only its sparsest pages (default: each
                                  full GC compacts the whole old generation)
+  --no-settle-gc                 no full GC of its own when the fleet goes quiet after
+                                 busy work (default: one, while the live heap is small)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -73,6 +75,7 @@ const OPTIONS = {
   'parallel-scavenge': { type: 'boolean' },
   'semi-space-growth-factor': { type: 'string' },
   'no-compact-every-full-gc': { type: 'boolean' },
+  'no-settle-gc': { type: 'boolean' },
   'node-start-concurrency': { type: 'string' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
@@ -114,6 +117,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...(v['parallel-scavenge'] === true ? { parallelScavenge: true } : {}),
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
     ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
+    ...(v['no-settle-gc'] === true ? { settleGc: false } : {}),
     ...pick('nodeStartConcurrency', v['node-start-concurrency']),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
@@ -127,7 +131,9 @@ export async function run(args: string[]): Promise<number> {
   }
   const config = await loadFleetConfig(fleetFlags(args));
   const logger = await createLoggerLoaded();
-  const v8Flags = applyFleetGcSettings(config);
+  const v8Flags = applyFleetGcSettings(config, process.execArgv, undefined, ({ beforeBytes, afterBytes, ms }) =>
+    logger.info({ heapBeforeMiB: mib(beforeBytes), heapAfterMiB: mib(afterBytes), pauseMs: Math.round(ms) }, 'quiet after busy work: full GC'),
+  );
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 garbage collector settings applied');
   const fleet = await createFleet({ config, logger });
   await fleet.start();
@@ -136,3 +142,5 @@ export async function run(args: string[]): Promise<number> {
   await fleet.stop();
   return 0;
 }
+
+const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;

@@ -95,6 +95,8 @@ export interface FleetConfig {
   readonly semiSpaceGrowthFactor: number;
   /** Whether each full GC compacts the whole old generation (src/fleet/gc-settings.ts); on by default. */
   readonly compactEveryFullGc: boolean;
+  /** Whether one full GC runs when the fleet goes quiet after busy work (src/fleet/settle-gc.ts); on by default. */
+  readonly settleGc: boolean;
   /** Nodes between their start and their registration at once (src/fleet/bounded-start.ts); 0: all at once. */
   readonly nodeStartConcurrency: number;
   readonly templates: readonly NodeTemplate[];
@@ -145,6 +147,8 @@ export interface FleetFlags {
   readonly semiSpaceGrowthFactor?: string;
   /** `--no-compact-every-full-gc`: false. */
   readonly compactEveryFullGc?: boolean;
+  /** `--no-settle-gc`: false. */
+  readonly settleGc?: boolean;
   readonly nodeStartConcurrency?: string;
   readonly shard?: string;
   readonly shardByLease?: string;
@@ -158,7 +162,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'nodeStartConcurrency', 'podCIDR', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'settleGc', 'nodeStartConcurrency', 'podCIDR', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -250,6 +254,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     parallelScavenge: bool(flags.parallelScavenge ?? doc['parallelScavenge'], 'parallelScavenge', FLEET_DEFAULTS.parallelScavenge),
     semiSpaceGrowthFactor: num(flags.semiSpaceGrowthFactor ?? doc['semiSpaceGrowthFactor'], 'semiSpaceGrowthFactor', FLEET_DEFAULTS.semiSpaceGrowthFactor, 16, true),
     compactEveryFullGc: bool(flags.compactEveryFullGc ?? doc['compactEveryFullGc'], 'compactEveryFullGc', FLEET_DEFAULTS.compactEveryFullGc),
+    settleGc: bool(flags.settleGc ?? doc['settleGc'], 'settleGc', FLEET_DEFAULTS.settleGc),
     kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
     nodeStartConcurrency: num(flags.nodeStartConcurrency ?? doc['nodeStartConcurrency'], 'nodeStartConcurrency', FLEET_DEFAULTS.nodeStartConcurrency, 1e6, true),
   };

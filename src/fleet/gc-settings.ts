@@ -16,15 +16,19 @@
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
 //   that pause grows with the live heap, and a fleet holding 100,000 pods stopped for seconds at
-//   each full GC, long enough to make its Leases late: so only while the heap is small.
+//   each full GC, long enough to make its Leases late: so only while the heap is small;
+// - after busy work: one full GC once the fleet is quiet (settle-gc.ts), while the heap is small.
 // Node 20 refuses these flags in NODE_OPTIONS (and raises a growth factor below 2 given to node
 // at start to 2), but V8 reads them each time it sizes the heap, starts a scavenge, would grow
 // the young generation or picks pages to compact, so they can be set in the running process
 // (which `--single-threaded-gc` cannot: it crashed V8), and so they also reach the image's
 // single executable.
 
-import { constants as perfConstants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { constants as perfConstants, performance, PerformanceObserver, type EventLoopUtilization, type PerformanceEntry } from 'node:perf_hooks';
 import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+import { SETTLE_GC_WINDOW_MS, SettleGcPolicy, type SettleGcResult } from './settle-gc.js';
 
 export interface FleetGcSettings {
   /** The old generation may grow by this % of the live heap before the next mark-compact; 0: V8's own sizing. */
@@ -35,6 +39,8 @@ export interface FleetGcSettings {
   readonly semiSpaceGrowthFactor: number;
   /** True: each full GC compacts the whole old generation, while the live heap is under FULL_COMPACTION_HEAP_LIMIT. */
   readonly compactEveryFullGc: boolean;
+  /** True: one full GC when the fleet goes quiet after busy work, while the live heap is small (settle-gc.ts). */
+  readonly settleGc: boolean;
 }
 
 /**
@@ -44,8 +50,8 @@ export interface FleetGcSettings {
  */
 export const FULL_COMPACTION_HEAP_LIMIT = 96 * 2 ** 20;
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction while the heap is small. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction while the heap is small, a full GC once quiet after busy work. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
@@ -76,7 +82,12 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
  * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`) and V8's defaults where the settings ask for them. Returns the V8
  * flags it set.
  */
-export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readonly string[] = process.execArgv, fullCompactionHeapLimit = FULL_COMPACTION_HEAP_LIMIT): string[] {
+export function applyFleetGcSettings(
+  settings: FleetGcSettings,
+  execArgv: readonly string[] = process.execArgv,
+  fullCompactionHeapLimit = FULL_COMPACTION_HEAP_LIMIT,
+  onSettled?: (result: SettleGcResult & { ms: number }) => void,
+): string[] {
   const set: string[] = [];
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
@@ -88,7 +99,10 @@ export function applyFleetGcSettings(settings: FleetGcSettings, execArgv: readon
   if (compact) set.push('--compact-on-every-full-gc');
   for (const flag of set) v8.setFlagsFromString(flag);
   compactionWatch?.disconnect();
+  compactionHeldOff = undefined;
   if (compact) compactWhileSmall(fullCompactionHeapLimit);
+  settleWatch?.stop();
+  settleWatch = settings.settleGc ? settleWhenQuiet(onSettled) : undefined;
   return set;
 }
 
@@ -106,12 +120,73 @@ let compactionWatch: PerformanceObserver | undefined;
  */
 function compactWhileSmall(limit: number): void {
   let compacting = true;
+  compactionHeldOff = false;
   compactionWatch = new PerformanceObserver((list) => {
     const used = v8.getHeapStatistics().used_heap_size;
     if (compacting && used > limit) compacting = false;
     else if (!compacting && used < limit / 2 && list.getEntries().some(isMajorGc)) compacting = true;
     else return;
+    compactionHeldOff = !compacting;
     v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
   });
   compactionWatch.observe({ entryTypes: ['gc'] });
+}
+
+let settleWatch: { stop(): void } | undefined;
+
+/**
+ * True while full compaction is on but held off because the heap is past its limit; undefined
+ * when the fleet does not manage compaction. A settle GC compacts all the same: its pause is
+ * bounded by settle-gc.ts's own limit, and without compaction the pages it empties stay in RSS.
+ */
+let compactionHeldOff: boolean | undefined;
+
+/** This process's `gc()`: node's own under `--expose-gc`, else one from a context made with the flag on. */
+function gcFunction(): () => void {
+  const own = (globalThis as { gc?: unknown }).gc;
+  if (typeof own === 'function') return own as () => void;
+  v8.setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Runs settle-gc.ts's policy on this process every window. */
+export function settleWhenQuiet(onSettled: ((result: SettleGcResult & { ms: number }) => void) | undefined, windowMs = SETTLE_GC_WINDOW_MS): { stop(): void } {
+  const gc = gcFunction();
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  const policy = new SettleGcPolicy({
+    utilization: () => {
+      const now = performance.eventLoopUtilization();
+      const share = performance.eventLoopUtilization(now, last).utilization;
+      last = now;
+      return share;
+    },
+    heapUsed: () => v8.getHeapStatistics().used_heap_size,
+    collect: () => {
+      if (compactionHeldOff === true) {
+        v8.setFlagsFromString('--compact-on-every-full-gc');
+        gc();
+        v8.setFlagsFromString('--no-compact-on-every-full-gc');
+      } else {
+        gc();
+      }
+      // The pause is no work of the fleet's: the next window starts after it.
+      last = performance.eventLoopUtilization();
+    },
+  });
+  const majorGcs = new PerformanceObserver((list) => {
+    if (list.getEntries().some(isMajorGc)) policy.majorGcDone();
+  });
+  majorGcs.observe({ entryTypes: ['gc'] });
+  const timer = setInterval(() => {
+    const start = performance.now();
+    const result = policy.window();
+    if (result !== undefined) onSettled?.({ ...result, ms: performance.now() - start });
+  }, windowMs);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      majorGcs.disconnect();
+    },
+  };
 }

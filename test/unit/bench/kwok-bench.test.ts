@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { kwokBenchPeers, kwokBenchSizes, kwokTable, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
+import { kwokBenchPeers, kwokBenchSizes, kwokTable, settleGcsInLog, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
 import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
 import { countWrites, type PhaseWrites } from '../../../bench/agent/audit-writes.js';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -89,6 +89,27 @@ describe('kwok benchmark', () => {
     assert.ok(lines.includes('| its API writes per pod, create → all Running | 2.00 | 2.00 | 1.00 |'), lines.join('\n'));
     assert.ok(lines.includes('| its API writes per minute, idle, no pods | 60 | 60 | 1.00 |'), lines.join('\n'));
     assert.ok(lines.includes('| fleet | patch pods/status 2.00 | delete pods 1.00 | update leases 60.00 | update leases 60.00 |'), lines.join('\n'));
+  });
+
+  it("reads the fleet's settle GCs from its log and puts them in a table by phase", () => {
+    const log = [
+      JSON.stringify({ level: 30, time: 1000, msg: 'registered node', node: 'n-1' }),
+      JSON.stringify({ level: 30, time: 2000, heapBeforeMiB: 80, heapAfterMiB: 40, pauseMs: 95, msg: 'quiet after busy work: full GC' }),
+      'not JSON, and not the line',
+      JSON.stringify({ level: 30, time: 9000, heapBeforeMiB: 190, heapAfterMiB: 120, pauseMs: 310, msg: 'quiet after busy work: full GC' }),
+    ].join('\n');
+    assert.deepEqual(settleGcsInLog(log), [
+      { atMs: 2000, pauseMs: 95 },
+      { atMs: 9000, pauseMs: 310 },
+    ]);
+    const settleGcs = { 'start → idle': { count: 1, maxPauseMs: 95 }, 'create → all Running': { count: 0, maxPauseMs: 0 }, 'idle with pods': { count: 1, maxPauseMs: 310 }, 'delete → all gone': { count: 0, maxPauseMs: 0 } };
+    const lines = kwokTable({
+      sizes: kwokBenchSizes(true, {}),
+      kwok: { version: 'v0.8.0', stages: [], nodeLeaseDurationSeconds: 40, stageFiles: [] },
+      runs: [run('kwok', 'kwok', 2000, 80), run('fleet', 'fleet', 5000, 240, { settleGcs })],
+    }).split('\n');
+    assert.ok(lines.includes('| subject | start → idle | create → all Running | idle with pods | delete → all gone |'), lines.join('\n'));
+    assert.ok(lines.includes('| fleet | 1 (95 ms) | 0 | 1 (310 ms) | 0 |'), lines.join('\n'));
   });
 
   it("counts one subject's writes per phase from an audit log, by when each arrived", async () => {

@@ -95,8 +95,64 @@ describe('fleet GC settings', () => {
     assert.ok(large > 1.5, `committed ÷ used ${large.toFixed(2)} with a heap above the limit`);
   });
 
+  it("once quiet after a burst, one full GC gives the burst's garbage back", async () => {
+    // A burst that promotes garbage (kept past two scavenges, then dropped), then an idle event
+    // loop: with 200 ms windows the policy collects within about half a second, once. V8 is
+    // kept from collecting the burst itself first (a large old space to start with, no memory
+    // reducer), as the fleet's headroom keeps it from doing so for minutes.
+    const script = `
+      import v8 from 'node:v8';
+      import { applyFleetGcSettings, settleWhenQuiet } from ${JSON.stringify(MODULE)};
+      const settled = [];
+      applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false })}, []);
+      settleWhenQuiet((r) => settled.push(r), 200);
+      let burst = [];
+      for (let i = 0; i < 600000; i++) burst.push({ i, s: 'x' + i });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      burst = null;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      console.log(JSON.stringify(settled));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--initial-old-space-size=512', '--no-memory-reducer', '--input-type=module', '-e', script]);
+    const settled = JSON.parse(stdout) as { beforeBytes: number; afterBytes: number; ms: number }[];
+    assert.equal(settled.length, 1, stdout);
+    assert.ok(settled[0]!.beforeBytes - settled[0]!.afterBytes > 20 * 2 ** 20, stdout);
+  });
+
+  it('the settle GC compacts even while the heap is past the full-compaction limit', async () => {
+    // A promoted heap of which 7 objects in 8 die (sparse pages), a compaction limit of 4 MiB
+    // (so V8's own full GCs pick pages), then a quiet event loop: old space committed ÷ used.
+    const sparseAfterSettle = async (settleGc: boolean): Promise<number> => {
+      const script = `
+        import v8 from 'node:v8';
+        import { applyFleetGcSettings, settleWhenQuiet } from ${JSON.stringify(MODULE)};
+        const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+        applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false })}, [], 4 * 2 ** 20);
+        const kept = [];
+        for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
+        globalThis.gc();
+        await settle(20);
+        globalThis.gc();
+        await settle(20);
+        for (let i = 0; i < kept.length; i++) if (i % 8 !== 0) kept[i] = null;
+        if (${settleGc}) settleWhenQuiet(undefined, 200);
+        // Busy work for a window, then quiet ones.
+        const until = performance.now() + 300;
+        while (performance.now() < until);
+        await settle(1200);
+        if (!${settleGc}) globalThis.gc();
+        const old = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');
+        console.log(old.physical_space_size / old.space_used_size);`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--input-type=module', '-e', script]);
+      return Number(stdout.trim());
+    };
+    const settled = await sparseAfterSettle(true);
+    const own = await sparseAfterSettle(false);
+    assert.ok(settled < 1.35, `committed ÷ used ${settled.toFixed(2)} after the settle GC`);
+    assert.ok(own > 1.5, `committed ÷ used ${own.toFixed(2)} after a full GC of V8's choosing`);
+  });
+
   it("leaves alone what node was started with, in either spelling", () => {
-    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false };
+    const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false, settleGc: false };
     assert.deepEqual(applyFleetGcSettings(v8Own, []), []);
     assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap-growing-percent=30', '--parallel-scavenge', '--max-semi-space-size=4', '--no-compact-on-every-full-gc']), []);
     assert.deepEqual(applyFleetGcSettings(FLEET_GC_DEFAULTS, ['--heap_growing_percent', '30', '--single-threaded-gc', '--semi_space_growth_factor=2', '--compact_on_every_full_gc']), []);
@@ -118,6 +174,6 @@ describe('fleet GC settings', () => {
     assert.ok(Math.max(...grown) >= 4 * Math.max(...held), `committed KiB: up to ${Math.max(...held)} held, up to ${Math.max(...grown)} not`);
     // Held in this process too: a factor of 0 then gives V8 its own factor back.
     holdYoungGeneration([]);
-    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false }, []), ['--semi-space-growth-factor=2']);
+    assert.deepEqual(applyFleetGcSettings({ heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false, settleGc: false }, []), ['--semi-space-growth-factor=2']);
   });
 });

@@ -1,0 +1,110 @@
+// One full GC when a fleet goes quiet after busy work, so that it holds what it uses.
+//
+// A burst (the nodes' start, a wave of pods starting or stopping) promotes its short-lived
+// objects into the old generation, and with the fleet's headroom (gc-settings.ts) V8 waits for
+// the old generation to reach twice the live heap before it marks again. An idle fleet promotes
+// so little that this can take minutes, and until then it holds the burst's garbage in RSS
+// (docs/fleet.md, "Tuning"). V8's memory reducer, which would collect at such a moment, waits
+// for an allocation rate lower than even an idle fleet's Lease renewals make.
+//
+// Busy phases keep V8's own timing: a collection there costs CPU when the API server needs it
+// most. A collection here stops the event loop for its whole length (no incremental marking),
+// so it is left to V8 once the live heap is large enough for that pause to delay renewals.
+
+/** What the policy reads and does; the real process's in gc-settings.ts, fakes in tests. */
+export interface SettleGcProbes {
+  /** The event loop's busy share (0 to 1) since the last call. */
+  utilization(): number;
+  /** Bytes of the heap in use, garbage included until it is collected. */
+  heapUsed(): number;
+  /** A full, blocking collection. */
+  collect(): void;
+}
+
+export interface SettleGcLimits {
+  /** A window whose event loop was busy less than this share of it is quiet. */
+  readonly quietUtilization: number;
+  /** Quiet windows in a row before a collection. */
+  readonly quietWindows: number;
+  /**
+   * Windows between two collections after busy work: a long wave whose event loop is busy one
+   * window and waits on the API server the next would otherwise collect at each lull.
+   */
+  readonly windowsApart: number;
+  /**
+   * Once quiet, collect after a busy window, or when the heap has grown past the live heap by
+   * this share of it (promotions while idle)…
+   */
+  readonly growth: number;
+  /** …and in both cases by at least this many bytes. */
+  readonly minGarbageBytes: number;
+  /** No collection while the live heap is larger than this: its pause would hold renewals back. */
+  readonly maxLiveBytes: number;
+}
+
+export const SETTLE_GC_LIMITS: SettleGcLimits = Object.freeze({
+  quietUtilization: 0.25,
+  quietWindows: 2,
+  windowsApart: 12,
+  growth: 0.5,
+  minGarbageBytes: 16 * 2 ** 20,
+  maxLiveBytes: 192 * 2 ** 20,
+});
+
+/** How often the policy looks: a quiet phase is noticed within two of these. */
+export const SETTLE_GC_WINDOW_MS = 5_000;
+
+export interface SettleGcResult {
+  beforeBytes: number;
+  afterBytes: number;
+}
+
+export class SettleGcPolicy {
+  readonly #probes: SettleGcProbes;
+  readonly #limits: SettleGcLimits;
+  // The heap in use after the last full collection, V8's or ours; 0 before the first. A full
+  // GC of V8's during a burst counts the burst's objects as live: hence `#busy`.
+  #live = 0;
+  #quiet = 0;
+  // A busy window since our last collection.
+  #busy = false;
+  // Windows since our last collection.
+  #since = Infinity;
+
+  constructor(probes: SettleGcProbes, limits: SettleGcLimits = SETTLE_GC_LIMITS) {
+    this.#probes = probes;
+    this.#limits = limits;
+  }
+
+  /** V8 finished a full collection of its own: what is in use now is the live heap. */
+  majorGcDone(): void {
+    this.#live = this.#probes.heapUsed();
+  }
+
+  /**
+   * Called once a window: collects when the fleet has been quiet for `quietWindows` after busy
+   * work, or after the heap grew while quiet. The probes must not count the collection's own
+   * pause as the next window's work.
+   */
+  window(): SettleGcResult | undefined {
+    const limits = this.#limits;
+    this.#since++;
+    if (this.#probes.utilization() >= limits.quietUtilization) {
+      this.#quiet = 0;
+      this.#busy = true;
+      return undefined;
+    }
+    if (++this.#quiet < limits.quietWindows || this.#live > limits.maxLiveBytes) return undefined;
+    const used = this.#probes.heapUsed();
+    if (used < limits.minGarbageBytes) return undefined;
+    const garbage = used - this.#live;
+    const grown = garbage >= limits.minGarbageBytes && garbage >= this.#live * limits.growth;
+    const afterBusy = this.#busy && this.#since >= limits.windowsApart;
+    if (!afterBusy && !grown) return undefined;
+    this.#probes.collect();
+    this.#busy = false;
+    this.#since = 0;
+    this.#live = this.#probes.heapUsed();
+    return { beforeBytes: used, afterBytes: this.#live };
+  }
+}
