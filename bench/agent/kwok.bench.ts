@@ -198,7 +198,12 @@ export function settleGcsInLog(log: string): { atMs: number; pauseMs: number }[]
   const found: { atMs: number; pauseMs: number }[] = [];
   for (const line of log.split('\n')) {
     if (!line.includes('quiet after busy work')) continue;
-    const entry = JSON.parse(line) as { time?: number; pauseMs?: number };
+    let entry: { time?: unknown; pauseMs?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue; // a line cut short when the fleet was stopped
+    }
     if (typeof entry.time === 'number' && typeof entry.pauseMs === 'number') found.push({ atMs: entry.time, pauseMs: entry.pauseMs });
   }
   return found;

@@ -97,6 +97,7 @@ describe('kwok benchmark', () => {
       JSON.stringify({ level: 30, time: 2000, heapBeforeMiB: 80, heapAfterMiB: 40, pauseMs: 95, msg: 'quiet after busy work: full GC' }),
       'not JSON, and not the line',
       JSON.stringify({ level: 30, time: 9000, heapBeforeMiB: 190, heapAfterMiB: 120, pauseMs: 310, msg: 'quiet after busy work: full GC' }),
+      '{"level":30,"time":9500,"msg":"quiet after busy work: fu',
     ].join('\n');
     assert.deepEqual(settleGcsInLog(log), [
       { atMs: 2000, pauseMs: 95 },

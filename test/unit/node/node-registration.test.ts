@@ -84,6 +84,18 @@ function setup(api = new FakeNodeApi()) {
 }
 
 const conditions = (node: V1Node | undefined) => Object.fromEntries((node?.status?.conditions ?? []).map((c) => [c.type, c]));
+
+/** A fake Node API that also keeps each create's body, as sent. */
+function recordingCreates() {
+  const api = new FakeNodeApi();
+  const created: V1Node[] = [];
+  const create = api.createNode.bind(api);
+  api.createNode = async (param) => {
+    created.push(structuredClone(param.body));
+    return create(param);
+  };
+  return { api, created };
+}
 const patches = (api: FakeNodeApi) => api.calls.filter((c) => c === 'patch').length;
 
 describe('createNodeRegistration with reads from a watch (the fleet: the same object until the Node changes)', () => {
@@ -233,13 +245,7 @@ describe('createNodeRegistration', () => {
   });
 
   it('creates the Node with its conditions, Ready False until the status write that follows, as the kubelet does', async () => {
-    const api = new FakeNodeApi();
-    const created: V1Node[] = [];
-    const create = api.createNode.bind(api);
-    api.createNode = async (param) => {
-      created.push(structuredClone(param.body));
-      return create(param);
-    };
+    const { api, created } = recordingCreates();
     const { clock, reg } = setup(api);
     reg.start();
     await clock.advance(0);
@@ -259,13 +265,7 @@ describe('createNodeRegistration', () => {
   });
 
   it('a Node created inside a scenario\'s runtime outage carries both errors, as Go joins them', async () => {
-    const api = new FakeNodeApi();
-    const created: V1Node[] = [];
-    const create = api.createNode.bind(api);
-    api.createNode = async (param) => {
-      created.push(structuredClone(param.body));
-      return create(param);
-    };
+    const { api, created } = recordingCreates();
     const clock = new FakeClock(Date.parse('2026-05-01T12:00:00.250Z'));
     const reg = createNodeRegistration({ nodeName: 'node-a', api, clock, machine: MACHINE, random: () => 0.5, conditionsGoneBad: () => new Set(['Ready']) });
     reg.start();
