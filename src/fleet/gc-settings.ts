@@ -99,7 +99,7 @@ export function applyFleetGcSettings(
   if (compact) set.push('--compact-on-every-full-gc');
   for (const flag of set) v8.setFlagsFromString(flag);
   compactionWatch?.disconnect();
-  compactionHeldOff = undefined;
+  compacting = undefined;
   if (compact) compactWhileSmall(fullCompactionHeapLimit);
   settleWatch?.stop();
   settleWatch = settings.settleGc ? settleWhenQuiet(onSettled) : undefined;
@@ -114,32 +114,29 @@ export function isMajorGc(entry: PerformanceEntry): boolean {
 let compactionWatch: PerformanceObserver | undefined;
 
 /**
+ * Whether full GCs compact now (false while the heap is past the limit); undefined when the
+ * fleet does not manage compaction (the setting off, or node's own flag).
+ */
+let compacting: boolean | undefined;
+
+/**
  * Turns full compaction off once the heap is past `limit` (checked after every GC, so that a
  * growing heap is caught before its next full GC) and on again when a full GC leaves less than
  * half of it.
  */
 function compactWhileSmall(limit: number): void {
-  let compacting = true;
-  compactionHeldOff = false;
+  compacting = true;
   compactionWatch = new PerformanceObserver((list) => {
     const used = v8.getHeapStatistics().used_heap_size;
     if (compacting && used > limit) compacting = false;
     else if (!compacting && used < limit / 2 && list.getEntries().some(isMajorGc)) compacting = true;
     else return;
-    compactionHeldOff = !compacting;
     v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
   });
   compactionWatch.observe({ entryTypes: ['gc'] });
 }
 
 let settleWatch: { stop(): void } | undefined;
-
-/**
- * True while full compaction is on but held off because the heap is past its limit; undefined
- * when the fleet does not manage compaction. A settle GC compacts all the same: its pause is
- * bounded by settle-gc.ts's own limit, and without compaction the pages it empties stay in RSS.
- */
-let compactionHeldOff: boolean | undefined;
 
 /** This process's `gc()`: node's own under `--expose-gc`, else one from a context made with the flag on. */
 function gcFunction(): () => void {
@@ -162,7 +159,9 @@ export function settleWhenQuiet(onSettled: ((result: SettleGcResult & { ms: numb
     },
     heapUsed: () => v8.getHeapStatistics().used_heap_size,
     collect: () => {
-      if (compactionHeldOff === true) {
+      // Compacting even while the heap is past the limit: settle-gc.ts's own limit bounds the
+      // pause, and without compaction the pages the collection empties stay in RSS.
+      if (compacting === false) {
         v8.setFlagsFromString('--compact-on-every-full-gc');
         gc();
         v8.setFlagsFromString('--no-compact-on-every-full-gc');

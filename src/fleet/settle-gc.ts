@@ -4,8 +4,7 @@
 // objects into the old generation, and with the fleet's headroom (gc-settings.ts) V8 waits for
 // the old generation to reach twice the live heap before it marks again. An idle fleet promotes
 // so little that this can take minutes, and until then it holds the burst's garbage in RSS
-// (docs/fleet.md, "Tuning"). V8's memory reducer, which would collect at such a moment, waits
-// for an allocation rate lower than even an idle fleet's Lease renewals make.
+// (docs/fleet.md, "Tuning"); V8 did not collect it sooner of its own accord.
 //
 // Busy phases keep V8's own timing: a collection there costs CPU when the API server needs it
 // most. A collection here stops the event loop for its whole length (no incremental marking),
