@@ -7,7 +7,7 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { AuditEvent } from '../../test/helpers/audit-log.js';
+import { succeeded, type AuditEvent } from '../../test/helpers/audit-log.js';
 
 // Writes only, at Metadata level (no bodies): small enough for 100,000 pods.
 const POLICY = `apiVersion: audit.k8s.io/v1
@@ -40,6 +40,15 @@ export interface PhaseWrites {
   durationMs: number;
   total: number;
   byKind: Record<string, number>;
+  /** The time from each Lease's last successful renewal to the next one that ended in this phase. */
+  leaseGaps: LeaseGaps;
+}
+
+/** How far apart each node's successful Lease writes came (the API server's answer times). */
+export interface LeaseGaps {
+  count: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 const kindOf = (e: AuditEvent): string => {
@@ -65,16 +74,55 @@ export async function auditLogFiles(logFile: string): Promise<string[]> {
  */
 export async function countWrites(logFile: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean): Promise<PhaseWrites[]> {
   const counts = phases.map((p) => ({ phase: p.name, durationMs: Math.round(p.toMs - p.fromMs), total: 0, byKind: {} as Record<string, number> }));
-  for (const file of await auditLogFiles(logFile)) await countFile(file, phases, isSubject, counts);
-  return counts;
+  const gaps = new LeaseGapRecorder(phases);
+  for (const file of await auditLogFiles(logFile)) await countFile(file, phases, isSubject, counts, gaps);
+  return counts.map((c, i) => ({ ...c, leaseGaps: gaps.summary(i) }));
 }
 
-async function countFile(file: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean, counts: PhaseWrites[]): Promise<void> {
+/** A Lease write the server carried out: a renewal (update) or the first one (create). */
+const isLeaseWritten = (e: AuditEvent): boolean =>
+  (e.verb === 'update' || e.verb === 'create') && e.objectRef?.resource === 'leases' && e.objectRef.subresource === undefined && succeeded(e);
+
+/**
+ * Each Lease's gap between successful writes, by when the later one was answered. A renewal that
+ * failed or timed out shows as a longer gap, which is what a node controller reading the Lease sees.
+ */
+class LeaseGapRecorder {
+  readonly #phases: readonly Phase[];
+  readonly #last = new Map<string, number>();
+  readonly #gaps: number[][];
+
+  constructor(phases: readonly Phase[]) {
+    this.#phases = phases;
+    this.#gaps = phases.map(() => []);
+  }
+
+  add(e: AuditEvent): void {
+    const r = e.objectRef!;
+    const key = `${r.namespace ?? ''}/${r.name ?? ''}`;
+    const at = Date.parse(e.stageTimestamp);
+    const last = this.#last.get(key);
+    this.#last.set(key, at);
+    if (last === undefined) return;
+    this.#phases.forEach((p, i) => {
+      if (at >= p.fromMs && at <= p.toMs) this.#gaps[i]!.push(at - last);
+    });
+  }
+
+  summary(phase: number): LeaseGaps {
+    const gaps = this.#gaps[phase]!.sort((a, b) => a - b);
+    if (gaps.length === 0) return { count: 0, p99Ms: 0, maxMs: 0 };
+    return { count: gaps.length, p99Ms: gaps[Math.min(gaps.length - 1, Math.ceil(gaps.length * 0.99) - 1)]!, maxMs: gaps[gaps.length - 1]! };
+  }
+}
+
+async function countFile(file: string, phases: readonly Phase[], isSubject: (e: AuditEvent) => boolean, counts: Omit<PhaseWrites, 'leaseGaps'>[], gaps: LeaseGapRecorder): Promise<void> {
   const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line === '') continue;
     const e = JSON.parse(line) as AuditEvent;
     if (!isSubject(e)) continue;
+    if (isLeaseWritten(e)) gaps.add(e);
     const at = Date.parse(e.requestReceivedTimestamp);
     phases.forEach((p, i) => {
       if (at < p.fromMs || at > p.toMs) return;

@@ -594,6 +594,10 @@ export function kwokTable(r: KwokBenchResult): string {
     ['its API writes per pod, delete → all gone', (x) => x.writes.stop.total / pods, (v) => v.toFixed(2)],
     ['its API writes per minute, idle, no pods', (x) => perMinute(x.writes.idle), (v) => v.toFixed(0)],
     [`its API writes per minute, idle, ${p} pods`, (x) => perMinute(x.writes.idleWithPods), (v) => v.toFixed(0)],
+    ['Lease renewals, create → all Running: p99 gap between a node\'s successful writes', (x) => x.writes.start.leaseGaps.p99Ms, s],
+    ['the longest gap, create → all Running', (x) => x.writes.start.leaseGaps.maxMs, s],
+    ['Lease renewals, delete → all gone: p99 gap', (x) => x.writes.stop.leaseGaps.p99Ms, s],
+    ['the longest gap, delete → all gone', (x) => x.writes.stop.leaseGaps.maxMs, s],
   ];
   const head = ['measure', ...r.runs.map((x) => x.label), ...(kwok ? others.map((x) => `${x.label} ÷ kwok`) : [])];
   const lines = [`| ${head.join(' | ')} |`, `|---|${head.slice(1).map(() => '---:').join('|')}|`];

@@ -25,6 +25,9 @@ const FINAL_STATUS_BOUND_MS = 10_000;
 /** How soon a final DELETE that did not go through is sent again: the status manager's batch period. */
 const FINAL_DELETE_RETRY_MS = 10_000;
 
+/** The retry time of a pod whose final DELETE went through: never again. */
+const DELETED = Number.NEGATIVE_INFINITY;
+
 /** What the lifecycle asks of the pod workers. */
 export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'sync' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
 
@@ -87,7 +90,9 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   let housekeptWorkerChanges = -1;
   let housekeptReady = false;
   // Deleted pods whose final DELETE did not go through, with when to send it again (Infinity
-  // while one is in flight).
+  // while one is in flight, DELETED once one went through: until the watch shows the pod gone,
+  // a late update of it, such as the API server's own grace-0 update before it removes the pod,
+  // must not send another, as the kubelet's status manager forgets a pod once deleted).
   const finalDeleteRetries = new Map<string, number>();
   // Final DELETEs by pod UID, one in flight at a time, as the kubelet's status manager sends its
   // requests from one loop. Sent all at once, a node's hundred deletions outran what a loaded
@@ -214,8 +219,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (current === undefined || deletePod === undefined) return;
     const deleted = await deletePod(getPodFullName(current), uid).catch(() => false);
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
-    if (deleted) finalDeleteRetries.delete(uid);
-    else finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
+    finalDeleteRetries.set(uid, deleted ? DELETED : clock.monotonic() + FINAL_DELETE_RETRY_MS);
   }
 
   // A refused DELETE (404: already gone; 409: the name is another pod's now) also counts as not
@@ -226,7 +230,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       if (now < at) continue;
       const pod = podManager.getPodByUID(uid);
       if (pod === undefined) finalDeleteRetries.delete(uid);
-      else finishDeletion(pod);
+      else if (at !== DELETED) finishDeletion(pod);
     }
   }
 
@@ -234,7 +238,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   function deleteNowTerminal(pods: readonly Pod[]): void {
     for (const pod of pods) {
       const at = finalDeleteRetries.get(uidOf(pod));
-      if (at !== undefined && at !== Infinity && isTerminalPhase(pod.status?.phase)) finishDeletion(pod);
+      if (at !== undefined && at !== Infinity && at !== DELETED && isTerminalPhase(pod.status?.phase)) finishDeletion(pod);
     }
   }
 

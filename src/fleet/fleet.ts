@@ -60,11 +60,17 @@ export interface Fleet {
 /** Connections the whole fleet keeps to the API server: at most this many requests on the wire at once. */
 export const FLEET_MAX_SOCKETS = 256;
 /**
- * The Lease client's own keep-alive connections, apart from the pool: a start's burst of Lease
- * creates then waits for these instead of opening connections that the Node writes need
- * (docs/performance.md, "The Lease renewals back on HTTP/1.1").
+ * The Lease client's own keep-alive connections, apart from the pool, while nodes register: a
+ * start's burst of Lease creates then waits for these instead of taking the API server from the
+ * Node writes (docs/performance.md, "The Lease renewals back on HTTP/1.1").
  */
-export const FLEET_LEASE_SOCKETS = 16;
+export const FLEET_LEASE_SOCKETS_AT_START = 16;
+/**
+ * The Lease client's connections once every node has registered: enough that the renewals keep
+ * their pace while a wave of pods slows every answer (docs/performance.md, "Lease renewals in a
+ * wave of pods"). Those a wave opened close once idle (`IDLE_SOCKET_MS`).
+ */
+export const FLEET_LEASE_SOCKETS = 64;
 
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
@@ -95,7 +101,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   // The nodes' timers (six periodic ones a node) wait on one timer of the process.
   const nodeClock = createSharedTimerClock(clock, { slotMs: NODE_TIMER_SLOT_MS });
   const pool = createConnectionPool(FLEET_MAX_SOCKETS);
-  const leasePool = createConnectionPool(FLEET_LEASE_SOCKETS);
+  const leasePool = createConnectionPool(FLEET_LEASE_SOCKETS_AT_START);
   const metrics = createFleetMetrics();
   const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
   const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
@@ -329,6 +335,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         settled: (agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS),
         stopped: () => stopping,
       });
+      void Promise.allSettled(named.map((agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS))).then(() => leasePool.setMaxSockets(FLEET_LEASE_SOCKETS));
       shards?.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },

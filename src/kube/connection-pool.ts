@@ -4,16 +4,26 @@ import { createSecureContext } from 'node:tls';
 /** Hands out one keep-alive https.Agent per distinct TLS identity (CA, client certificate). */
 export interface ConnectionPool {
   agentFor(options: HttpsAgentOptions): HttpsAgent;
+  /** How many connections each agent may have open from now on (open ones stay until idle). */
+  setMaxSockets(maxSockets: number): void;
 }
 
 /** Connections kept open to the API server; enough for the mirror sync's concurrency. */
 export const MAX_SOCKETS = 64;
 
 /**
+ * How long a connection may sit unused before it is closed: longer than the nodes' 10 s loops,
+ * so steady periodic calls keep theirs, while the extra connections a burst opened (a start,
+ * a wave of pods) go once it is over instead of each holding its TLS state for good.
+ */
+export const IDLE_SOCKET_MS = 15_000;
+
+/**
  * A pool for many API clients: clients with the same CA and client certificate (bearer tokens
  * travel in headers, so all token clients of one cluster) share one agent and its sockets.
  */
-export function createConnectionPool(maxSockets = MAX_SOCKETS): ConnectionPool {
+export function createConnectionPool(initialMaxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKET_MS): ConnectionPool {
+  let maxSockets = initialMaxSockets;
   const agents = new Map<string, HttpsAgent>();
   const text = (v: unknown): string => (v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('base64') : Array.isArray(v) ? v.map(text).join(',') : String(v));
   return {
@@ -21,20 +31,27 @@ export function createConnectionPool(maxSockets = MAX_SOCKETS): ConnectionPool {
       const key = [options.ca, options.cert, options.key, options.pfx].map(text).join('|');
       let agent = agents.get(key);
       if (agent === undefined) {
-        agent = keepAliveAgent(options, maxSockets);
+        agent = keepAliveAgent(options, maxSockets, idleMs);
         agents.set(key, agent);
       }
       return agent;
     },
+    setMaxSockets(n) {
+      maxSockets = n;
+      // node's agent reads the bound at each request: a waiting one gets a new connection as it comes up.
+      for (const agent of agents.values()) agent.maxSockets = n;
+    },
   };
 }
 
-export function keepAliveAgent(options: HttpsAgentOptions, maxSockets = MAX_SOCKETS): HttpsAgent {
+export function keepAliveAgent(options: HttpsAgentOptions, maxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKET_MS): HttpsAgent {
   const { ca, cert, key, pfx, passphrase } = options;
   return new HttpsAgent({
     ...options,
     keepAlive: true,
     maxSockets,
+    // node's agent closes only free connections at this timeout; a slow answer or a long watch keeps its own.
+    timeout: idleMs,
     // Parsed once; without it every new connection parses the CA bundle again.
     secureContext: createSecureContext({ ca, cert, key, pfx, passphrase }),
   });

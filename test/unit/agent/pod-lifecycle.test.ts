@@ -349,6 +349,26 @@ describe('the final delete of a deleted ordinary pod', () => {
     assert.equal(deletesOf(gone), 1);
   });
 
+  it('once a DELETE went through, a later update of the pod (the server\'s grace-0 update, a late echo) sends none until the watch shows it gone', async () => {
+    const t = setup();
+    t.apply(PodOperation.ADD, apiPod('a1'));
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    await t.stop('a1');
+    assert.equal(deletesOf(t), 1);
+    t.apply(PodOperation.UPDATE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    t.apply(PodOperation.RECONCILE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    await settle();
+    await t.housekeepAfter(10_000);
+    assert.equal(deletesOf(t), 1, 'no second DELETE');
+    t.apply(PodOperation.REMOVE, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    await t.housekeepAfter(10_000);
+    assert.equal(deletesOf(t), 1);
+    // The pod comes back under its UID (an agent's relist from an older copy): its DELETE is due again.
+    t.apply(PodOperation.ADD, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    await settle();
+    assert.equal(deletesOf(t), 2, 'the bookkeeping went with the pod');
+  });
+
   it('not for a static pod, nor a pod that was not deleted, nor when standalone', async () => {
     const t = setup();
     t.setReady(true);

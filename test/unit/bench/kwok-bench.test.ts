@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 const idle = (rssMiB: number, cpu: number, cp: number): IdleWindow => ({ windowMs: 1000, rssBytes: rssMiB * 1024 * 1024, rssMaxBytes: rssMiB * 1024 * 1024, cpuPercent: cpu, controlPlaneCpuPercent: cp, fromMs: 0, toMs: 60_000 });
 
-const writes = (total: number, byKind: Record<string, number>, durationMs = 60_000): PhaseWrites => ({ phase: 'p', durationMs, total, byKind });
+const writes = (total: number, byKind: Record<string, number>, durationMs = 60_000): PhaseWrites => ({ phase: 'p', durationMs, total, byKind, leaseGaps: { count: 0, p99Ms: 0, maxMs: 0 } });
 
 function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: number, extra: Partial<PeerRun> = {}): PeerRun {
   return {
@@ -138,5 +138,29 @@ describe('kwok benchmark', () => {
     const [start, stop] = await countWrites(file, [{ name: 'start', fromMs: t(0), toMs: t(3) }, { name: 'stop', fromMs: t(4), toMs: t(6) }], (e) => e.userAgent?.startsWith('kwok') ?? false);
     assert.deepEqual([start!.total, start!.byKind, start!.durationMs], [2, { 'patch pods/status': 2 }, 3000]);
     assert.deepEqual([stop!.total, stop!.byKind], [1, { 'delete pods': 1 }]);
+  });
+
+  it('measures each Lease\'s gap between successful writes, by the phase the later one ended in', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kp-audit-test-'));
+    const file = join(dir, 'audit.log');
+    const lease = (verb: string, name: string, at: string, code = 200): string =>
+      JSON.stringify({ verb, userAgent: 'fleet', objectRef: { resource: 'leases', namespace: 'kube-node-lease', name }, responseStatus: { code }, requestReceivedTimestamp: at, stageTimestamp: at });
+    await writeFile(
+      file,
+      [
+        lease('create', 'a', '2026-01-01T00:00:00.000000Z', 201),
+        lease('create', 'b', '2026-01-01T00:00:00.500000Z', 201),
+        lease('update', 'a', '2026-01-01T00:00:10.000000Z'),
+        lease('update', 'b', '2026-01-01T00:00:10.500000Z', 504),
+        lease('update', 'b', '2026-01-01T00:00:22.500000Z'),
+        lease('update', 'a', '2026-01-01T00:00:20.000000Z'),
+        '',
+      ].join('\n'),
+    );
+    const t = (s: number): number => Date.parse('2026-01-01T00:00:00Z') + s * 1000;
+    const [early, late] = await countWrites(file, [{ name: 'early', fromMs: t(0), toMs: t(15) }, { name: 'late', fromMs: t(15), toMs: t(30) }], () => true);
+    // b's failed renewal is no renewal: its gap runs from its create to the write that went through.
+    assert.deepEqual(early!.leaseGaps, { count: 1, p99Ms: 10_000, maxMs: 10_000 });
+    assert.deepEqual(late!.leaseGaps, { count: 2, p99Ms: 22_000, maxMs: 22_000 });
   });
 });
