@@ -38,7 +38,7 @@ export function createConnectionPool(initialMaxSockets = MAX_SOCKETS, idleMs = I
     },
     setMaxSockets(n) {
       maxSockets = n;
-      // node's agent reads the bound at each request: a waiting one gets a new connection as it comes up.
+      // node's agent reads the bound at each new request; open connections stay until idle.
       for (const agent of agents.values()) agent.maxSockets = n;
     },
   };
