@@ -1,5 +1,5 @@
 // The keep-alive pool against a real HTTPS server on loopback: how many connections it opens,
-// a bound raised while requests wait, and connections closed once idle but not while in use.
+// a bound raised between two bursts, and connections closed once idle but not while in use.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -44,7 +44,7 @@ describe('createConnectionPool', () => {
     assert.ok(check(), what);
   };
 
-  it('opens at most its bound; a raised bound lets waiting requests open more; idle connections close, busy ones stay', async () => {
+  it('opens at most its bound; a raised bound lets later requests open more; idle connections close, busy ones stay', async () => {
     opened = 0;
     const pool = createConnectionPool(2, 300);
     // A first wave of six slow requests: two connections, the other requests wait for them.
