@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { succeeded, type AuditEvent } from '../../test/helpers/audit-log.js';
+import { percentiles } from './common.js';
 
 // Writes only, at Metadata level (no bodies): small enough for 100,000 pods.
 const POLICY = `apiVersion: audit.k8s.io/v1
@@ -110,9 +111,10 @@ class LeaseGapRecorder {
   }
 
   summary(phase: number): LeaseGaps {
-    const gaps = this.#gaps[phase]!.sort((a, b) => a - b);
+    const gaps = this.#gaps[phase]!;
     if (gaps.length === 0) return { count: 0, p99Ms: 0, maxMs: 0 };
-    return { count: gaps.length, p99Ms: gaps[Math.min(gaps.length - 1, Math.ceil(gaps.length * 0.99) - 1)]!, maxMs: gaps[gaps.length - 1]! };
+    const { samples, p99, max } = percentiles(gaps);
+    return { count: samples, p99Ms: p99, maxMs: max };
   }
 }
 

@@ -234,11 +234,12 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     }
   }
 
-  // A pod whose final DELETE waits for its terminal status: the update may be that status.
+  // A pod whose final DELETE waits for its terminal status (a finite retry time: none in flight,
+  // none gone through): the update may be that status.
   function deleteNowTerminal(pods: readonly Pod[]): void {
     for (const pod of pods) {
       const at = finalDeleteRetries.get(uidOf(pod));
-      if (at !== undefined && at !== Infinity && at !== DELETED && isTerminalPhase(pod.status?.phase)) finishDeletion(pod);
+      if (at !== undefined && Number.isFinite(at) && isTerminalPhase(pod.status?.phase)) finishDeletion(pod);
     }
   }
 

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
-import { createConnectionPool, IDLE_SOCKET_MS, keepAliveAgent, MAX_SOCKETS, type ConnectionPool } from './connection-pool.js';
+import { createConnectionPool, keepAliveAgent, keepAliveHttpAgent, type ConnectionPool } from './connection-pool.js';
 import { KubeConfigFile, kubeconfigError, type KubeConfigLike } from './kubeconfig.js';
 import { createTokenFile, type TokenFile } from './token-file.js';
 
@@ -79,7 +79,7 @@ function staticAccess(kubeConfig: KubeConfigLike, cluster: Cluster, user: User |
       if (user?.username) headers['Authorization'] = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
       if (user?.impersonateUser) headers['Impersonate-User'] = user.impersonateUser;
       if (user?.token) headers['Authorization'] = `Bearer ${user.token}`;
-      const agent = https ? (options.pool?.agentFor(tls) ?? keepAliveAgent(tls)) : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS });
+      const agent = https ? (options.pool?.agentFor(tls) ?? keepAliveAgent(tls)) : keepAliveHttpAgent();
       return { tls, headers, agent };
     })().catch((err: unknown) => {
       identity = undefined; // an unreadable certificate file, say: the next request tries again
@@ -97,7 +97,7 @@ function staticAccess(kubeConfig: KubeConfigLike, cluster: Cluster, user: User |
     },
     async prepareWatch() {
       const id = await load();
-      watchAgent ??= https ? keepAliveAgent(id.tls) : new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+      watchAgent ??= https ? keepAliveAgent(id.tls) : keepAliveHttpAgent(Infinity);
       return { agent: watchAgent, headers: await withToken(id.headers) };
     },
   };

@@ -1,3 +1,4 @@
+import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 
@@ -42,6 +43,11 @@ export function createConnectionPool(initialMaxSockets = MAX_SOCKETS, idleMs = I
       for (const agent of agents.values()) agent.maxSockets = n;
     },
   };
+}
+
+/** The plain-HTTP counterpart of `keepAliveAgent`, with the same idle timeout. */
+export function keepAliveHttpAgent(maxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKET_MS): HttpAgent {
+  return new HttpAgent({ keepAlive: true, maxSockets, timeout: idleMs });
 }
 
 export function keepAliveAgent(options: HttpsAgentOptions, maxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKET_MS): HttpsAgent {
