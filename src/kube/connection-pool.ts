@@ -51,9 +51,12 @@ export function keepAliveHttpAgent(maxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKE
 }
 
 export function keepAliveAgent(options: HttpsAgentOptions, maxSockets = MAX_SOCKETS, idleMs = IDLE_SOCKET_MS): HttpsAgent {
-  const { ca, cert, key, pfx, passphrase } = options;
+  // The certificates go into the secure context only: node's agent names each request's
+  // connection group by its options, and a CA or key left among them is turned into text three
+  // times a request to build that name. The context verifies the server as they would.
+  const { ca, cert, key, pfx, passphrase, ...rest } = options;
   return new HttpsAgent({
-    ...options,
+    ...rest,
     keepAlive: true,
     maxSockets,
     // node's agent closes only free connections at this timeout; a slow answer or a long watch keeps its own.

@@ -5,8 +5,8 @@ import { kpError } from '../errors.js';
 import type { LeaseApi } from '../kube/api-clients.js';
 import { isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
-import { withoutManagedFields } from '../kube/managed-fields.js';
 import { realClock, type Clock } from '../time/clock.js';
+import { heldLease } from './held-lease.js';
 import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './periodic-loop.js';
 import { validateNodeName } from '../values/node-name.js';
 
@@ -146,7 +146,7 @@ class NodeLeaseController implements NodeLease {
         }
       }
       const now = this.#clock.now();
-      this.#lease = withoutManagedFields(base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now));
+      this.#lease = heldLease(this.#lease, base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now));
       this.#lostTo = undefined;
       this.#onRenewed?.(now);
       return true;

@@ -1,5 +1,6 @@
 // The keep-alive pool against a real HTTPS server on loopback: how many connections it opens,
-// a bound raised between two bursts, and connections closed once idle but not while in use.
+// a bound raised between two bursts, connections closed once idle but not while in use, and the
+// certificates kept out of the names node's agent builds for every request.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -64,5 +65,28 @@ describe('createConnectionPool', () => {
     await until(() => open === 1, 'the idle connections closed');
     assert.equal(await slow, 'ok', 'the connection in use was not closed under its request');
     await until(() => open === 0, 'and it closes once idle too');
+  });
+
+  it('names its connections without the certificates, and still verifies the server by them', async () => {
+    const pool = createConnectionPool(2, 300);
+    const agent = pool.agentFor({ ca: ca.cert });
+    const answer = get(pool, 200);
+    await until(() => Object.keys(agent.sockets).length === 1, 'a connection in use');
+    // node's agent names a connection group after its TLS options; with the CA among them that
+    // name, built three times a request, would hold the whole certificate.
+    const [name] = Object.keys(agent.sockets);
+    assert.ok(!name!.includes('BEGIN CERTIFICATE'), `the group's name carries the CA: ${name!.slice(0, 80)}…`);
+    assert.equal(await answer, 'ok');
+
+    // A pool trusting another CA does not reach this server.
+    const other = createConnectionPool(2, 300).agentFor({ ca: makeCA('another-ca').cert });
+    const refused = await new Promise<Error>((resolve) => {
+      const req = request({ agent: other, host: 'localhost', port, path: '/0' }, () => resolve(new Error('answered')));
+      req.on('error', resolve);
+      req.end();
+    });
+    assert.match(refused.message, /self.signed|unable to verify|certificate/i);
+    other.destroy();
+    agent.destroy();
   });
 });

@@ -3,6 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -10,6 +12,7 @@ import { hasErrorCode } from '../../../src/errors.js';
 import { createClusterAccess } from '../../../src/kube/cluster-access.js';
 import { loadKubeConfigFile } from '../../../src/kube/kubeconfig-file.js';
 import { readKubeConfigFile } from '../../../src/kube/kubeconfig.js';
+import { makeCA } from '../../helpers/certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kp-kubeconfig-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -120,17 +123,38 @@ describe('readKubeConfigFile', () => {
   });
 
   it('names the file and field of a certificate that cannot be read at the first request, and tries again at the next', async () => {
-    const path = kubeconfig({ ...https, 'certificate-authority': 'ca.crt' }, { token: 't' });
-    const access = createClusterAccess(readKubeConfigFile(path));
-    const err = await access.prepare().then(
-      () => assert.fail('prepared without its CA'),
-      (e: unknown) => e,
-    );
-    assert.ok(hasErrorCode(err, 'KP_ERR_CONFIG_KUBECONFIG'));
-    assert.match((err as Error).message, new RegExp(`${path}: certificate-authority \\S+ca\\.crt cannot be read: ENOENT`));
-    writeFileSync(join(path, '..', 'ca.crt'), 'PEM');
-    const prepared = await access.prepare();
-    assert.equal(prepared.headers['Authorization'], 'Bearer t');
-    assert.deepEqual((prepared.agent as unknown as { options: { ca?: Buffer } }).options.ca, Buffer.from('PEM'));
+    // A server on loopback signed by a CA of its own: the agent reaches it only with that CA.
+    const ca = makeCA('kubeconfig-test-ca');
+    const serving = ca.sign('localhost', [], 'server');
+    const server = createServer({ cert: serving.cert, key: serving.key }, (_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const path = kubeconfig({ server: `https://localhost:${port}/`, 'certificate-authority': 'ca.crt' }, { token: 't' });
+      const access = createClusterAccess(readKubeConfigFile(path));
+      const err = await access.prepare().then(
+        () => assert.fail('prepared without its CA'),
+        (e: unknown) => e,
+      );
+      assert.ok(hasErrorCode(err, 'KP_ERR_CONFIG_KUBECONFIG'));
+      assert.match((err as Error).message, new RegExp(`${path}: certificate-authority \\S+ca\\.crt cannot be read: ENOENT`));
+      writeFileSync(join(path, '..', 'ca.crt'), ca.cert);
+      const prepared = await access.prepare();
+      assert.equal(prepared.headers['Authorization'], 'Bearer t');
+      const answer = await new Promise<string>((resolve, reject) => {
+        const req = request({ agent: prepared.agent, host: 'localhost', port, path: '/' }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve(body));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(answer, 'ok', 'the agent trusts the CA read from the file');
+      (prepared.agent as { destroy(): void }).destroy();
+    } finally {
+      server.close();
+    }
   });
 });

@@ -118,6 +118,39 @@ describe('createNodeLease', () => {
     assert.equal(String(api.lease?.spec?.renewTime), '2026-05-01T12:00:11.000000Z', 'the time told is the one written');
   });
 
+  it('keeps the objects it holds across renewals: an answer that differs only in resourceVersion and renewTime is not held', async () => {
+    // A server that may change more than the renewal asked (as a mutating webhook would).
+    const api = new (class extends FakeLeaseApi {
+      labels: Record<string, string> | undefined;
+      override replaceNamespacedLease(p: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease> {
+        const body = this.labels === undefined ? p.body : { ...p.body, metadata: { ...p.body.metadata, labels: this.labels } };
+        return super.replaceNamespacedLease({ ...p, body });
+      }
+    })();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const lease = createNodeLease({ nodeName: 'node-a', api, clock, getNode: async () => nodeWithUID('node-uid') });
+    assert.equal(await lease.syncNow(), true);
+    const first = lease.currentLease()!;
+    await clock.advance(10_000);
+    assert.equal(await lease.syncNow(), true);
+    const second = lease.currentLease()!;
+    assert.equal(second.metadata?.resourceVersion, api.lease?.metadata?.resourceVersion, 'the resourceVersion of the write');
+    assert.equal(second.spec?.renewTime, '2026-05-01T12:00:10.000000Z', 'the renewTime of the write');
+    assert.deepEqual(second, api.lease, 'the Lease as the server holds it');
+    // The fake answers with fresh objects, as JSON.parse would: these are the first answer's.
+    assert.equal(second.metadata?.ownerReferences, first.metadata?.ownerReferences);
+    assert.notEqual(second, first);
+
+    // Anything else the server changed is taken from the answer.
+    api.labels = { team: 'x' };
+    await clock.advance(10_000);
+    assert.equal(await lease.syncNow(), true);
+    const third = lease.currentLease()!;
+    assert.deepEqual(third.metadata?.labels, { team: 'x' });
+    assert.deepEqual(third, api.lease);
+    assert.notEqual(third.metadata?.ownerReferences, first.metadata?.ownerReferences);
+  });
+
   it('validates its options', () => {
     const api = new FakeLeaseApi();
     assert.throws(() => createNodeLease({ nodeName: 'a', api, leaseDurationSeconds: 0 }), (e: unknown) => hasErrorCode(e, 'KP_ERR_NODE_OPTIONS'));
