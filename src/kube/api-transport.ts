@@ -3,6 +3,7 @@ import https from 'node:https';
 import { ApiException } from './api-exception.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
+import type { AnswerUse } from './request-options.js';
 import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, nodeScopeOf, timeoutForPath, type RequestTimeouts } from './request-timeout.js';
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
 
@@ -28,6 +29,8 @@ export interface ApiRequest {
   contentType?: string;
   /** Headers of the call's options (a patch's Content-Type): they win over the ones above. */
   headers?: Record<string, string>;
+  /** What the caller reads of a 2xx answer (request-options.ts); all of it by default. */
+  answerUse?: AnswerUse;
 }
 
 export interface ApiTransportOptions {
@@ -135,6 +138,38 @@ export function sendHttp1(access: ClusterAccess, prepared: PreparedRequest, meth
   });
 }
 
+/**
+ * A 2xx answer as the caller uses it (`AnswerUse`). The resourceVersion is taken from the text:
+ * the API server writes an object's `kind` and `apiVersion`, then its `metadata`, whose fields
+ * before `resourceVersion` (name, generateName, namespace, selfLink, uid) are plain strings, so
+ * a `"resourceVersion":"` after `"metadata":{` with no `{` between is the object's own. Text of
+ * another shape is parsed whole.
+ */
+export function readAnswer(text: string, use: AnswerUse = 'whole'): unknown {
+  if (use === 'nothing' || text === '') return undefined;
+  if (use === 'resourceVersion') {
+    const resourceVersion = leadingResourceVersion(text) ?? (JSON.parse(text) as { metadata?: { resourceVersion?: string } } | null)?.metadata?.resourceVersion;
+    return { metadata: { resourceVersion } };
+  }
+  return JSON.parse(text);
+}
+
+const METADATA = '"metadata":{';
+const RESOURCE_VERSION = '"resourceVersion":"';
+
+function leadingResourceVersion(text: string): string | undefined {
+  const metadata = text.indexOf(METADATA);
+  if (metadata < 0) return undefined;
+  const open = metadata + METADATA.length - 1;
+  const at = text.indexOf(RESOURCE_VERSION, open);
+  if (at < 0 || text.lastIndexOf('{', at) !== open) return undefined;
+  const from = at + RESOURCE_VERSION.length;
+  const end = text.indexOf('"', from);
+  const value = end < 0 ? undefined : text.slice(from, end);
+  // A resourceVersion is digits; anything escaped is left to the parser.
+  return value !== undefined && !value.includes('\\') ? value : undefined;
+}
+
 export function createApiTransport(access: ClusterAccess, options: ApiTransportOptions): ApiTransport {
   const timeouts = options.timeouts ?? DEFAULT_REQUEST_TIMEOUTS;
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
@@ -175,7 +210,7 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
           expired: () => deadline.expired,
           answer: (a) => ({ status: a.status, retryAfter: a.headers['retry-after'] as string | undefined }),
         });
-        if (answer.status >= 200 && answer.status < 300) return (answer.text === '' ? undefined : JSON.parse(answer.text)) as T;
+        if (answer.status >= 200 && answer.status < 300) return readAnswer(answer.text, request.answerUse) as T;
         // As client-node: a 401 carries no body, any other failure its Status as raw text.
         if (answer.status === 401) throw new ApiException(401, 'Unauthorized', undefined, flatHeaders(answer.headers));
         throw new ApiException(answer.status, 'Unknown API Status Code!', answer.text, flatHeaders(answer.headers));

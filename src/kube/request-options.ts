@@ -34,6 +34,27 @@ export interface RequestMiddleware {
 export interface RequestOptions {
   middleware?: RequestMiddleware[];
   middlewareMergeStrategy?: 'append' | 'prepend' | 'replace';
+  /**
+   * What the caller reads of a successful answer (`AnswerUse`); all of it when unset. Ours
+   * only: a client-node client ignores it and answers the whole object, which such callers
+   * take as well.
+   */
+  answerUse?: AnswerUse;
+}
+
+/**
+ * How much of a successful answer a call's caller reads. An answer to a pod write is the whole
+ * pod, several KB of JSON, and parsing what is dropped at once was a large share of the
+ * fleet's CPU in a wave of pods (docs/performance.md).
+ * - `whole`: the parsed answer.
+ * - `resourceVersion`: `{ metadata: { resourceVersion } }` only, read without parsing the rest.
+ * - `nothing`: undefined.
+ */
+export type AnswerUse = 'whole' | 'resourceVersion' | 'nothing';
+
+/** The options with `answerUse` set. */
+export function answerUseOptions(answerUse: AnswerUse, opt?: RequestOptions): RequestOptions {
+  return { ...opt, answerUse };
 }
 
 /** client-node's `of` (its rxjs stand-in): what its clients expect a middleware to answer. */

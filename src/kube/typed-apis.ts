@@ -120,7 +120,8 @@ function listQuery(p: ListParams = {}): ApiRequest['query'] {
 function call<T>(t: ApiTransport, request: ApiRequest, options: RequestOptions | undefined): Promise<T> {
   const headers = headersOf(options);
   const contentType = request.method === 'PATCH' ? PatchStrategy.JsonPatch : request.contentType;
-  return t.call<T>({ ...request, ...(contentType !== undefined ? { contentType } : {}), headers });
+  const answerUse = options?.answerUse;
+  return t.call<T>({ ...request, ...(contentType !== undefined ? { contentType } : {}), headers, ...(answerUse !== undefined ? { answerUse } : {}) });
 }
 
 const POD_PATH = (namespace: string, name?: string): string => `/api/v1/namespaces/${seg(namespace)}/pods${name === undefined ? '' : `/${seg(name)}`}`;

@@ -1,5 +1,6 @@
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { CoreV1Api } from '../kube/typed-apis.js';
+import { answerUseOptions } from '../kube/request-options.js';
 
 import { CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY } from '../constants.js';
 import { kpError } from '../errors.js';
@@ -135,12 +136,16 @@ export class KubeMirrorClient implements MirrorClient {
     try {
       // The API server reads DeleteOptions from the body when there is one and then ignores
       // the query parameters, so the grace period goes in the body too.
-      await api.deleteNamespacedPod({
-        name,
-        namespace,
-        gracePeriodSeconds: 0,
-        body: uid !== undefined ? { gracePeriodSeconds: 0, preconditions: { uid } } : { gracePeriodSeconds: 0 },
-      });
+      await api.deleteNamespacedPod(
+        {
+          name,
+          namespace,
+          gracePeriodSeconds: 0,
+          body: uid !== undefined ? { gracePeriodSeconds: 0, preconditions: { uid } } : { gracePeriodSeconds: 0 },
+        },
+        // The deleted pod the server answers with is not read.
+        answerUseOptions('nothing'),
+      );
       return true;
     } catch (err) {
       const status = apiStatusOf(err);

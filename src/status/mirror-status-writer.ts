@@ -1,5 +1,5 @@
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { setHeaderOptions } from '../kube/request-options.js';
+import { answerUseOptions, setHeaderOptions } from '../kube/request-options.js';
 import type { CoreV1Api } from '../kube/typed-apis.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
@@ -475,7 +475,8 @@ class StatusWriter implements MirrorStatusWriter {
     try {
       const written = await this.#api.patchNamespacedPodStatus(
         { name, namespace, body: buildStatusPatch(mirrorUID, status) },
-        setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE),
+        // Only the answer's resourceVersion is read (below).
+        setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('resourceVersion')),
       );
       // What a stand-in for the API answers may lack the pod; the server's always has it.
       writtenVersion = (written as Pod | undefined)?.metadata?.resourceVersion;

@@ -10,7 +10,8 @@ import { apiErrorInfo, apiFailureCause, apiStatusOf, isAlreadyExists, isConflict
 import { ApiException, isApiException } from '../../../src/kube/api-exception.js';
 import { V1MicroTime } from '../../../src/kube/micro-time.js';
 import { unlimited, type RequestPriority } from '../../../src/kube/rate-limiter.js';
-import { PatchStrategy, setHeaderOptions } from '../../../src/kube/request-options.js';
+import { answerUseOptions, PatchStrategy, setHeaderOptions } from '../../../src/kube/request-options.js';
+import { readAnswer } from '../../../src/kube/api-transport.js';
 
 interface Seen {
   method: string;
@@ -130,6 +131,44 @@ describe('the typed API calls', () => {
     const body = { metadata: { name: 'p', creationTimestamp: '2026-01-02T03:04:05Z', unknownField: 1 } };
     answers = [{ status: 201, body: JSON.stringify(body) }];
     assert.deepEqual(await core.createNamespacedPod({ namespace: 'ns', body: {} }), body);
+  });
+
+  it('answer only what the caller reads: the resourceVersion, or nothing', async () => {
+    const { core } = createApiClients(kubeConfig(), unlimited);
+    // As the API server writes a pod: kind, apiVersion, then metadata with its strings first.
+    const pod = {
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: { name: 'p', namespace: 'ns', uid: 'u-1', resourceVersion: '4711', annotations: { resourceVersion: 'not this' } },
+      status: { phase: 'Running' },
+    };
+    const patch = (answerUse: 'whole' | 'resourceVersion' | 'nothing') =>
+      core.patchNamespacedPodStatus({ name: 'p', namespace: 'ns', body: {} }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, answerUseOptions(answerUse)));
+    answers = [{ status: 200, body: JSON.stringify(pod) }];
+    assert.deepEqual(await patch('resourceVersion'), { metadata: { resourceVersion: '4711' } });
+    assert.equal(last().headers['content-type'], PatchStrategy.MergePatch, 'the header options still apply');
+    answers = [{ status: 200, body: JSON.stringify(pod) }];
+    assert.equal(await patch('nothing'), undefined);
+    answers = [{ status: 200, body: JSON.stringify(pod) }];
+    assert.deepEqual(await patch('whole'), pod);
+    // Text of another shape (labels before the resourceVersion) is parsed whole for it.
+    answers = [{ status: 200, body: '{"metadata":{"labels":{"resourceVersion":"no"},"resourceVersion":"12"}}' }];
+    assert.deepEqual(await patch('resourceVersion'), { metadata: { resourceVersion: '12' } });
+    // A failure is the same ApiException whatever the caller reads.
+    answers = [{ status: 404, body: status(404, 'NotFound') }];
+    assert.ok(isNotFound(await failure(patch('nothing'))));
+  });
+});
+
+describe('readAnswer', () => {
+  it('finds the object\'s own resourceVersion in the text, and parses when the text is not of that shape', () => {
+    assert.deepEqual(readAnswer('{"kind":"Pod","metadata":{"name":"a","resourceVersion":"7"},"spec":{}}', 'resourceVersion'), { metadata: { resourceVersion: '7' } });
+    assert.deepEqual(readAnswer('{"kind":"Pod","metadata":{"name":"a"},"spec":{"x":{"resourceVersion":"9"}}}', 'resourceVersion'), { metadata: { resourceVersion: undefined } });
+    assert.deepEqual(readAnswer('{"spec":{},"metadata":{"resourceVersion":"3"}}', 'resourceVersion'), { metadata: { resourceVersion: '3' } });
+    assert.deepEqual(readAnswer('{"metadata":{"resourceVersion":"a\\"b"}}', 'resourceVersion'), { metadata: { resourceVersion: 'a"b' } });
+    assert.equal(readAnswer('', 'whole'), undefined);
+    assert.equal(readAnswer('{"a":1}', 'nothing'), undefined);
+    assert.throws(() => readAnswer('{not json', 'resourceVersion'), SyntaxError);
   });
 });
 
