@@ -1,7 +1,7 @@
-// A GET over HTTPS with a bearer token or a client certificate, for tests of the kubelet port
-// and of the API server's node proxy; the answer's status and body as text. Tokens are sent,
+// A GET over HTTPS with a bearer token or a client certificate, for tests of the kubelet port,
+// the API server's node proxy and the connection pool; the answer's status and body as text. Tokens are sent,
 // never logged.
-import { request } from 'node:https';
+import { request, type Agent } from 'node:https';
 
 export interface HttpsGetOptions {
   token?: string;
@@ -9,6 +9,8 @@ export interface HttpsGetOptions {
   key?: string;
   /** The CA to verify the server with; none: the server is not verified (a self-signed kubelet). */
   ca?: string;
+  /** The connections' agent (a keep-alive pool's): its TLS settings apply, `ca` and the others are not used. */
+  agent?: Agent;
 }
 
 export function httpsGet(url: string, options: HttpsGetOptions = {}): Promise<{ status: number; body: string }> {
@@ -17,10 +19,14 @@ export function httpsGet(url: string, options: HttpsGetOptions = {}): Promise<{ 
       url,
       {
         method: 'GET',
-        agent: false,
-        ...(options.ca !== undefined ? { ca: options.ca } : { rejectUnauthorized: false }),
+        ...(options.agent !== undefined
+          ? { agent: options.agent }
+          : {
+              agent: false,
+              ...(options.ca !== undefined ? { ca: options.ca } : { rejectUnauthorized: false }),
+              ...(options.cert !== undefined ? { cert: options.cert, key: options.key } : {}),
+            }),
         ...(options.token !== undefined ? { headers: { Authorization: `Bearer ${options.token}` } } : {}),
-        ...(options.cert !== undefined ? { cert: options.cert, key: options.key } : {}),
         timeout: 15_000,
       },
       (res) => {

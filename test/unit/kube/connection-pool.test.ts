@@ -2,11 +2,12 @@
 // a bound raised between two bursts, connections closed once idle but not while in use, and the
 // certificates kept out of the names node's agent builds for every request.
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:https';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createConnectionPool } from '../../../src/kube/connection-pool.js';
 import { makeCA } from '../../helpers/certificates.js';
+import { httpsGet } from '../../helpers/https-get.js';
 
 describe('createConnectionPool', () => {
   const ca = makeCA('pool-test-ca');
@@ -28,18 +29,8 @@ describe('createConnectionPool', () => {
   });
   after(() => server.close());
 
-  const get = (pool: ReturnType<typeof createConnectionPool>, ms: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const agent = pool.agentFor({ ca: ca.cert });
-      const req = request({ agent, host: 'localhost', port, path: `/${ms}` }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(body));
-      });
-      req.on('error', reject);
-      req.end();
-    });
+  const get = async (pool: ReturnType<typeof createConnectionPool>, ms: number): Promise<string> =>
+    (await httpsGet(`https://localhost:${port}/${ms}`, { agent: pool.agentFor({ ca: ca.cert }) })).body;
   const until = async (check: () => boolean, what: string): Promise<void> => {
     for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
     assert.ok(check(), what);
@@ -80,12 +71,7 @@ describe('createConnectionPool', () => {
 
     // A pool trusting another CA does not reach this server.
     const other = createConnectionPool(2, 300).agentFor({ ca: makeCA('another-ca').cert });
-    const refused = await new Promise<Error>((resolve) => {
-      const req = request({ agent: other, host: 'localhost', port, path: '/0' }, () => resolve(new Error('answered')));
-      req.on('error', resolve);
-      req.end();
-    });
-    assert.match(refused.message, /self.signed|unable to verify|certificate/i);
+    await assert.rejects(httpsGet(`https://localhost:${port}/0`, { agent: other }), /self.signed|unable to verify|certificate/i);
     other.destroy();
     agent.destroy();
   });

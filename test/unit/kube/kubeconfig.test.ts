@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request } from 'node:https';
+import { createServer, type Agent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { createClusterAccess } from '../../../src/kube/cluster-access.js';
 import { loadKubeConfigFile } from '../../../src/kube/kubeconfig-file.js';
 import { readKubeConfigFile } from '../../../src/kube/kubeconfig.js';
 import { makeCA } from '../../helpers/certificates.js';
+import { httpsGet } from '../../helpers/https-get.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kp-kubeconfig-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -141,17 +142,8 @@ describe('readKubeConfigFile', () => {
       writeFileSync(join(path, '..', 'ca.crt'), ca.cert);
       const prepared = await access.prepare();
       assert.equal(prepared.headers['Authorization'], 'Bearer t');
-      const answer = await new Promise<string>((resolve, reject) => {
-        const req = request({ agent: prepared.agent, host: 'localhost', port, path: '/' }, (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (body += c));
-          res.on('end', () => resolve(body));
-        });
-        req.on('error', reject);
-        req.end();
-      });
-      assert.equal(answer, 'ok', 'the agent trusts the CA read from the file');
+      const answer = await httpsGet(`https://localhost:${port}/`, { agent: prepared.agent as Agent });
+      assert.equal(answer.body, 'ok', 'the agent trusts the CA read from the file');
       (prepared.agent as { destroy(): void }).destroy();
     } finally {
       server.close();
