@@ -1,6 +1,6 @@
 // A GET over HTTPS with a bearer token or a client certificate, for tests of the kubelet port,
-// the API server's node proxy and the connection pool; the answer's status and body as text. Tokens are sent,
-// never logged.
+// the API server's node proxy and the connection pool; the answer's status and body as text.
+// Tokens are sent, never logged.
 import { request, type Agent } from 'node:https';
 
 export interface HttpsGetOptions {
