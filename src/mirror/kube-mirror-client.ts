@@ -57,6 +57,9 @@ export function createKubeMirrorClient(options: KubeMirrorClientOptions): Mirror
  * (never rejects) when the pod is missing, has another UID, or the API server refuses; only
  * a full name that does not parse rejects.
  */
+/** A DELETE's options: the deleted pod the server answers with is not read. */
+const READ_NOTHING = answerUseOptions('nothing');
+
 export class KubeMirrorClient implements MirrorClient {
   readonly #api: CoreV1Api | undefined;
   readonly #nodeName: string;
@@ -143,8 +146,7 @@ export class KubeMirrorClient implements MirrorClient {
           gracePeriodSeconds: 0,
           body: uid !== undefined ? { gracePeriodSeconds: 0, preconditions: { uid } } : { gracePeriodSeconds: 0 },
         },
-        // The deleted pod the server answers with is not read.
-        answerUseOptions('nothing'),
+        READ_NOTHING,
       );
       return true;
     } catch (err) {

@@ -140,6 +140,8 @@ const WRITE_CONCURRENCY = 16;
 
 /** What an empty batch names: read, never written. */
 const NO_NAMES: ReadonlySet<string> = new Set();
+/** Every status PATCH's options, made once: its Content-Type, and only the answer's resourceVersion read (below). */
+const STATUS_PATCH_OPTIONS = setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('resourceVersion'));
 
 class StatusWriter implements MirrorStatusWriter {
   readonly #pm: StatusPodManager;
@@ -475,8 +477,7 @@ class StatusWriter implements MirrorStatusWriter {
     try {
       const written = await this.#api.patchNamespacedPodStatus(
         { name, namespace, body: buildStatusPatch(mirrorUID, status) },
-        // Only the answer's resourceVersion is read (below).
-        setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('resourceVersion')),
+        STATUS_PATCH_OPTIONS,
       );
       // What a stand-in for the API answers may lack the pod; the server's always has it.
       writtenVersion = (written as Pod | undefined)?.metadata?.resourceVersion;
