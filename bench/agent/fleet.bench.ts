@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
-import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet.js';
+import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet-pools.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createLoop, rate, type PhaseRate } from './bulk.bench.js';
 import { FleetChild, convergeFleet, untilConverged } from './fleet-process.js';

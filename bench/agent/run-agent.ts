@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startLocalCluster } from '../../src/cluster/local-cluster.js';
-import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet.js';
+import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet-pools.js';
 import { BULK_NODES, runBulkBench, type BulkResult } from './bulk.bench.js';
 import { LATENCY_NODE, LATENCY_REAL_NODE, runLatencyBench, type LatencyResult } from './latency.bench.js';
 import { resourceNode, runResourcesBench, type ResourceRow } from './resources.bench.js';

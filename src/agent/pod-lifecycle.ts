@@ -7,7 +7,7 @@ import type { PodManager, PodsAndMirrorPods } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
 import type { AgentMetrics } from '../server/agent-metrics.js';
 import type { MirrorStatusWriter } from '../status/mirror-status-writer.js';
-import { createKeyedWorkQueue } from '../queue/keyed-work-queue.js';
+import { createKeyedWorkQueue, type KeyedWorkQueue } from '../queue/keyed-work-queue.js';
 import type { StatusProvider } from '../status/status-provider.js';
 import type { Clock, ClockTimer } from '../time/clock.js';
 import type { PodWorkers, PodWorkersOptions } from './pod-workers.js';
@@ -27,6 +27,9 @@ const FINAL_DELETE_RETRY_MS = 10_000;
 
 /** The retry time of a pod whose final DELETE went through: never again. */
 const DELETED = Number.NEGATIVE_INFINITY;
+
+/** Every lifecycle's retries until its first final DELETE: empty, read and never written. */
+const NO_RETRIES: ReadonlyMap<string, number> = new Map();
 
 /** What the lifecycle asks of the pod workers. */
 export type LifecycleWorkers = Pick<PodWorkers, 'updatePod' | 'sync' | 'state' | 'podOf' | 'isSyncing' | 'syncKnownPods' | 'counts'>;
@@ -93,20 +96,26 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // while one is in flight, DELETED once one went through: until the watch shows the pod gone,
   // a late update of it, such as the API server's own grace-0 update before it removes the pod,
   // must not send another, as the kubelet's status manager forgets a pod once deleted).
-  const finalDeleteRetries = new Map<string, number>();
+  // Made at its first entry (NO_RETRIES until then, which is never written).
+  let finalDeleteRetries = NO_RETRIES as Map<string, number>;
+  const retriesToWrite = (): Map<string, number> => (finalDeleteRetries === NO_RETRIES ? (finalDeleteRetries = new Map()) : finalDeleteRetries);
   // Final DELETEs by pod UID, one in flight at a time, as the kubelet's status manager sends its
   // requests from one loop. Sent all at once, a node's hundred deletions outran what a loaded
   // API server answers within the client's deadline, and every DELETE that timed out was sent
   // again (docs/fleet.md, "At scale"). A pass is always done: a DELETE that did not go through
   // is sent again on the status manager's 10 s cadence (finalDeleteRetries), not the queue's backoff.
-  const finalDeletes = createKeyedWorkQueue<string>({
-    process: async (uid) => {
-      await sendFinalDelete(uid);
-      return true;
-    },
-    clock,
-    schedule: (start) => start(),
-  });
+  // Made at the first final DELETE: a fleet node that never deletes a pod holds no queue.
+  let finalDeletes: KeyedWorkQueue<string> | undefined;
+  let stopped = false;
+  const finalDeleteQueue = (): KeyedWorkQueue<string> =>
+    (finalDeletes ??= createKeyedWorkQueue<string>({
+      process: async (uid) => {
+        await sendFinalDelete(uid);
+        return true;
+      },
+      clock,
+      schedule: (start) => start(),
+    }));
 
   // Deleted in the API and no final DELETE pending for it yet.
   const finalDeleteDue = (pod: Pod, uid: string): boolean => Boolean(pod.metadata?.deletionTimestamp) && !finalDeleteRetries.has(uid);
@@ -197,11 +206,12 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (current === undefined) return;
     if (!isTerminalPhase(current.status?.phase)) {
       // The status's echo brings it back at once (onPodsChanged), housekeeping in 10 s at the latest.
-      finalDeleteRetries.set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
+      retriesToWrite().set(uid, clock.monotonic() + FINAL_DELETE_RETRY_MS);
       return;
     }
-    finalDeleteRetries.set(uid, Infinity);
-    finalDeletes.enqueue(uid);
+    retriesToWrite().set(uid, Infinity);
+    // A stopped lifecycle sends nothing more, as its stopped queue did.
+    if (!stopped) finalDeleteQueue().enqueue(uid);
   }
 
   // The pod manager's copy of a pod still deleted in the API (and an API to delete it through);
@@ -219,7 +229,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     if (current === undefined || deletePod === undefined) return;
     const deleted = await deletePod(getPodFullName(current), uid).catch(() => false);
     logger.info({ pod: getPodFullName(current), podUID: uid, deleted }, 'deleted terminated pod');
-    finalDeleteRetries.set(uid, deleted ? DELETED : clock.monotonic() + FINAL_DELETE_RETRY_MS);
+    retriesToWrite().set(uid, deleted ? DELETED : clock.monotonic() + FINAL_DELETE_RETRY_MS);
   }
 
   // A refused DELETE (404: already gone; 409: the name is another pod's now) also counts as not
@@ -272,7 +282,8 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     finishDeletion,
 
     stop() {
-      void finalDeletes.stop();
+      stopped = true;
+      void finalDeletes?.stop();
     },
 
     housekeeping() {

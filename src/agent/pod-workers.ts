@@ -231,13 +231,17 @@ export function effectiveGracePeriod(current: number, pod: Pod, override?: numbe
   return { gracePeriod: grace, changed: current !== 0 && current !== grace };
 }
 
+/** Every node's workers until its first pod: empty, read and never written. */
+const NO_WORKERS: ReadonlyMap<string, unknown> = new Map();
+
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   const clock = options.clock ?? realClock;
   const random = options.random ?? Math.random;
   const backOffMs = options.backOffMs ?? 10_000;
   const jitter = options.backOffJitter ?? 0.5;
   const log = childLogger(options.logger, { component: 'pod-workers' });
-  const workers = new Map<string, Worker>();
+  // Made at the first pod (NO_WORKERS until then, never written): a node without pods holds no table.
+  let workers = NO_WORKERS as Map<string, Worker>;
   // Static pods only: made at the first, so that a node without any holds neither.
   let startedByFullName: Map<string, string> | undefined;
   let waitingByFullName: Map<string, string[]> | undefined;
@@ -349,6 +353,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       return;
     }
     const w = new Worker(pod);
+    if (workers === NO_WORKERS) workers = new Map();
     workers.set(uid, w);
     if (w.staticName !== undefined) (waitingByFullName ??= new Map()).set(w.staticName, [...(waitingByFullName.get(w.staticName) ?? []), uid]);
     tryStart(uid, w);

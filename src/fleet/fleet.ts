@@ -4,7 +4,7 @@ import { createAgent, type Agent } from '../agent/agent.js';
 import type { AgentPartOverrides } from '../agent/parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
-import { createApiClients, createConnectionPool, type ApiClients, type LeaseApi } from '../kube/api-clients.js';
+import { createApiClients, type ApiClients, type LeaseApi } from '../kube/api-clients.js';
 import { createLeaseClient } from '../kube/lease-client.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
@@ -20,6 +20,7 @@ import { createSharedTimerClock } from '../time/shared-timer-clock.js';
 import { startBounded } from './bounded-start.js';
 import { createFileWatchHub } from './file-watch-hub.js';
 import { fleetNode, isSelectorTemplate, shardOf, templateNodeNames, type FleetConfig, type FleetNode } from './fleet-config.js';
+import { createFleetPools } from './fleet-pools.js';
 import { createFleetMetrics, type FleetMetrics } from './fleet-metrics.js';
 import { createMultiDirFileSource } from './multi-dir-file-source.js';
 import { createLeaseFence, type LeaseFence } from './lease-fence.js';
@@ -57,21 +58,6 @@ export interface Fleet {
   readonly metrics: FleetMetrics;
 }
 
-/** Connections the whole fleet keeps to the API server: at most this many requests on the wire at once. */
-export const FLEET_MAX_SOCKETS = 256;
-/**
- * The Lease client's own keep-alive connections, apart from the pool, while nodes register: a
- * start's burst of Lease creates then waits for these instead of taking the API server from the
- * Node writes (docs/performance.md, "The Lease renewals back on HTTP/1.1").
- */
-export const FLEET_LEASE_SOCKETS_AT_START = 16;
-/**
- * The Lease client's connections once every node has registered: enough that the renewals keep
- * their pace while a wave of pods slows every answer (docs/performance.md, "Lease renewals in a
- * wave of pods"). Those a wave opened close once idle (`IDLE_SOCKET_MS`).
- */
-export const FLEET_LEASE_SOCKETS = 64;
-
 /** The period of the Lease renewals and Node status updates (the kubelet's 10 s). */
 const NODE_LOOP_PERIOD_MS = 10_000;
 /**
@@ -100,8 +86,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const clock = options.clock ?? realClock;
   // The nodes' timers (six periodic ones a node) wait on one timer of the process.
   const nodeClock = createSharedTimerClock(clock, { slotMs: NODE_TIMER_SLOT_MS });
-  const pool = createConnectionPool(FLEET_MAX_SOCKETS);
-  const leasePool = createConnectionPool(FLEET_LEASE_SOCKETS_AT_START);
+  const pools = createFleetPools();
   const metrics = createFleetMetrics();
   const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
   const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));
@@ -109,8 +94,8 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const clientsFor = (path: string): ApiClients & { leases: LeaseApi } => {
     const { kubeConfig, tokenFile } = loadKubeConfigFile(path);
     const userAgent = fleetUserAgent(config.shardByLease);
-    const apis = createApiClients(kubeConfig, limiter, { eventLimiter, pool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) });
-    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool: leasePool, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
+    const apis = createApiClients(kubeConfig, limiter, { eventLimiter, pool: pools.api, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) });
+    return { ...apis, leases: createLeaseClient(kubeConfig, limiter, { pool: pools.leases, userAgent, ...(tokenFile !== undefined ? { tokenFile } : {}) }) ?? apis.coordination };
   };
   const fleetApis = config.kubeconfig !== undefined ? clientsFor(config.kubeconfig) : undefined;
   // The one watch needs a credential that may watch every node's pods; node credentials may
@@ -335,7 +320,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
         settled: (agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS),
         stopped: () => stopping,
       });
-      void Promise.allSettled(named.map((agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS))).then(() => leasePool.setMaxSockets(FLEET_LEASE_SOCKETS));
+      void Promise.allSettled(named.map((agent) => agent.nodeRegistered(REGISTRATION_SLOT_MS))).then(() => pools.registered());
       shards?.start();
       logger.info({ nodes: agents.size, mode: config.nodeKubeconfigDir !== undefined ? 'per-node' : 'fleet', readOnly: bound }, 'fleet started');
     },

@@ -140,6 +140,14 @@ const WRITE_CONCURRENCY = 16;
 
 /** What an empty batch names: read, never written. */
 const NO_NAMES: ReadonlySet<string> = new Set();
+// What a writer without statuses or versions walks: empty, never written (deleting from an
+// empty map changes nothing).
+const NO_STATUSES = new Map<string, CachedStatus>();
+const NO_VERSIONS = new Map<string, number>();
+// Every writer's first batch waits on this one settled promise, and without the option the
+// previous statuses are always known: neither needs an object per writer.
+const SETTLED: Promise<void> = Promise.resolve();
+const ALWAYS = (): boolean => true;
 /** Every status PATCH's options, made once: its Content-Type, and only the answer's resourceVersion read (below). */
 const STATUS_PATCH_OPTIONS = setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('resourceVersion'));
 
@@ -154,19 +162,19 @@ class StatusWriter implements MirrorStatusWriter {
   readonly #published: { list(): Iterable<Pod>; byUID(uid: string): Pod | undefined };
   readonly #previousStatusKnown: () => boolean;
 
-  readonly #statuses = new Map<string, CachedStatus>();
+  // The tables below are made at their first entry: a fleet node without pods holds none.
+  #statuses: Map<string, CachedStatus> | undefined;
   // Version last written (or found already present), by mirror UID.
-  readonly #apiStatusVersions = new Map<string, number>();
+  #apiStatusVersions: Map<string, number> | undefined;
   // Mirror objects a successful write went over: until the watch brings a newer object, the
   // pod manager's copy predates that write and says nothing about what the server holds.
-  readonly #predatesWrite = new WeakSet<Pod>();
+  #predatesWrite: WeakSet<Pod> | undefined;
   // By mirror UID, the resourceVersion the server gave our last successful write, until the pod
   // manager holds a copy at least as new. A copy the watch delivers meanwhile (the echo of an
   // earlier write of ours, or of the mirror's creation) is older than that write, as the set
   // above can not tell: it was not the object the write went over. Made at its first entry.
   #writtenVersions: Map<string, string> | undefined;
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
-  // The sets below are made at their first entry: a fleet node without pods holds none.
   #changed: Set<string> | undefined;
   // What updates named since the last batch (requestSync(pods)): static pods by UID, mirror
   // pods by full name; and whether someone asked for a scan of every pod (requestSync()).
@@ -180,7 +188,7 @@ class StatusWriter implements MirrorStatusWriter {
   #resyncTimer: ClockTimer | undefined;
   #incrementalTimer: ClockTimer | undefined;
   #unsubscribe: (() => void) | undefined;
-  #chain: Promise<void> = Promise.resolve();
+  #chain: Promise<void> = SETTLED;
 
   constructor(options: MirrorStatusWriterOptions, resyncMs: number) {
     this.#pm = options.podManager;
@@ -190,7 +198,7 @@ class StatusWriter implements MirrorStatusWriter {
     this.#log = childLogger(options.logger, { component: 'mirror-status-writer' });
     this.#resyncMs = resyncMs;
     this.#onWrite = options.onWrite;
-    this.#previousStatusKnown = options.previousStatusKnown ?? (() => true);
+    this.#previousStatusKnown = options.previousStatusKnown ?? ALWAYS;
     const pm = options.podManager;
     this.#published = options.publishedPods ?? {
       list: () => pm.getPods().filter(isStaticPod),
@@ -250,7 +258,7 @@ class StatusWriter implements MirrorStatusWriter {
   }
 
   getPodStatus(uid: string): V1PodStatus | undefined {
-    const cached = this.#statuses.get(this.#pm.translatePodUID(uid));
+    const cached = this.#statuses?.get(this.#pm.translatePodUID(uid));
     return cached === undefined ? undefined : (cached.status ?? this.#statusOf(cached.pod));
   }
 
@@ -289,7 +297,7 @@ class StatusWriter implements MirrorStatusWriter {
       this.#refresh(uid, pod, askAll || changed.has(uid));
     }
     // Every static pod now has a status, so more statuses than pods means some pods left.
-    if (this.#statuses.size > staticPods) this.#forgetRemovedPods();
+    if ((this.#statuses?.size ?? 0) > staticPods) this.#forgetRemovedPods();
   }
 
   /**
@@ -297,7 +305,7 @@ class StatusWriter implements MirrorStatusWriter {
    * Undefined for a new static pod while previous statuses are not known yet.
    */
   #refresh(uid: string, pod: Pod, ask: boolean): CachedStatus | undefined {
-    const cached = this.#statuses.get(uid);
+    const cached = this.#statuses?.get(uid);
     if (cached !== undefined) {
       // A new generation (the spec changed) is a new status even when the runtime's is not.
       const regenerated = podGeneration(cached.pod) !== podGeneration(pod);
@@ -309,7 +317,7 @@ class StatusWriter implements MirrorStatusWriter {
     const status = this.#statusOf(pod);
     if (cached !== undefined && sameAsCached(status, cached)) return cached;
     const fresh: CachedStatus = { version: ++this.#lastVersion, pod, status, fingerprint: undefined, inSyncWith: undefined };
-    this.#statuses.set(uid, fresh);
+    (this.#statuses ??= new Map()).set(uid, fresh);
     return fresh;
   }
 
@@ -327,7 +335,7 @@ class StatusWriter implements MirrorStatusWriter {
       return [cached, status];
     }
     const fresh: CachedStatus = { version: ++this.#lastVersion, pod: cached.pod, status, fingerprint: undefined, inSyncWith: undefined };
-    this.#statuses.set(uid, fresh);
+    (this.#statuses ??= new Map()).set(uid, fresh);
     return [fresh, status];
   }
 
@@ -360,7 +368,7 @@ class StatusWriter implements MirrorStatusWriter {
       if (uid === '') continue;
       const pod = this.#published.byUID(uid);
       if (pod === undefined) {
-        if (this.#statuses.delete(uid)) this.#provider.forget?.(uid);
+        if (this.#statuses?.delete(uid) === true) this.#provider.forget?.(uid);
         continue;
       }
       const cached = this.#refresh(uid, pod, changed.has(uid));
@@ -381,9 +389,10 @@ class StatusWriter implements MirrorStatusWriter {
   #forgetRemovedPods(): void {
     const present = new Set<string>();
     for (const pod of this.#published.list()) present.add(podUID(pod));
-    for (const uid of this.#statuses.keys()) {
+    const statuses = this.#statuses ?? NO_STATUSES;
+    for (const uid of statuses.keys()) {
       if (!present.has(uid)) {
-        this.#statuses.delete(uid);
+        statuses.delete(uid);
         this.#provider.forget?.(uid);
       }
     }
@@ -401,14 +410,15 @@ class StatusWriter implements MirrorStatusWriter {
       this.#touchedUIDs = undefined;
       this.#touchedNames = undefined;
       this.#refreshStatuses(full, changed);
-      candidates = this.#statuses;
+      candidates = this.#statuses ?? NO_STATUSES;
     }
     if (full) {
       // Versions of UIDs that are neither a cached status nor a mirror the pod manager knows.
-      for (const uid of this.#apiStatusVersions.keys()) {
-        if (!this.#statuses.has(uid) && this.#pm.translatePodUID(uid) === uid) this.#apiStatusVersions.delete(uid);
+      const versions = this.#apiStatusVersions ?? NO_VERSIONS;
+      for (const uid of versions.keys()) {
+        if (this.#statuses?.has(uid) !== true && this.#pm.translatePodUID(uid) === uid) versions.delete(uid);
       }
-      for (const uid of this.#writtenVersions?.keys() ?? []) if (!this.#apiStatusVersions.has(uid)) this.#writtenVersions!.delete(uid);
+      for (const uid of this.#writtenVersions?.keys() ?? []) if (!versions.has(uid)) this.#writtenVersions!.delete(uid);
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
     for (const [uid, listed] of candidates) {
@@ -419,7 +429,7 @@ class StatusWriter implements MirrorStatusWriter {
       // Static pod without a mirror: keep the status, write nothing yet.
       if (mirror === undefined) continue;
       const mirrorUID = podUID(mirror);
-      let write = (this.#apiStatusVersions.get(mirrorUID) ?? 0) < cached.version;
+      let write = (this.#apiStatusVersions?.get(mirrorUID) ?? 0) < cached.version;
       if (!write && full && cached.inSyncWith !== mirror && !this.#predatesOurWrite(mirror, mirrorUID)) {
         const [held, status] = this.#hold(uid, cached);
         if (held !== cached) {
@@ -430,7 +440,7 @@ class StatusWriter implements MirrorStatusWriter {
         } else {
           // The mirror's status differs from ours: someone else changed it, or our write was
           // lost. Forget the version and write again.
-          this.#apiStatusVersions.delete(mirrorUID);
+          this.#apiStatusVersions?.delete(mirrorUID);
           write = true;
         }
       }
@@ -459,7 +469,7 @@ class StatusWriter implements MirrorStatusWriter {
     if (translated !== '' && translated !== staticUID) {
       // The API object is the mirror of another incarnation of this static pod.
       this.#log.info({ pod: fullName, uid: staticUID, mirrorUID }, 'mirror pod belongs to another static pod; dropping cached status');
-      this.#statuses.delete(staticUID);
+      this.#statuses?.delete(staticUID);
       return;
     }
     // A mirror of another hash (an edited manifest's, which the pod manager pairs with the new
@@ -468,7 +478,7 @@ class StatusWriter implements MirrorStatusWriter {
     if (isStaticPod(listed.pod) && !isMirrorPodOf(mirror, listed.pod)) return;
     const [cached, status] = this.#hold(staticUID, listed);
     if (!this.#predatesOurWrite(mirror, mirrorUID) && sameStatus(status, mirror.status ?? {})) {
-      this.#apiStatusVersions.set(mirrorUID, cached.version);
+      (this.#apiStatusVersions ??= new Map()).set(mirrorUID, cached.version);
       this.#inSync(cached, mirror);
       this.#onWrite?.('unchanged');
       return;
@@ -491,8 +501,8 @@ class StatusWriter implements MirrorStatusWriter {
       this.#report(isUIDMismatch(err) ? 'conflict' : 'error', fullName, err);
       return;
     }
-    this.#apiStatusVersions.set(mirrorUID, cached.version);
-    this.#predatesWrite.add(mirror);
+    (this.#apiStatusVersions ??= new Map()).set(mirrorUID, cached.version);
+    (this.#predatesWrite ??= new WeakSet()).add(mirror);
     if (writtenVersion !== undefined && writtenVersion !== '') (this.#writtenVersions ??= new Map()).set(mirrorUID, writtenVersion);
     this.#onWrite?.('success');
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
@@ -505,7 +515,7 @@ class StatusWriter implements MirrorStatusWriter {
    * the watch has caught up with the write, the write's resourceVersion is let go.
    */
   #predatesOurWrite(mirror: Pod, mirrorUID: string): boolean {
-    if (this.#predatesWrite.has(mirror)) return true;
+    if (this.#predatesWrite?.has(mirror) === true) return true;
     const written = this.#writtenVersions?.get(mirrorUID);
     if (written === undefined) return false;
     if (versionBefore(mirror.metadata?.resourceVersion, written)) return true;

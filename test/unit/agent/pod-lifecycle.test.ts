@@ -13,6 +13,7 @@ import { PodManager } from '../../../src/pod/manager.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
 import { newPod, ns } from '../pod/pod-fixtures.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 interface Options {
   /** false: `--simulated-lifecycle=instant`, no pod workers. */
@@ -318,6 +319,34 @@ describe('the final delete of a deleted ordinary pod', () => {
     t.lifecycle.stop();
     await t.answerDelete();
     assert.deepEqual(sent(), ['a1', 'a3'], 'a4 is dropped at stop; the one in flight was answered');
+  });
+
+  it('a lifecycle stopped before its first final DELETE sends none afterwards', () => {
+    const t = setup();
+    t.lifecycle.stop();
+    t.apply(PodOperation.ADD, apiPod('a1', 'api', { deleting: true, phase: 'Succeeded' }));
+    assert.equal(deletesOf(t), 0);
+  });
+
+  it('a lifecycle that has deleted nothing holds no queue of final DELETEs (a fleet node without pods makes none)', async () => {
+    const podManager = new PodManager();
+    const noop = (): void => {};
+    const options = {
+      podManager,
+      admission: { admitNew: noop, forget: noop, rejection: () => undefined },
+      sourcesReady: { allReady: () => true },
+      workers: undefined,
+      runtime: { statusFor: (): V1PodStatus => ({ phase: 'Running' }) },
+      mirrorSync: undefined,
+      statusWriter: undefined,
+      deletePod: async () => true,
+      metrics: { setWorkingPods: noop, setDesiredPods: noop, setActivePods: noop, setMirrorPods: noop, recordRestartedPod: noop },
+      clock: new FakeClock(),
+      logger: { debug: noop, info: noop, warn: noop, error: noop },
+    };
+    const bytes = await retainedBytesPer(20_000, () => createPodLifecycle(options));
+    // About 1,800 bytes; with the queue and the retries made up front, about 3,420.
+    assert.ok(bytes < 2_600, `${bytes.toFixed(1)} bytes per lifecycle`);
   });
 
   it('a DELETE that did not go through is sent again every 10 s until one does, and not for a pod gone meanwhile', async () => {

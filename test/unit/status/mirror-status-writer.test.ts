@@ -18,6 +18,7 @@ import {
 import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-runtime.js';
 import type { StatusProvider } from '../../../src/status/status-provider.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 // --- fixtures ---------------------------------------------------------------------------
 
@@ -826,5 +827,24 @@ describe('published pods (the kubelet lifecycle)', () => {
     podManager.addPod(replacement);
     await writer.syncBatch(false);
     assert.deepEqual(api.patches.map((p) => [p.body.metadata.uid, p.body.status.phase]), [['mirror-2', 'Pending']]);
+  });
+
+  it('a writer with no pods holds no tables of its own (a fleet node without pods makes none)', async () => {
+    const podManager = new PodManager();
+    const api = new FakePodApi();
+    const provider: StatusProvider = { statusFor: () => ({ phase: 'Pending' }) };
+    const bytes = await retainedBytesPer(20_000, () => createMirrorStatusWriter({ podManager, statusProvider: provider, api }));
+    // About 415 bytes; with its two maps and weak set made up front, and a settled promise and
+    // a closure of its own, about 1,120.
+    assert.ok(bytes < 700, `${bytes.toFixed(1)} bytes per writer`);
+    // Made at the first status, the tables work as before.
+    const writer = createMirrorStatusWriter({ podManager, statusProvider: provider, api });
+    const pod = staticPod();
+    const mirror = mirrorPod('mirror-1', 'static-1', 'web', {});
+    podManager.setPods([pod, mirror]);
+    api.put(mirror);
+    await writer.syncBatch(true);
+    assert.deepEqual(api.patches.map((p) => p.body.status.phase), ['Pending']);
+    assert.equal(writer.getPodStatus('static-1')?.phase, 'Pending');
   });
 });
