@@ -106,7 +106,6 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
   // is sent again on the status manager's 10 s cadence (finalDeleteRetries), not the queue's backoff.
   // Made at the first final DELETE: a fleet node that never deletes a pod holds no queue.
   let finalDeletes: KeyedWorkQueue<string> | undefined;
-  let stopped = false;
   const finalDeleteQueue = (): KeyedWorkQueue<string> =>
     (finalDeletes ??= createKeyedWorkQueue<string>({
       process: async (uid) => {
@@ -210,8 +209,7 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
       return;
     }
     retriesToWrite().set(uid, Infinity);
-    // A stopped lifecycle sends nothing more, as its stopped queue did.
-    if (!stopped) finalDeleteQueue().enqueue(uid);
+    finalDeleteQueue().enqueue(uid);
   }
 
   // The pod manager's copy of a pod still deleted in the API (and an API to delete it through);
@@ -282,8 +280,8 @@ export function createPodLifecycle(options: PodLifecycleOptions): PodLifecycle {
     finishDeletion,
 
     stop() {
-      stopped = true;
-      void finalDeletes?.stop();
+      // A stopped queue takes no more final DELETEs; one not made yet is made stopped.
+      void finalDeleteQueue().stop();
     },
 
     housekeeping() {

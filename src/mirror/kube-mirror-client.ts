@@ -43,6 +43,9 @@ export function createKubeMirrorClient(options: KubeMirrorClientOptions): Mirror
   return new KubeMirrorClient(options);
 }
 
+/** A DELETE's options: the deleted pod the server answers with is not read. */
+const READ_NOTHING = answerUseOptions('nothing');
+
 /**
  * The MirrorClient that talks to a real API server through a CoreV1Api (src/kube/typed-apis.ts).
  *
@@ -57,9 +60,6 @@ export function createKubeMirrorClient(options: KubeMirrorClientOptions): Mirror
  * (never rejects) when the pod is missing, has another UID, or the API server refuses; only
  * a full name that does not parse rejects.
  */
-/** A DELETE's options: the deleted pod the server answers with is not read. */
-const READ_NOTHING = answerUseOptions('nothing');
-
 export class KubeMirrorClient implements MirrorClient {
   readonly #api: CoreV1Api | undefined;
   readonly #nodeName: string;

@@ -140,10 +140,8 @@ const WRITE_CONCURRENCY = 16;
 
 /** What an empty batch names: read, never written. */
 const NO_NAMES: ReadonlySet<string> = new Set();
-// What a writer without statuses or versions walks: empty, never written (deleting from an
-// empty map changes nothing).
-const NO_STATUSES = new Map<string, CachedStatus>();
-const NO_VERSIONS = new Map<string, number>();
+/** What a scan of a writer without statuses walks. */
+const NO_STATUSES: ReadonlyMap<string, CachedStatus> = new Map();
 // Every writer's first batch waits on this one settled promise, and without the option the
 // previous statuses are always known: neither needs an object per writer.
 const SETTLED: Promise<void> = Promise.resolve();
@@ -387,9 +385,10 @@ class StatusWriter implements MirrorStatusWriter {
   // A pod that is no longer published (gone from the pod manager in the instant lifecycle, or
   // finished in the kubelet lifecycle, whose final status was written before) is forgotten.
   #forgetRemovedPods(): void {
+    const statuses = this.#statuses;
+    if (statuses === undefined) return;
     const present = new Set<string>();
     for (const pod of this.#published.list()) present.add(podUID(pod));
-    const statuses = this.#statuses ?? NO_STATUSES;
     for (const uid of statuses.keys()) {
       if (!present.has(uid)) {
         statuses.delete(uid);
@@ -414,11 +413,10 @@ class StatusWriter implements MirrorStatusWriter {
     }
     if (full) {
       // Versions of UIDs that are neither a cached status nor a mirror the pod manager knows.
-      const versions = this.#apiStatusVersions ?? NO_VERSIONS;
-      for (const uid of versions.keys()) {
-        if (this.#statuses?.has(uid) !== true && this.#pm.translatePodUID(uid) === uid) versions.delete(uid);
+      for (const uid of this.#apiStatusVersions?.keys() ?? []) {
+        if (this.#statuses?.has(uid) !== true && this.#pm.translatePodUID(uid) === uid) this.#apiStatusVersions!.delete(uid);
       }
-      for (const uid of this.#writtenVersions?.keys() ?? []) if (!versions.has(uid)) this.#writtenVersions!.delete(uid);
+      for (const uid of this.#writtenVersions?.keys() ?? []) if (this.#apiStatusVersions?.has(uid) !== true) this.#writtenVersions!.delete(uid);
     }
     const writes: Array<[string, CachedStatus, Pod]> = [];
     for (const [uid, listed] of candidates) {

@@ -345,7 +345,7 @@ describe('the final delete of a deleted ordinary pod', () => {
       logger: { debug: noop, info: noop, warn: noop, error: noop },
     };
     const bytes = await retainedBytesPer(20_000, () => createPodLifecycle(options));
-    // About 1,800 bytes; with the queue and the retries made up front, about 3,420.
+    // About 1,790 bytes; with the queue and the retries made up front, about 3,420.
     assert.ok(bytes < 2_600, `${bytes.toFixed(1)} bytes per lifecycle`);
   });
 

@@ -834,7 +834,7 @@ describe('published pods (the kubelet lifecycle)', () => {
     const api = new FakePodApi();
     const provider: StatusProvider = { statusFor: () => ({ phase: 'Pending' }) };
     const bytes = await retainedBytesPer(20_000, () => createMirrorStatusWriter({ podManager, statusProvider: provider, api }));
-    // About 415 bytes; with its two maps and weak set made up front, and a settled promise and
+    // About 410 bytes; with its two maps and weak set made up front, and a settled promise and
     // a closure of its own, about 1,120.
     assert.ok(bytes < 700, `${bytes.toFixed(1)} bytes per writer`);
     // Made at the first status, the tables work as before.
