@@ -1,6 +1,7 @@
 // Times every PodManager method with tinybench on the workloads of bench/workload.ts (the same
 // ones bench/go/main.go runs on the kubelet's basicManager). Run on its own it prints one JSON
-// line per (method, size); bench/run.ts imports it to build the TS/Go table.
+// line per (method, size) (`--size=N` and `--only=<method>` narrow it); bench/run.ts runs it
+// with `--serve --size=N` beside the Go program's `-serve` to build the TS/Go table.
 //
 // A map lookup takes tens of nanoseconds, less than one performance.now() call, so cheap
 // methods run BATCH calls per tinybench sample and report the time per call; methods that
@@ -14,6 +15,7 @@
 // target, as bench/go/main.go does too, so that what the first call for a given pod costs
 // (compiling, the manager's caches keyed by pod) is not in the figure.
 
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -191,48 +193,64 @@ const METHODS: MethodCase[] = [
 export const METHOD_NAMES: readonly string[] = METHODS.map((m) => m.name);
 
 export async function runPodManagerBench(options: PodManagerBenchOptions): Promise<BenchResult[]> {
-  // One throwaway pass so the first method measured is not also paying for JIT compilation.
-  if (!options.warm) {
-    await runPodManagerBench({ sizes: [100], timeMs: () => 20, minSamples: () => 2, warm: true, ...(options.only ? { only: options.only } : {}) });
-  }
+  if (!options.warm) await warmUp(options.only);
   const results: BenchResult[] = [];
   for (const size of options.sizes) {
     const w = buildWorkload(size);
     for (const method of METHODS) {
       if (options.only !== undefined && method.name !== options.only) continue;
-      // A fresh, fully loaded manager per method, as the Go side does.
-      const pm = new PodManager();
-      pm.setPods(w.all);
-      const bench = new Bench({
-        name: `${method.name}@${size}`,
-        time: options.timeMs(size),
-        iterations: options.minSamples(size),
-        warmupTime: Math.min(100, options.timeMs(size) / 3),
-        warmupIterations: Math.max(2, Math.floor(options.minSamples(size) / 4)),
-        throws: true,
-        now: cpuNowMs,
-      });
-      const sample = method.make(pm, w);
-      if (method.perSample === BATCH) for (let n = 0; n * BATCH < w.all.length; n++) sample();
-      collectGarbage();
-      bench.add(method.name, sample);
-      await bench.run();
-      const task = bench.tasks[0]!;
-      const r = task.result;
-      if (r.state !== 'completed') throw new Error(`benchmark ${method.name} at ${size} pods ended ${r.state}`);
-      const samples = r.latency.samplesCount;
-      const result: BenchResult = {
-        method: method.name,
-        size,
-        nsPerOp: (r.period * 1e6) / method.perSample,
-        iterations: samples * method.perSample,
-      };
+      const result = await timeMethod(method, size, w, options);
       results.push(result);
       options.onResult?.(result);
     }
   }
-  if (sink === Symbol.for('never') && sinkCount < 0) console.log('unreachable');
   return results;
+}
+
+// One throwaway pass so the first method measured is not also paying for JIT compilation.
+async function warmUp(only: string | undefined): Promise<void> {
+  await runPodManagerBench({ sizes: [100], timeMs: () => 20, minSamples: () => 2, warm: true, ...(only ? { only } : {}) });
+}
+
+/** Times one method on a fresh, fully loaded manager, as the Go side does. */
+async function timeMethod(method: MethodCase, size: number, w: Workload, options: Pick<PodManagerBenchOptions, 'timeMs' | 'minSamples'>): Promise<BenchResult> {
+  const pm = new PodManager();
+  pm.setPods(w.all);
+  const bench = new Bench({
+    name: `${method.name}@${size}`,
+    time: options.timeMs(size),
+    iterations: options.minSamples(size),
+    warmupTime: Math.min(100, options.timeMs(size) / 3),
+    warmupIterations: Math.max(2, Math.floor(options.minSamples(size) / 4)),
+    throws: true,
+    now: cpuNowMs,
+  });
+  const sample = method.make(pm, w);
+  if (method.perSample === BATCH) for (let n = 0; n * BATCH < w.all.length; n++) sample();
+  collectGarbage();
+  bench.add(method.name, sample);
+  await bench.run();
+  const r = bench.tasks[0]!.result;
+  if (r.state !== 'completed') throw new Error(`benchmark ${method.name} at ${size} pods ended ${r.state}`);
+  if (sink === Symbol.for('never') && sinkCount < 0) console.log('unreachable');
+  return { method: method.name, size, nsPerOp: (r.period * 1e6) / method.perSample, iterations: r.latency.samplesCount * method.perSample };
+}
+
+/**
+ * For the harness (bench/run.ts): builds the workload of `size`, prints `{"ready":true}`, then
+ * times each method named on a line of stdin and prints its result, until stdin ends. The Go
+ * side has the same mode (`-serve`), so a cell's two sides are timed one right after the other.
+ */
+export async function servePodManagerBench(size: number, options: Pick<PodManagerBenchOptions, 'timeMs' | 'minSamples'>): Promise<void> {
+  await warmUp(undefined);
+  const w = buildWorkload(size);
+  console.log(JSON.stringify({ ready: true }));
+  for await (const line of createInterface({ input: process.stdin })) {
+    const name = line.trim();
+    const method = METHODS.find((m) => m.name === name);
+    if (method === undefined) throw new Error(`unknown method ${JSON.stringify(name)}: choose from ${METHOD_NAMES.join(', ')}`);
+    console.log(JSON.stringify(await timeMethod(method, size, w, options)));
+  }
 }
 
 /** Budgets: big managers get fewer, longer samples so the whole run stays short. */
@@ -248,5 +266,20 @@ export function budget(quick: boolean): Pick<PodManagerBenchOptions, 'sizes' | '
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
-  await runPodManagerBench({ ...budget(quick), onResult: (r) => console.log(JSON.stringify(r)) });
+  const { sizes, ...perSize } = budget(quick);
+  const sizeArg = process.argv.find((a) => a.startsWith('--size='));
+  const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+  const size = sizeArg === undefined ? undefined : Number(sizeArg.slice('--size='.length));
+  if (size !== undefined && !(Number.isInteger(size) && size >= 10)) throw new Error(`${sizeArg}: need an integer >= 10`);
+  if (process.argv.includes('--serve')) {
+    if (size === undefined) throw new Error('--serve needs --size=N');
+    await servePodManagerBench(size, perSize);
+  } else {
+    await runPodManagerBench({
+      ...perSize,
+      sizes: size === undefined ? sizes : [size],
+      ...(onlyArg === undefined ? {} : { only: onlyArg.slice('--only='.length) }),
+      onResult: (r) => console.log(JSON.stringify(r)),
+    });
+  }
 }

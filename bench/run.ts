@@ -5,9 +5,11 @@
 // BENCH_QUICK=1 (or --quick): sizes 100 and 10,000 only with short budgets, for CI; the results
 // then go to bench/results/pod-manager-quick.{json,md} so they never overwrite a full run.
 // --ts-only skips Go. Without `go` on the PATH the TS figures are reported alone.
-// --rounds=N (3 by default, 1 in quick mode) runs Go and TS in turn, size by size, N times and
-// reports each cell's median with the spread of its TS/Go ratio over the rounds: the machine
-// is shared, and load that comes and goes would otherwise fall on one side only.
+// --rounds=N (3 by default, 1 in quick mode) measures every cell N times. In each round and size
+// a fresh Go process and a fresh node process build the workload (bench/bench-server.ts), then
+// time each method one after the other, which one first alternating: the machine is shared, and
+// load that comes and goes would otherwise fall on one side of a ratio only. A cell's ratio is
+// the median of its rounds' ratios, shown with their spread.
 //
 // Then the agent benchmarks (bench/agent/*.bench.ts) on a real local control plane: reaction
 // latency, bulk throughput against a client-node ceiling with the QPS check, and memory/CPU;
@@ -23,18 +25,20 @@
 // fleet, fleet-memory, fleet-features, cluster, kwok, fleet-scale, comma-separated) runs only
 // those agent benchmarks.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { budget, METHOD_NAMES, runPodManagerBench, type BenchResult } from './pod-manager.bench.js';
+import { BenchServer } from './bench-server.js';
+import { budget, METHOD_NAMES, type BenchResult } from './pod-manager.bench.js';
 import { AGENT_BENCHES, runAgentBenches, type AgentBenchName } from './agent/run-agent.js';
 import { ensurePodManagerOracle } from '../test/helpers/pod-manager-oracle.js';
 
 // Compiled to <outDir>/bench/run.js; the repository root is two levels up from there.
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const resultsDir = join(repoRoot, 'bench', 'results');
+const tsBenchScript = join(dirname(fileURLToPath(import.meta.url)), 'pod-manager.bench.js');
 
 const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const tsOnly = process.argv.includes('--ts-only');
@@ -69,18 +73,9 @@ function goVersion(): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-function runGo(binary: string, size: number): BenchResult[] {
+function goServeArgs(size: number): string[] {
   const { timeMs, minSamples } = budget(quick);
-  const args = ['-sizes', String(size), '-benchtime', `${timeMs(size)}ms`, '-minsamples', String(minSamples(size))];
-  const out = execFileSync(binary, args, {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return out
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as BenchResult);
+  return ['-serve', '-sizes', String(size), '-benchtime', `${timeMs(size)}ms`, '-minsamples', String(minSamples(size))];
 }
 
 function formatNs(ns: number | undefined): string {
@@ -96,7 +91,7 @@ interface Row {
   /** Medians over the rounds. */
   tsNsPerOp: number;
   goNsPerOp: number | undefined;
-  /** Median TS ns/op ÷ median Go ns/op: below 1 means TS is faster. */
+  /** Median over the rounds of TS ns/op ÷ Go ns/op, each round's pair timed together: below 1 means TS is faster. */
   ratio: number | undefined;
   /** Lowest and highest TS/Go ratio of a single round (TS and Go of the same round). */
   ratioRange: [number, number] | undefined;
@@ -139,17 +134,26 @@ async function podManagerMain(): Promise<void> {
   }
   if (goNote) console.error(goNote);
 
-  const { sizes, ...perSize } = budget(quick);
+  const { sizes } = budget(quick);
   for (let round = 0; round < rounds; round++) {
     const goRound: BenchResult[] = [];
     const tsRound: BenchResult[] = [];
     for (const size of sizes) {
-      if (binary !== undefined) {
-        console.error(`round ${round + 1}/${rounds}, ${size} pods: Go (${version}, k8s.io/kubernetes v1.34.4)…`);
-        goRound.push(...runGo(binary, size));
+      console.error(
+        `round ${round + 1}/${rounds}, ${size} pods: ${binary === undefined ? '' : `Go (${version}, k8s.io/kubernetes v1.34.4) and `}TS (node ${process.version})${quick ? ' in quick mode' : ''}, method by method…`,
+      );
+      const go = binary === undefined ? undefined : await BenchServer.start(`Go benchmark at ${size} pods`, binary, goServeArgs(size));
+      const ts = await BenchServer.start(`TS benchmark at ${size} pods`, process.execPath, [tsBenchScript, '--serve', `--size=${size}`], {
+        ...process.env,
+        BENCH_QUICK: quick ? '1' : '0',
+      });
+      for (const [i, method] of METHOD_NAMES.entries()) {
+        // Which side goes first alternates, so neither is always the one timed after the other.
+        if (go !== undefined && (i + round) % 2 === 0) goRound.push(await go.time(method));
+        tsRound.push(await ts.time(method));
+        if (go !== undefined && (i + round) % 2 === 1) goRound.push(await go.time(method));
       }
-      console.error(`round ${round + 1}/${rounds}, ${size} pods: TS (node ${process.version})${quick ? ' in quick mode' : ''}…`);
-      tsRound.push(...(await runPodManagerBench({ ...perSize, sizes: [size] })));
+      await Promise.all([go?.close(), ts.close()]);
     }
     goResults.push(goRound);
     tsResults.push(tsRound);
@@ -170,7 +174,7 @@ async function podManagerMain(): Promise<void> {
         size,
         tsNsPerOp: median(ts),
         goNsPerOp: go.length > 0 ? median(go) : undefined,
-        ratio: go.length > 0 ? median(ts) / median(go) : undefined,
+        ratio: perRound.length > 0 ? median(perRound) : undefined,
         ratioRange: perRound.length > 0 ? [Math.min(...perRound), Math.max(...perRound)] : undefined,
       });
     }
@@ -217,8 +221,8 @@ async function podManagerMain(): Promise<void> {
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run`,
     '',
     'CPU time per call (the process\'s, all threads), lower is better; TS/Go below 1 means the TS PodManager is faster than the kubelet\'s basicManager. ' +
-      `Medians of ${rounds} round${rounds === 1 ? '' : 's'}, Go and TS in turn size by size; the last column is the lowest and highest ` +
-      'TS/Go ratio of a single round. Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
+      `Medians of ${rounds} round${rounds === 1 ? '' : 's'}; in each round and size a fresh Go and a fresh node process time each method one right after the other, ` +
+      'and a cell\'s TS/Go is the median of its rounds\' ratios; the last column is the lowest and highest of them. Workloads: bench/workload.ts and bench/go/main.go. Regenerate with `npm run bench`.',
     ...(goNote ? ['', `Note: ${goNote}.`] : []),
     '',
   ];

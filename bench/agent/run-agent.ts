@@ -185,6 +185,7 @@ async function runFleetMemory(quick: boolean, write: Write): Promise<void> {
   const nodes = Number(process.env.BENCH_FLEET_MEMORY_NODES ?? (quick ? 100 : 1000));
   const podsPerNode = Number(process.env.BENCH_FLEET_MEMORY_PODS ?? 10);
   const snapshotDir = process.env.BENCH_FLEET_MEMORY_SNAPSHOTS;
+  if (snapshotDir !== undefined) mkdirSync(snapshotDir, { recursive: true });
   const sizes = { nodes, podsPerNode, settleMs: 10_000, idleWindowMs: quick ? 10_000 : 30_000 };
   const loadBefore = loadavg();
   console.error(`fleet memory: ${nodes} nodes without static pods, then ${podsPerNode} ordinary pods per node…`);

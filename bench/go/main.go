@@ -8,6 +8,8 @@
 // Per-op methods walk a fixed list of targets round-robin so lookups hit different keys, with a
 // wrapping index as the TS side does: `i%len` costs an integer division per call, which at
 // 20-40 ns per lookup was a visible share of what the Go column charged to the kubelet.
+// With -serve (one size) it builds the workload, prints {"ready":true}, and then times each
+// method named on a line of stdin: bench/run.ts asks it and the TS side in turn, method by method.
 //
 // `podmanagerbench oracle` does not time anything: it replays call sequences read from stdin
 // and prints every answer (see oracle.go), for test/integration/pod-manager-oracle.test.ts.
@@ -16,6 +18,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -330,35 +333,74 @@ func main() {
 	budget := flag.Duration("benchtime", 300*time.Millisecond, "CPU time measured per method and size")
 	minSamples := flag.Int("minsamples", 20, "samples measured at least per method and size")
 	only := flag.String("only", "", "run only this method")
+	serve := flag.Bool("serve", false, "one size: build its workload, print {\"ready\":true}, then time each method named on a line of stdin")
 	flag.Parse()
 	enc := json.NewEncoder(os.Stdout)
+	var sizes []int
 	for _, field := range strings.Split(*sizesFlag, ",") {
 		size, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || size < 10 {
 			fmt.Fprintf(os.Stderr, "bad size %q (need an integer >= 10)\n", field)
 			os.Exit(2)
 		}
+		sizes = append(sizes, size)
+	}
+	if *serve {
+		if len(sizes) != 1 {
+			fmt.Fprintln(os.Stderr, "-serve takes one size")
+			os.Exit(2)
+		}
+		serveMethods(sizes[0], *budget, *minSamples, enc)
+		return
+	}
+	for _, size := range sizes {
 		w := buildWorkload(size)
 		for _, m := range methods {
 			if *only != "" && m.name != *only {
 				continue
 			}
-			pm := podmanager.NewBasicPodManager()
-			pm.SetPods(w.all)
-			sample := m.sample(pm, w)
-			perSample := m.perSample
-			if perSample == wholeBatch {
-				perSample = wholeBatchFor(size)
-			} else if perSample == batch {
-				// Every target once before timing, as the TS harness does.
-				for n := 0; n*batch < len(w.all); n++ {
-					sample()
-				}
-			}
-			// testing.Benchmark collected garbage before each run; kept, and the TS side does it too.
-			runtime.GC()
-			nsPerOp, calls := measure(sample, perSample, *budget, *minSamples)
-			_ = enc.Encode(result{m.name, size, nsPerOp, calls})
+			_ = enc.Encode(timeMethod(m, w, size, *budget, *minSamples))
 		}
 	}
+}
+
+// serveMethods lets the harness time Go and TS method by method, one right after the other, so
+// that both sides of a ratio see the same state of a shared machine.
+func serveMethods(size int, budget time.Duration, minSamples int, enc *json.Encoder) {
+	w := buildWorkload(size)
+	byName := map[string]method{}
+	for _, m := range methods {
+		byName[m.name] = m
+	}
+	_ = enc.Encode(map[string]bool{"ready": true})
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		name := strings.TrimSpace(lines.Text())
+		m, ok := byName[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "unknown method %q\n", name)
+			os.Exit(2)
+		}
+		_ = enc.Encode(timeMethod(m, w, size, budget, minSamples))
+	}
+}
+
+// timeMethod times one method on a fresh manager loaded with the workload.
+func timeMethod(m method, w *workload, size int, budget time.Duration, minSamples int) result {
+	pm := podmanager.NewBasicPodManager()
+	pm.SetPods(w.all)
+	sample := m.sample(pm, w)
+	perSample := m.perSample
+	if perSample == wholeBatch {
+		perSample = wholeBatchFor(size)
+	} else if perSample == batch {
+		// Every target once before timing, as the TS harness does.
+		for n := 0; n*batch < len(w.all); n++ {
+			sample()
+		}
+	}
+	// testing.Benchmark collected garbage before each run; kept, and the TS side does it too.
+	runtime.GC()
+	nsPerOp, calls := measure(sample, perSample, budget, minSamples)
+	return result{m.name, size, nsPerOp, calls}
 }

@@ -63,6 +63,15 @@ export interface AgentEndpoints {
 }
 
 /**
+ * The endpoints of every agent that serves no port (a fleet node without kubelet ports): one
+ * object for all, which holds nothing of a node (docs/performance.md, "An empty node's pod machinery").
+ */
+const NO_ENDPOINTS: AgentEndpoints = Object.freeze({
+  listen: async () => {},
+  close: async () => {},
+});
+
+/**
  * The agent's endpoints: the read-only port (`/pods`, `/metrics`, `/metrics/resource`,
  * `/stats/summary`, `/healthz`), the healthz port, and the kubelet port (HTTPS, the kubelet's
  * authentication and authorization in front of those and `/configz`, `/containerLogs`).
@@ -75,6 +84,7 @@ export function createAgentEndpoints(options: AgentEndpointsOptions): AgentEndpo
   const healthzPort = listenPort('healthz', config.healthzPort);
   const wantedKubeletPort = listenPort('kubelet', config.port);
   const kubeletPort = wantedKubeletPort !== undefined && webhooksAnswerable(config, apis, logger) ? wantedKubeletPort : undefined;
+  if (readOnlyPort === undefined && healthzPort === undefined && kubeletPort === undefined) return NO_ENDPOINTS;
 
   // Made for a port that listens only: a fleet node without ports holds no route.
   const podsWithStatus = (): Route => podsRoute({ podManager, statusFor: options.statusFor });

@@ -235,34 +235,140 @@ export function effectiveGracePeriod(current: number, pod: Pod, override?: numbe
 const NO_WORKERS: ReadonlyMap<string, unknown> = new Map();
 
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
-  const clock = options.clock ?? realClock;
-  const random = options.random ?? Math.random;
-  const backOffMs = options.backOffMs ?? 10_000;
-  const jitter = options.backOffJitter ?? 0.5;
-  const log = childLogger(options.logger, { component: 'pod-workers' });
-  // Made at the first pod (NO_WORKERS until then, never written): a node without pods holds no table.
-  let workers = NO_WORKERS as Map<string, Worker>;
-  // Static pods only: made at the first, so that a node without any holds neither.
-  let startedByFullName: Map<string, string> | undefined;
-  let waitingByFullName: Map<string, string[]> | undefined;
-  const relist = options.relist;
-  let stopped = false;
+  return new NodePodWorkers(options);
+}
 
-  function setState(w: Worker, state: PodWorkerState): void {
+/**
+ * A class rather than a closure per method: a fleet holds one per node, most of them without a
+ * pod for long stretches, and an object whose methods live on its prototype costs a fraction of
+ * a dozen closures and their context (docs/performance.md, "An empty node's pod machinery").
+ */
+class NodePodWorkers implements PodWorkers {
+  readonly #options: PodWorkersOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  // Made at the first pod (NO_WORKERS until then, never written): a node without pods holds no table.
+  #workers = NO_WORKERS as Map<string, Worker>;
+  // Static pods only: made at the first, so that a node without any holds neither.
+  #startedByFullName: Map<string, string> | undefined;
+  #waitingByFullName: Map<string, string[]> | undefined;
+  #stopped = false;
+
+  constructor(options: PodWorkersOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = childLogger(options.logger, { component: 'pod-workers' });
+  }
+
+  updatePod(pod: Pod, kind: 'create' | 'update' | 'kill', killOptions?: KillOptions): void {
+    if (this.#stopped) return;
+    if (kind === 'kill') this.#kill(pod, killOptions);
+    else if (kind === 'create') this.#create(pod);
+    else {
+      const w = this.#workers.get(podUID(pod));
+      if (w === undefined) this.#create(pod);
+      else w.pod = pod;
+    }
+  }
+
+  state(uid: string): PodWorkerState | undefined {
+    return this.#workers.get(uid)?.state;
+  }
+
+  podOf(uid: string): Pod | undefined {
+    return this.#workers.get(uid)?.pod;
+  }
+
+  isWaitingToStart(uid: string): boolean {
+    return this.#workers.get(uid)?.state === 'waiting';
+  }
+
+  isSyncing(uid: string): boolean {
+    return this.#workers.get(uid)?.state === 'syncing';
+  }
+
+  isPodTerminatingByFullName(podFullName: string): boolean {
+    const uid = this.#startedByFullName?.get(podFullName);
+    return uid !== undefined && this.#workers.get(uid)?.state === 'terminating';
+  }
+
+  sync(uid: string, reason: SyncReason): void {
+    const w = this.#workers.get(uid);
+    if (this.#stopped || w === undefined || w.state !== 'syncing') return;
+    (w.syncReasons ??= new Set()).add(reason);
+    this.#nextStep(uid, w);
+  }
+
+  shouldPodContentBeRemoved(uid: string): boolean {
+    const w = this.#workers.get(uid);
+    return w === undefined || (w.deleted && (w.state === 'terminated' || w.state === 'finished'));
+  }
+
+  startedPods(): Pod[] {
+    const out: Pod[] = [];
+    for (const w of this.#workers.values()) if (w.started && w.state !== 'finished') out.push(w.pod);
+    return out;
+  }
+
+  syncKnownPods(desired: ReadonlyMap<string, Pod>): { restarted: Pod[] } {
+    const restarted: Pod[] = [];
+    for (const [uid, w] of [...this.#workers]) {
+      const wanted = desired.get(uid);
+      if (w.state === 'finished') {
+        // A pod that finished while still desired (it completed: Succeeded or Failed) keeps
+        // its worker, so that it is not started again; only a restart request starts it.
+        if (wanted !== undefined && !w.restartRequested) continue;
+        this.#workers.delete(uid);
+        if (wanted === undefined) this.#options.onForgotten?.(w.pod);
+        if (w.restartRequested && wanted !== undefined) {
+          this.#log.info({ pod: w.fullName, podUID: uid }, 'restarting pod with the same UID');
+          this.#create(wanted);
+          const again = this.#workers.get(uid);
+          if (again !== undefined) this.#options.onRestarted?.(again.pod);
+          restarted.push(wanted);
+        }
+        continue;
+      }
+      if (wanted === undefined && (w.state === 'syncing' || w.state === 'waiting')) {
+        // An orphan counts as deleted (removeTerminatedWorker).
+        w.deleted = true;
+        this.#kill(w.pod, undefined);
+      }
+    }
+    return { restarted };
+  }
+
+  counts(desired: ReadonlyMap<string, Pod>): WorkerCounts {
+    const working = new Map<string, number>();
+    for (const [uid, w] of this.#workers) {
+      if (w.state === 'waiting' || w.state === 'finished') continue;
+      const lifecycle = w.state === 'syncing' ? 'sync' : w.state;
+      const key = `${lifecycle}|${desired.has(uid) ? 'desired' : 'orphan'}|${w.static ? 'true' : ''}`;
+      working.set(key, (working.get(key) ?? 0) + 1);
+    }
+    return { working };
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const w of this.#workers.values()) this.#clock.clearTimeout(w.retry);
+  }
+
+  #setState(w: Worker, state: PodWorkerState): void {
     w.state = state;
-    options.onStateChange?.(w.pod, state);
+    this.#options.onStateChange?.(w.pod, state);
   }
 
   /** allowStaticPodStart: the full name is free (or ours) and no earlier live UID waits. */
-  function allowStart(uid: string, w: Worker): boolean {
+  #allowStart(uid: string, w: Worker): boolean {
     const name = w.staticName;
     if (name === undefined) return true;
-    const started = (startedByFullName ??= new Map<string, string>());
-    const waiting = (waitingByFullName ??= new Map<string, string[]>());
+    const started = (this.#startedByFullName ??= new Map<string, string>());
+    const waiting = (this.#waitingByFullName ??= new Map<string, string[]>());
     const holder = started.get(name);
     if (holder !== undefined) return holder === uid;
     const queue = waiting.get(name) ?? [];
-    const live = queue.filter((u) => workers.get(u)?.state === 'waiting');
+    const live = queue.filter((u) => this.#workers.get(u)?.state === 'waiting');
     if (live.length > 0 && live[0] !== uid) {
       waiting.set(name, live);
       return false;
@@ -274,100 +380,107 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     return true;
   }
 
-  function tryStart(uid: string, w: Worker): void {
+  #tryStart(uid: string, w: Worker): void {
     w.retry = undefined;
-    if (stopped || workers.get(uid) !== w || w.state !== 'waiting') return;
-    if (!allowStart(uid, w)) {
-      const delay = backOffMs + backOffMs * jitter * random();
-      log.info({ pod: w.fullName, podUID: uid, retryMs: Math.round(delay) }, 'pod start refused: another pod of this full name runs');
-      w.retry = clock.setTimeout(() => tryStart(uid, w), delay);
+    if (this.#stopped || this.#workers.get(uid) !== w || w.state !== 'waiting') return;
+    if (!this.#allowStart(uid, w)) {
+      const backOffMs = this.#options.backOffMs ?? 10_000;
+      const jitter = this.#options.backOffJitter ?? 0.5;
+      const delay = backOffMs + backOffMs * jitter * (this.#options.random ?? Math.random)();
+      this.#log.info({ pod: w.fullName, podUID: uid, retryMs: Math.round(delay) }, 'pod start refused: another pod of this full name runs');
+      w.retry = this.#clock.setTimeout(() => this.#tryStart(uid, w), delay);
       return;
     }
     w.started = true;
-    setState(w, 'syncing');
-    log.info({ pod: w.fullName, podUID: uid }, 'pod started');
-    options.onStarted?.(w.pod);
-    holdFirstSync(uid, w);
+    this.#setState(w, 'syncing');
+    this.#log.info({ pod: w.fullName, podUID: uid }, 'pod started');
+    this.#options.onStarted?.(w.pod);
+    this.#holdFirstSync(uid, w);
   }
 
   // The kubelet's first SyncPod returns only once it has started the containers, so what
   // arrives meanwhile (the new mirror coming back through the watch) waits for the relist after
   // that. Our runtime starts a pod within a relist period (1 s by default), so the first sync
   // counts as ending at the first relist.
-  function holdFirstSync(uid: string, w: Worker): void {
+  #holdFirstSync(uid: string, w: Worker): void {
+    const relist = this.#options.relist;
     if (relist === undefined) {
-      w.lastStepAt = clock.monotonic();
+      w.lastStepAt = this.#clock.monotonic();
       return;
     }
     w.busy = true;
-    relist.whenNewerThan(clock.monotonic(), () => {
-      if (!stopped && workers.get(uid) === w) stepDone(uid, w);
+    relist.whenNewerThan(this.#clock.monotonic(), () => {
+      if (!this.#stopped && this.#workers.get(uid) === w) this.#stepDone(uid, w);
     });
   }
 
   /** Starts the worker's next step, if it has one and none waits or runs. */
-  function nextStep(uid: string, w: Worker): void {
-    if (stopped || w.busy || workers.get(uid) !== w) return;
+  #nextStep(uid: string, w: Worker): void {
+    if (this.#stopped || w.busy || this.#workers.get(uid) !== w) return;
     let step: (() => void) | undefined;
     if (w.state === 'syncing' && w.syncReasons !== undefined) {
       const reasons = w.syncReasons;
       w.syncReasons = undefined;
       step = () => {
         // A kill that came while it waited cancels the sync (the kubelet cancels its context).
-        if (w.state === 'syncing') options.onSync?.(w.pod, reasons);
-        stepDone(uid, w);
+        if (w.state === 'syncing') this.#options.onSync?.(w.pod, reasons);
+        this.#stepDone(uid, w);
       };
     } else if (w.state === 'terminating' && !w.stopping) {
-      step = () => startTermination(uid, w);
+      step = () => this.#startTermination(uid, w);
     } else if (w.state === 'terminated') {
       // SyncTerminatedPod has nothing to wait for here (no volumes, no cgroups).
       step = () => {
-        finish(uid, w);
-        stepDone(uid, w);
+        this.#finish(uid, w);
+        this.#stepDone(uid, w);
       };
     }
     if (step === undefined) return;
     w.busy = true;
     const run = (): void => {
-      if (!stopped && workers.get(uid) === w) step();
+      if (!this.#stopped && this.#workers.get(uid) === w) step();
     };
+    const relist = this.#options.relist;
     if (relist === undefined || w.lastStepAt === undefined) run();
     else relist.whenNewerThan(w.lastStepAt, run);
   }
 
-  function stepDone(uid: string, w: Worker): void {
-    w.lastStepAt = clock.monotonic();
+  #stepDone(uid: string, w: Worker): void {
+    w.lastStepAt = this.#clock.monotonic();
     w.busy = false;
-    nextStep(uid, w);
+    this.#nextStep(uid, w);
   }
 
-  function create(pod: Pod): void {
+  #create(pod: Pod): void {
     const uid = podUID(pod);
-    const existing = workers.get(uid);
+    const existing = this.#workers.get(uid);
     if (existing !== undefined) {
       existing.pod = pod;
       if (existing.state === 'terminating' || existing.state === 'terminated' || existing.state === 'finished') {
-        if (!existing.restartRequested) log.info({ pod: existing.fullName, podUID: uid }, 'pod created again while stopping: restart requested');
+        if (!existing.restartRequested) this.#log.info({ pod: existing.fullName, podUID: uid }, 'pod created again while stopping: restart requested');
         existing.restartRequested = true;
       }
       return;
     }
     const w = new Worker(pod);
-    if (workers === NO_WORKERS) workers = new Map();
-    workers.set(uid, w);
-    if (w.staticName !== undefined) (waitingByFullName ??= new Map()).set(w.staticName, [...(waitingByFullName.get(w.staticName) ?? []), uid]);
-    tryStart(uid, w);
+    if (this.#workers === NO_WORKERS) this.#workers = new Map();
+    this.#workers.set(uid, w);
+    if (w.staticName !== undefined) {
+      const waiting = (this.#waitingByFullName ??= new Map());
+      waiting.set(w.staticName, [...(waiting.get(w.staticName) ?? []), uid]);
+    }
+    this.#tryStart(uid, w);
   }
 
-  function kill(pod: Pod, killOptions: KillOptions | undefined): void {
+  #kill(pod: Pod, killOptions: KillOptions | undefined): void {
     const uid = podUID(pod);
-    const w = workers.get(uid);
+    const w = this.#workers.get(uid);
     if (w === undefined || w.state === 'terminated' || w.state === 'finished') return;
     if (w.state === 'waiting') {
       // Never started (cleanupUnstartedPod): nothing runs, nothing to stop.
-      clock.clearTimeout(w.retry);
+      this.#clock.clearTimeout(w.retry);
       w.retry = undefined;
-      setState(w, 'finished');
+      this.#setState(w, 'finished');
       return;
     }
     if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) w.deleted = true;
@@ -376,113 +489,36 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     w.gracePeriod = gracePeriod;
     if (w.state !== 'terminating') {
       w.syncReasons = undefined;
-      setState(w, 'terminating');
+      this.#setState(w, 'terminating');
     }
     // Not begun yet: the termination step takes the new grace period when it comes.
-    if (w.stopping) startTermination(uid, w, changed);
-    else nextStep(uid, w);
+    if (w.stopping) this.#startTermination(uid, w, changed);
+    else this.#nextStep(uid, w);
   }
 
   /** The termination step (SyncTerminatingPod): stop the containers, write the final status. */
-  function startTermination(uid: string, w: Worker, restarted = false): void {
+  #startTermination(uid: string, w: Worker, restarted = false): void {
     w.stopping = true;
     const termination = ++w.termination;
     const gracePeriod = w.gracePeriod;
-    log.info({ pod: w.fullName, podUID: uid, gracePeriod, restarted }, 'terminating pod');
+    this.#log.info({ pod: w.fullName, podUID: uid, gracePeriod, restarted }, 'terminating pod');
     void (async () => {
       try {
-        await options.terminate(w.pod, gracePeriod);
-        if (w.termination !== termination || workers.get(uid) !== w) return;
-        await options.afterStopped?.(w.pod);
+        await this.#options.terminate(w.pod, gracePeriod);
+        if (w.termination !== termination || this.#workers.get(uid) !== w) return;
+        await this.#options.afterStopped?.(w.pod);
       } catch (err) {
-        log.warn({ pod: w.fullName, podUID: uid, err }, 'pod termination step failed');
+        this.#log.warn({ pod: w.fullName, podUID: uid, err }, 'pod termination step failed');
       }
-      if (w.termination !== termination || workers.get(uid) !== w || w.state !== 'terminating') return;
-      setState(w, 'terminated');
-      log.info({ pod: w.fullName, podUID: uid }, 'pod terminated');
-      stepDone(uid, w);
+      if (w.termination !== termination || this.#workers.get(uid) !== w || w.state !== 'terminating') return;
+      this.#setState(w, 'terminated');
+      this.#log.info({ pod: w.fullName, podUID: uid }, 'pod terminated');
+      this.#stepDone(uid, w);
     })();
   }
 
-  function finish(uid: string, w: Worker): void {
-    if (w.staticName !== undefined && startedByFullName?.get(w.staticName) === uid) startedByFullName.delete(w.staticName);
-    setState(w, 'finished');
+  #finish(uid: string, w: Worker): void {
+    if (w.staticName !== undefined && this.#startedByFullName?.get(w.staticName) === uid) this.#startedByFullName.delete(w.staticName);
+    this.#setState(w, 'finished');
   }
-
-  return {
-    updatePod(pod, kind, killOptions) {
-      if (stopped) return;
-      if (kind === 'kill') kill(pod, killOptions);
-      else if (kind === 'create') create(pod);
-      else {
-        const w = workers.get(podUID(pod));
-        if (w === undefined) create(pod);
-        else w.pod = pod;
-      }
-    },
-    state: (uid) => workers.get(uid)?.state,
-    podOf: (uid) => workers.get(uid)?.pod,
-    isWaitingToStart: (uid) => workers.get(uid)?.state === 'waiting',
-    isSyncing: (uid) => workers.get(uid)?.state === 'syncing',
-    isPodTerminatingByFullName(podFullName) {
-      const uid = startedByFullName?.get(podFullName);
-      return uid !== undefined && workers.get(uid)?.state === 'terminating';
-    },
-    sync(uid, reason) {
-      const w = workers.get(uid);
-      if (stopped || w === undefined || w.state !== 'syncing') return;
-      (w.syncReasons ??= new Set()).add(reason);
-      nextStep(uid, w);
-    },
-    shouldPodContentBeRemoved(uid) {
-      const w = workers.get(uid);
-      return w === undefined || (w.deleted && (w.state === 'terminated' || w.state === 'finished'));
-    },
-    startedPods() {
-      const out: Pod[] = [];
-      for (const w of workers.values()) if (w.started && w.state !== 'finished') out.push(w.pod);
-      return out;
-    },
-    syncKnownPods(desired) {
-      const restarted: Pod[] = [];
-      for (const [uid, w] of [...workers]) {
-        const wanted = desired.get(uid);
-        if (w.state === 'finished') {
-          // A pod that finished while still desired (it completed: Succeeded or Failed) keeps
-          // its worker, so that it is not started again; only a restart request starts it.
-          if (wanted !== undefined && !w.restartRequested) continue;
-          workers.delete(uid);
-          if (wanted === undefined) options.onForgotten?.(w.pod);
-          if (w.restartRequested && wanted !== undefined) {
-            log.info({ pod: w.fullName, podUID: uid }, 'restarting pod with the same UID');
-            create(wanted);
-            const again = workers.get(uid);
-            if (again !== undefined) options.onRestarted?.(again.pod);
-            restarted.push(wanted);
-          }
-          continue;
-        }
-        if (wanted === undefined && (w.state === 'syncing' || w.state === 'waiting')) {
-          // An orphan counts as deleted (removeTerminatedWorker).
-          w.deleted = true;
-          kill(w.pod, undefined);
-        }
-      }
-      return { restarted };
-    },
-    counts(desired) {
-      const working = new Map<string, number>();
-      for (const [uid, w] of workers) {
-        if (w.state === 'waiting' || w.state === 'finished') continue;
-        const lifecycle = w.state === 'syncing' ? 'sync' : w.state;
-        const key = `${lifecycle}|${desired.has(uid) ? 'desired' : 'orphan'}|${w.static ? 'true' : ''}`;
-        working.set(key, (working.get(key) ?? 0) + 1);
-      }
-      return { working };
-    },
-    async stop() {
-      stopped = true;
-      for (const w of workers.values()) clock.clearTimeout(w.retry);
-    },
-  };
 }

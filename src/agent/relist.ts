@@ -39,86 +39,108 @@ export interface Relist {
 }
 
 export function createRelist(options: RelistOptions): Relist {
-  const { clock } = options;
-  const period = options.periodMs ?? RELIST_PERIOD_MS;
-  const phase = (((options.phaseMs ?? 0) % period) + period) % period;
-  const listeners = new Set<(uids: readonly string[]) => void>();
+  return new GridRelist(options);
+}
+
+/** Every relist's waiters while none waits: empty, read and never written. */
+const NO_WAITERS: ReadonlyArray<{ since: number; fn: () => void }> = Object.freeze([]);
+
+// A class rather than a closure per function, and its listeners and waiters made at the first:
+// a fleet node has one relist, idle while the node has no pods (docs/performance.md, "An empty
+// node's pod machinery").
+class GridRelist implements Relist {
+  readonly #clock: Clock;
+  readonly #period: number;
+  readonly #phase: number;
+  #listeners: Set<(uids: readonly string[]) => void> | undefined;
   // When each pod first changed since it was last handed out; none (no map) while nothing changed.
-  let changes: Map<string, number> | undefined;
-  let waiters: Array<{ since: number; fn: () => void }> = [];
-  let timer: ClockTimer | undefined;
+  #changes: Map<string, number> | undefined;
+  #waiters = NO_WAITERS as Array<{ since: number; fn: () => void }>;
+  #timer: ClockTimer | undefined;
   // The relist the pending timer is for; the latest relist is before it until it fires.
-  let scheduledFor: number | undefined;
-  let stopped = false;
+  #scheduledFor: number | undefined;
+  #stopped = false;
 
-  const gridAtOrBefore = (t: number): number => phase + Math.floor((t - phase) / period) * period;
-
-  function latest(): number {
-    const onGrid = gridAtOrBefore(clock.monotonic());
-    return scheduledFor !== undefined && onGrid >= scheduledFor ? scheduledFor - period : onGrid;
+  constructor(options: RelistOptions) {
+    this.#clock = options.clock;
+    this.#period = options.periodMs ?? RELIST_PERIOD_MS;
+    this.#phase = (((options.phaseMs ?? 0) % this.#period) + this.#period) % this.#period;
   }
 
-  function schedule(): void {
-    if (stopped || timer !== undefined) return;
-    const at = latest() + period;
-    scheduledFor = at;
-    timer = clock.setTimeout(relist, Math.max(0, at - clock.monotonic()));
+  runtimeChanged(uid: string): void {
+    if (this.#stopped || this.#changes?.has(uid) === true) return;
+    (this.#changes ??= new Map()).set(uid, this.#clock.monotonic());
+    this.#schedule();
   }
 
-  function relist(): void {
-    timer = undefined;
-    scheduledFor = undefined;
-    if (stopped) return;
+  onChanges(listener: (uids: readonly string[]) => void): () => void {
+    const listeners = (this.#listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  whenNewerThan(since: number, fn: () => void): void {
+    if (this.#stopped) return;
+    if (this.latest() > since) {
+      fn();
+      return;
+    }
+    if (this.#waiters === NO_WAITERS) this.#waiters = [];
+    this.#waiters.push({ since, fn });
+    this.#schedule();
+  }
+
+  latest(): number {
+    const onGrid = this.#gridAtOrBefore(this.#clock.monotonic());
+    return this.#scheduledFor !== undefined && onGrid >= this.#scheduledFor ? this.#scheduledFor - this.#period : onGrid;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#scheduledFor = undefined;
+    this.#changes = undefined;
+    this.#waiters = NO_WAITERS as Array<{ since: number; fn: () => void }>;
+  }
+
+  #gridAtOrBefore(t: number): number {
+    return this.#phase + Math.floor((t - this.#phase) / this.#period) * this.#period;
+  }
+
+  #schedule(): void {
+    if (this.#stopped || this.#timer !== undefined) return;
+    const at = this.latest() + this.#period;
+    this.#scheduledFor = at;
+    this.#timer = this.#clock.setTimeout(() => this.#relist(), Math.max(0, at - this.#clock.monotonic()));
+  }
+
+  #relist(): void {
+    this.#timer = undefined;
+    this.#scheduledFor = undefined;
+    if (this.#stopped) return;
     // A late timer (a busy event loop) stands for the latest relist, as the kubelet's next one would.
-    const at = gridAtOrBefore(clock.monotonic());
+    const at = this.#gridAtOrBefore(this.#clock.monotonic());
     // Changes first, then the cache's new timestamp: a worker told of a change syncs it at once
     // if it was idle, and a sync waiting for this relist runs after the events were handed out.
     const seen: string[] = [];
     let later: Map<string, number> | undefined;
-    for (const [uid, t] of changes ?? []) {
+    for (const [uid, t] of this.#changes ?? []) {
       if (t < at) seen.push(uid);
       else (later ??= new Map()).set(uid, t);
     }
-    changes = later;
-    if (seen.length > 0) for (const listener of [...listeners]) listener(seen);
+    this.#changes = later;
+    if (seen.length > 0 && this.#listeners !== undefined) for (const listener of [...this.#listeners]) listener(seen);
+    const waiters = this.#waiters;
     const due = waiters.filter((w) => w.since < at);
-    waiters = waiters.filter((w) => w.since >= at);
+    const rest = waiters.filter((w) => w.since >= at);
+    this.#waiters = rest.length > 0 ? rest : (NO_WAITERS as Array<{ since: number; fn: () => void }>);
     for (const w of due) {
-      if (stopped) return;
+      if (this.#stopped) return;
       w.fn();
     }
-    if (changes !== undefined || waiters.length > 0) schedule();
+    if (this.#changes !== undefined || this.#waiters.length > 0) this.#schedule();
   }
-
-  return {
-    runtimeChanged(uid) {
-      if (stopped || changes?.has(uid) === true) return;
-      (changes ??= new Map()).set(uid, clock.monotonic());
-      schedule();
-    },
-    onChanges(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    whenNewerThan(since, fn) {
-      if (stopped) return;
-      if (latest() > since) {
-        fn();
-        return;
-      }
-      waiters.push({ since, fn });
-      schedule();
-    },
-    latest,
-    stop() {
-      stopped = true;
-      clock.clearTimeout(timer);
-      timer = undefined;
-      scheduledFor = undefined;
-      changes = undefined;
-      waiters = [];
-    },
-  };
 }
 
 /**

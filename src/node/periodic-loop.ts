@@ -46,55 +46,66 @@ export interface PeriodicLoop {
 }
 
 export function createPeriodicLoop(options: PeriodicLoopOptions): PeriodicLoop {
-  const { attempt, periodMs, retryInitialMs, clock } = options;
-  let running = false;
-  let timer: ClockTimer | undefined;
-  let inFlight: Promise<boolean> | undefined;
-  let failures = 0;
-  // True until the first success after the start or after a failure (see LoopSpread).
-  let resuming = true;
+  return new Loop(options);
+}
 
-  function runNow(): Promise<boolean> {
-    inFlight ??= attempt().finally(() => {
-      inFlight = undefined;
-    });
-    return inFlight;
+// A class rather than a closure per function: a fleet node has two loops (registration and
+// Lease), and methods on the prototype cost nothing per loop (docs/performance.md, "An empty
+// node's pod machinery").
+class Loop implements PeriodicLoop {
+  readonly #o: PeriodicLoopOptions;
+  #running = false;
+  #timer: ClockTimer | undefined;
+  #inFlight: Promise<boolean> | undefined;
+  #failures = 0;
+  // True until the first success after the start or after a failure (see LoopSpread).
+  #resuming = true;
+
+  constructor(options: PeriodicLoopOptions) {
+    this.#o = options;
   }
 
-  function schedule(delayMs: number): void {
-    if (!running) return;
-    timer = clock.setTimeout(() => {
-      timer = undefined;
-      void runNow().then((ok) => {
-        failures = ok ? 0 : failures + 1;
-        if (!ok) {
-          resuming = true;
-          schedule(backoffDelay(failures, { initialMs: retryInitialMs, maxMs: periodMs }));
-          return;
-        }
-        const spread = options.spread;
-        const wait = spread === undefined ? periodMs : resuming ? spread.firstPeriodMs : periodMs + spread.jitterMs();
-        schedule(spread?.alignMs ? aligned(clock.now().getTime(), wait, spread.alignMs) : wait);
-        resuming = false;
-      });
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#resuming = true;
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#inFlight;
+  }
+
+  runNow(): Promise<boolean> {
+    this.#inFlight ??= this.#o.attempt().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  #schedule(delayMs: number): void {
+    if (!this.#running) return;
+    this.#timer = this.#o.clock.setTimeout(() => {
+      this.#timer = undefined;
+      void this.runNow().then((ok) => this.#attempted(ok));
     }, delayMs);
   }
 
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      resuming = true;
-      schedule(0);
-    },
-    async stop() {
-      running = false;
-      if (timer !== undefined) clock.clearTimeout(timer);
-      timer = undefined;
-      await inFlight;
-    },
-    runNow,
-  };
+  #attempted(ok: boolean): void {
+    const { periodMs, retryInitialMs, clock, spread } = this.#o;
+    this.#failures = ok ? 0 : this.#failures + 1;
+    if (!ok) {
+      this.#resuming = true;
+      this.#schedule(backoffDelay(this.#failures, { initialMs: retryInitialMs, maxMs: periodMs }));
+      return;
+    }
+    const wait = spread === undefined ? periodMs : this.#resuming ? spread.firstPeriodMs : periodMs + spread.jitterMs();
+    this.#schedule(spread?.alignMs ? aligned(clock.now().getTime(), wait, spread.alignMs) : wait);
+    this.#resuming = false;
+  }
 }
 
 /** The wait from `now` that ends at the first multiple of `alignMs` at least `waitMs` away. */

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRelist } from '../../../src/agent/relist.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 function setup(phaseMs = 0) {
   const clock = new FakeClock();
@@ -105,5 +106,21 @@ describe('relist', () => {
     assert.equal(relist.latest(), 400);
     await clock.advance(1000);
     assert.equal(relist.latest(), 1400, 'relists nobody waited for count too');
+  });
+
+  it('an idle relist is small: one object, its listener set and waiter list made at the first', async () => {
+    const clock = new FakeClock();
+    const bytes = await retainedBytesPer(20_000, () => createRelist({ clock, periodMs: 1000, phaseMs: 300 }));
+    // About 130 bytes; with a closure per function and the set and list made up front, about 850.
+    assert.ok(bytes < 250, `${bytes.toFixed(1)} bytes per relist`);
+    const relist = createRelist({ clock, periodMs: 1000, phaseMs: 300 });
+    const seen: string[][] = [];
+    relist.onChanges((uids) => seen.push([...uids]));
+    let ran = 0;
+    relist.whenNewerThan(clock.monotonic(), () => ran++);
+    relist.runtimeChanged('a');
+    await clock.advance(1000);
+    assert.deepEqual(seen, [['a']], 'the listener set made at the first listener is the one told');
+    assert.equal(ran, 1, 'the waiter list made at the first waiter is the one run');
   });
 });
