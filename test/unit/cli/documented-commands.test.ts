@@ -1,6 +1,6 @@
 // The docs cannot drift from the CLI: every `kubelet-pods <command> …` line in README.md and
 // docs/*.md parses with that command's own parser, and every `--flag` they mention is a flag
-// of a kubelet-pods command, of one of our Go tools or benchmark runner (read from their
+// of a kubelet-pods command, of one of our Go tools or benchmark runners (read from their
 // sources), or one of a short list of other programs' flags, each named with its program.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -52,6 +52,10 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     // Node's start-up snapshot, measured for `run`'s start-up (docs/performance.md, "Start and restart → Node Ready").
     '--build-snapshot',
     '--snapshot-blob',
+    // V8's, through node: tried against the pod manager benchmark's scatter (docs/performance.md,
+    // "Paired, in fresh processes").
+    '--hash-seed',
+    '--single-threaded',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',
@@ -87,7 +91,9 @@ function toolFlags(): Set<string> {
   for (const tool of ['tools/control-plane/main.go', 'tools/hollow-kubelet/main.go']) {
     for (const m of read(tool).matchAll(/flag\.[A-Za-z0-9]+\([^"\n]*"([a-z][a-z0-9-]*)"/g)) out.add(`--${m[1]}`);
   }
-  for (const m of read('bench/run.ts').matchAll(/'--([a-z][a-z0-9-]*)/g)) out.add(`--${m[1]}`);
+  for (const runner of ['bench/run.ts', 'bench/pod-manager.bench.ts']) {
+    for (const m of read(runner).matchAll(/'--([a-z][a-z0-9-]*)/g)) out.add(`--${m[1]}`);
+  }
   return out;
 }
 
