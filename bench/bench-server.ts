@@ -20,6 +20,10 @@ export class BenchServer {
     this.#child.on('exit', (code, signal) => {
       this.#exit = signal === null ? `exit code ${code}` : `signal ${signal}`;
     });
+    // A program that cannot start ends its output too: the first answer awaited reports it.
+    this.#child.on('error', (err) => {
+      this.#exit ??= err.message;
+    });
     this.#lines = createInterface({ input: this.#child.stdout })[Symbol.asyncIterator]();
   }
 

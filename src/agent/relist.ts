@@ -42,9 +42,6 @@ export function createRelist(options: RelistOptions): Relist {
   return new GridRelist(options);
 }
 
-/** Every relist's waiters while none waits: empty, read and never written. */
-const NO_WAITERS: ReadonlyArray<{ since: number; fn: () => void }> = Object.freeze([]);
-
 // A class rather than a closure per function, and its listeners and waiters made at the first:
 // a fleet node has one relist, idle while the node has no pods (docs/performance.md, "An empty
 // node's pod machinery").
@@ -55,7 +52,8 @@ class GridRelist implements Relist {
   #listeners: Set<(uids: readonly string[]) => void> | undefined;
   // When each pod first changed since it was last handed out; none (no map) while nothing changed.
   #changes: Map<string, number> | undefined;
-  #waiters = NO_WAITERS as Array<{ since: number; fn: () => void }>;
+  // Syncs waiting for a relist later than `since`; none (no array) while nothing waits.
+  #waiters: Array<{ since: number; fn: () => void }> | undefined;
   #timer: ClockTimer | undefined;
   // The relist the pending timer is for; the latest relist is before it until it fires.
   #scheduledFor: number | undefined;
@@ -85,8 +83,7 @@ class GridRelist implements Relist {
       fn();
       return;
     }
-    if (this.#waiters === NO_WAITERS) this.#waiters = [];
-    this.#waiters.push({ since, fn });
+    (this.#waiters ??= []).push({ since, fn });
     this.#schedule();
   }
 
@@ -101,7 +98,7 @@ class GridRelist implements Relist {
     this.#timer = undefined;
     this.#scheduledFor = undefined;
     this.#changes = undefined;
-    this.#waiters = NO_WAITERS as Array<{ since: number; fn: () => void }>;
+    this.#waiters = undefined;
   }
 
   #gridAtOrBefore(t: number): number {
@@ -132,14 +129,16 @@ class GridRelist implements Relist {
     this.#changes = later;
     if (seen.length > 0 && this.#listeners !== undefined) for (const listener of [...this.#listeners]) listener(seen);
     const waiters = this.#waiters;
-    const due = waiters.filter((w) => w.since < at);
-    const rest = waiters.filter((w) => w.since >= at);
-    this.#waiters = rest.length > 0 ? rest : (NO_WAITERS as Array<{ since: number; fn: () => void }>);
-    for (const w of due) {
-      if (this.#stopped) return;
-      w.fn();
+    if (waiters !== undefined) {
+      const due = waiters.filter((w) => w.since < at);
+      const rest = waiters.filter((w) => w.since >= at);
+      this.#waiters = rest.length > 0 ? rest : undefined;
+      for (const w of due) {
+        if (this.#stopped) return;
+        w.fn();
+      }
     }
-    if (this.#changes !== undefined || this.#waiters.length > 0) this.#schedule();
+    if (this.#changes !== undefined || this.#waiters !== undefined) this.#schedule();
   }
 }
 
