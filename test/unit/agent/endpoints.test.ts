@@ -2,7 +2,6 @@
 // without kubelet ports) holds nothing for them; one that serves a port answers on it.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { get } from 'node:http';
 import { Registry } from 'prom-client';
 import { createAgentEndpoints, type AgentEndpointsOptions, type BoundAddresses } from '../../../src/agent/endpoints.js';
 import { AGENT_CONFIG_DEFAULTS } from '../../../src/config/agent-config.js';
@@ -48,15 +47,9 @@ it('an agent that serves the read-only port answers /healthz on it', async () =>
   try {
     const port = bound.readOnly?.port;
     assert.ok(port !== undefined && port > 0, 'the read-only port is bound');
-    const body = await new Promise<string>((resolve, reject) => {
-      get({ host: '127.0.0.1', port, path: '/healthz' }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(text));
-      }).on('error', reject);
-    });
-    assert.equal(body, 'ok');
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'ok');
   } finally {
     await endpoints.close();
   }
