@@ -102,7 +102,7 @@ export type PodVersionChange =
  * Compares the stored version of a pod with a new one from `source` (never mutating either).
  * Status-only change: reconcile, the stored pod with the new status. Semantic change: update,
  * or delete when the new version has a deletionTimestamp; the stored pod then takes the new
- * spec, labels, deletion fields, status and annotations, keeping its other metadata (name,
+ * spec, labels, deletion fields, generation, status and annotations, keeping its other metadata (name,
  * resourceVersion…) and the kubelet's own annotations (`config.seen` first of all).
  */
 export function mergePodVersion(existing: Pod, incoming: Pod, source: string): PodVersionChange {
@@ -127,6 +127,7 @@ export function mergePodVersion(existing: Pod, incoming: Pod, source: string): P
   put(metadata, 'labels', incomingMeta.labels);
   put(metadata, 'deletionTimestamp', incomingMeta.deletionTimestamp);
   put(metadata, 'deletionGracePeriodSeconds', incomingMeta.deletionGracePeriodSeconds);
+  put(metadata, 'generation', incomingMeta.generation);
   metadata.annotations = annotations;
   const pod: Pod = { ...existing, metadata };
   put(pod, 'spec', incoming.spec);

@@ -6,7 +6,6 @@ import { kpError } from '../errors.js';
 import { apiErrorInfo, isNotFound, isUIDMismatch } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock, type ClockTimer } from '../time/clock.js';
-import { versionBefore } from '../kube/object-version.js';
 import { getPodFullName, isMirrorPod, isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
@@ -18,7 +17,8 @@ import type { StatusProvider } from './status-provider.js';
 import { podUID } from '../values/pod-format.js';
 
 /** The one Pod call the writer makes; a `CoreV1Api` fits. */
-export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus'>;
+/** The status PATCH, and the read a full batch makes before writing over a copy that differs. */
+export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus' | 'readNamespacedPod'>;
 
 /** What the writer needs from the pod manager. */
 export type StatusPodManager = Pick<PodManager, 'getPods' | 'getPodByUID' | 'getPodByFullName' | 'getMirrorPodByPod' | 'translatePodUID'>;
@@ -146,8 +146,10 @@ const NO_STATUSES: ReadonlyMap<string, CachedStatus> = new Map();
 // previous statuses are always known: neither needs an object per writer.
 const SETTLED: Promise<void> = Promise.resolve();
 const ALWAYS = (): boolean => true;
-/** Every status PATCH's options, made once: its Content-Type, and only the answer's resourceVersion read (below). */
-const STATUS_PATCH_OPTIONS = setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('resourceVersion'));
+/** What reading the server answers for a mirror that is gone or was replaced. */
+const SERVER_GONE = Symbol('server-gone');
+/** Every status PATCH's options, made once: its Content-Type, and the answer not read. */
+const STATUS_PATCH_OPTIONS = setHeaderOptions('Content-Type', STATUS_PATCH_CONTENT_TYPE, answerUseOptions('nothing'));
 
 class StatusWriter implements MirrorStatusWriter {
   readonly #pm: StatusPodManager;
@@ -167,11 +169,6 @@ class StatusWriter implements MirrorStatusWriter {
   // Mirror objects a successful write went over: until the watch brings a newer object, the
   // pod manager's copy predates that write and says nothing about what the server holds.
   #predatesWrite: WeakSet<Pod> | undefined;
-  // By mirror UID, the resourceVersion the server gave our last successful write, until the pod
-  // manager holds a copy at least as new. A copy the watch delivers meanwhile (the echo of an
-  // earlier write of ours, or of the mirror's creation) is older than that write, as the set
-  // above can not tell: it was not the object the write went over. Made at its first entry.
-  #writtenVersions: Map<string, string> | undefined;
   // Static pod UIDs whose provider status changed since the last batch (provider notifications).
   #changed: Set<string> | undefined;
   // What updates named since the last batch (requestSync(pods)): static pods by UID, mirror
@@ -416,9 +413,9 @@ class StatusWriter implements MirrorStatusWriter {
       for (const uid of this.#apiStatusVersions?.keys() ?? []) {
         if (this.#statuses?.has(uid) !== true && this.#pm.translatePodUID(uid) === uid) this.#apiStatusVersions!.delete(uid);
       }
-      for (const uid of this.#writtenVersions?.keys() ?? []) if (this.#apiStatusVersions?.has(uid) !== true) this.#writtenVersions!.delete(uid);
     }
-    const writes: Array<[string, CachedStatus, Pod]> = [];
+    // [static UID, status, the pod manager's copy of its mirror, whether to read the server's first]
+    const writes: Array<[string, CachedStatus, Pod, boolean]> = [];
     for (const [uid, listed] of candidates) {
       let cached = listed;
       // A static pod's status goes to its mirror; any other pod's to the pod itself, as the
@@ -428,7 +425,8 @@ class StatusWriter implements MirrorStatusWriter {
       if (mirror === undefined) continue;
       const mirrorUID = podUID(mirror);
       let write = (this.#apiStatusVersions?.get(mirrorUID) ?? 0) < cached.version;
-      if (!write && full && cached.inSyncWith !== mirror && !this.#predatesOurWrite(mirror, mirrorUID)) {
+      let readFirst = false;
+      if (!write && full && cached.inSyncWith !== mirror && this.#predatesWrite?.has(mirror) !== true) {
         const [held, status] = this.#hold(uid, cached);
         if (held !== cached) {
           cached = held;
@@ -436,29 +434,34 @@ class StatusWriter implements MirrorStatusWriter {
         } else if (sameStatus(status, mirror.status ?? {})) {
           this.#inSync(cached, mirror);
         } else {
-          // The mirror's status differs from ours: someone else changed it, or our write was
-          // lost. Forget the version and write again.
+          // The copy differs from ours: someone else changed the status, our write was lost, or
+          // the copy is the late echo of an earlier write of ours (the watch lags under load).
+          // Its resourceVersion cannot tell which (the merger keeps the first-seen metadata of
+          // a status-only change, as the kubelet's config does), so the server is asked, as the
+          // kubelet's syncPod always does.
           this.#apiStatusVersions?.delete(mirrorUID);
           write = true;
+          readFirst = true;
         }
       }
-      if (write) writes.push([uid, cached, mirror]);
+      if (write) writes.push([uid, cached, mirror, readFirst]);
     }
     // Run several writes at once (the client's rate limiter still applies) so a thousand new
     // mirrors do not wait in single file.
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < writes.length) {
-        const [uid, cached, mirror] = writes[next++]!;
-        await this.#syncPod(uid, cached, mirror);
+        const [uid, cached, mirror, readFirst] = writes[next++]!;
+        await this.#syncPod(uid, cached, mirror, readFirst);
       }
     };
     await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker));
   }
 
   // `mirror` is the API object as the watch last showed it; the UID precondition covers the
-  // case where it has been replaced since.
-  async #syncPod(staticUID: string, listed: CachedStatus, mirror: Pod): Promise<void> {
+  // case where it has been replaced since. With `readFirst` the server's copy decides whether
+  // the status is already there.
+  async #syncPod(staticUID: string, listed: CachedStatus, mirror: Pod, readFirst: boolean): Promise<void> {
     const name = mirror.metadata?.name ?? '';
     const namespace = mirror.metadata?.namespace ?? '';
     const fullName = `${name}_${namespace}`;
@@ -475,20 +478,16 @@ class StatusWriter implements MirrorStatusWriter {
     // and the old one keeps its last status.
     if (isStaticPod(listed.pod) && !isMirrorPodOf(mirror, listed.pod)) return;
     const [cached, status] = this.#hold(staticUID, listed);
-    if (!this.#predatesOurWrite(mirror, mirrorUID) && sameStatus(status, mirror.status ?? {})) {
+    const there = await this.#alreadyThere(status, mirror, mirrorUID, fullName, readFirst);
+    if (there === SERVER_GONE) return;
+    if (there) {
       (this.#apiStatusVersions ??= new Map()).set(mirrorUID, cached.version);
       this.#inSync(cached, mirror);
       this.#onWrite?.('unchanged');
       return;
     }
-    let writtenVersion: string | undefined;
     try {
-      const written = await this.#api.patchNamespacedPodStatus(
-        { name, namespace, body: buildStatusPatch(mirrorUID, status) },
-        STATUS_PATCH_OPTIONS,
-      );
-      // What a stand-in for the API answers may lack the pod; the server's always has it.
-      writtenVersion = (written as Pod | undefined)?.metadata?.resourceVersion;
+      await this.#api.patchNamespacedPodStatus({ name, namespace, body: buildStatusPatch(mirrorUID, status) }, STATUS_PATCH_OPTIONS);
     } catch (err) {
       // Gone since the watch showed it: the watch will tell the pod manager.
       if (isNotFound(err)) {
@@ -501,24 +500,41 @@ class StatusWriter implements MirrorStatusWriter {
     }
     (this.#apiStatusVersions ??= new Map()).set(mirrorUID, cached.version);
     (this.#predatesWrite ??= new WeakSet()).add(mirror);
-    if (writtenVersion !== undefined && writtenVersion !== '') (this.#writtenVersions ??= new Map()).set(mirrorUID, writtenVersion);
     this.#onWrite?.('success');
     this.#log.debug({ pod: fullName, uid: staticUID, mirrorUID, version: cached.version }, 'wrote mirror pod status');
   }
 
   /**
-   * Whether the pod manager's copy of the mirror is older than our last write to it, so that
-   * its status says nothing about what the server holds: the very object that write went over,
-   * or any copy whose resourceVersion comes before the one the server gave the write. Once
-   * the watch has caught up with the write, the write's resourceVersion is let go.
+   * Whether the server already holds `status` (by the kubelet's fields), so that no write is
+   * needed. The watch's copy can say no, but yes only before any write of ours to this mirror:
+   * after one, it may be the late echo of an earlier write (the watch lags under load, and the
+   * copy's resourceVersion is the first-seen one), so the server is asked, as the kubelet's
+   * syncPod always asks it. With `readFirst` the server is asked in any case.
    */
-  #predatesOurWrite(mirror: Pod, mirrorUID: string): boolean {
-    if (this.#predatesWrite?.has(mirror) === true) return true;
-    const written = this.#writtenVersions?.get(mirrorUID);
-    if (written === undefined) return false;
-    if (versionBefore(mirror.metadata?.resourceVersion, written)) return true;
-    this.#writtenVersions!.delete(mirrorUID);
-    return false;
+  async #alreadyThere(status: V1PodStatus, mirror: Pod, mirrorUID: string, fullName: string, readFirst: boolean): Promise<boolean | typeof SERVER_GONE> {
+    if (!readFirst) {
+      if (this.#predatesWrite?.has(mirror) === true || !sameStatus(status, mirror.status ?? {})) return false;
+      if (this.#apiStatusVersions?.has(mirrorUID) !== true) return true;
+    }
+    const server = await this.#serverStatus(mirror, mirrorUID, fullName);
+    return server === SERVER_GONE ? server : server !== undefined && sameStatus(status, server);
+  }
+
+  /**
+   * The status the server holds for the mirror, read as the kubelet's syncPod reads it: undefined
+   * when it could not be read (the write goes ahead), SERVER_GONE when the mirror is gone or was
+   * replaced (the watch will tell the pod manager, and the next batch writes to the new one).
+   */
+  async #serverStatus(mirror: Pod, mirrorUID: string, fullName: string): Promise<V1PodStatus | typeof SERVER_GONE | undefined> {
+    try {
+      const server = await this.#api.readNamespacedPod({ name: mirror.metadata?.name ?? '', namespace: mirror.metadata?.namespace ?? '' });
+      if (podUID(server) !== mirrorUID) return SERVER_GONE;
+      return server.status ?? {};
+    } catch (err) {
+      if (isNotFound(err)) return SERVER_GONE;
+      logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to read pod before writing its status', fields: { pod: fullName } });
+      return undefined;
+    }
   }
 
   #report(result: StatusWriteResult, fullName: string, err: unknown): void {

@@ -40,6 +40,8 @@ async function phaseTimes(lifecycle: 'kubelet' | 'instant'): Promise<Record<stri
       if (phase !== undefined) written[phase] ??= clock.monotonic();
       return {};
     },
+    // The watch's copy here is always the one a write went over: never read.
+    readNamespacedPod: () => Promise.reject(new Error('no read expected')),
   };
   const relist = lifecycle === 'kubelet' ? createRelist({ clock, periodMs: 1000 }) : undefined;
   const writer = createMirrorStatusWriter({ podManager, statusProvider: relist ? statusThroughSyncs(runtime) : runtime, api, clock, logger: quiet });

@@ -254,6 +254,7 @@ describe('withAdoption: the status the agent hands over', () => {
       patches.push(param);
       throw new Error('no status write expected');
     },
+    readNamespacedPod: () => Promise.reject(new Error('no read expected')),
   };
 
   it("a static pod is taken over from its mirror's status, only when the mirror has the pod's hash", async () => {

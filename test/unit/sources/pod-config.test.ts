@@ -151,6 +151,31 @@ describe('MG merge', () => {
     expectNoPodUpdate(config);
   });
 
+  test('a semantic change takes the new generation with it, a status-only one keeps the first-seen metadata (checkAndUpdatePod)', () => {
+    const { config, channel } = createPodConfigTester();
+    const pod = createValidPod('foo', 'new');
+    pod.metadata = { ...pod.metadata, generation: 1, resourceVersion: '10' };
+    channel(upd('ADD', [pod]));
+    config.updates.tryNext();
+    // The API server raises the generation of a pod deleted gracefully; the kubelet reports it.
+    const deleting = structuredClone(pod);
+    deleting.metadata = { ...deleting.metadata, generation: 2, resourceVersion: '12', deletionTimestamp: new Date('2024-01-01T00:00:00Z'), deletionGracePeriodSeconds: 30 };
+    channel(upd('DELETE', [deleting]));
+    const deleted = config.updates.tryNext();
+    assert.equal(deleted?.op, 'DELETE');
+    assert.equal(deleted.pods[0]!.metadata?.generation, 2);
+    assert.equal(deleted.pods[0]!.metadata?.resourceVersion, '10', 'the rest of the metadata is the stored one');
+    const statusOnly = structuredClone(deleting);
+    statusOnly.metadata = { ...statusOnly.metadata, resourceVersion: '13' };
+    statusOnly.status = { phase: 'Running' };
+    channel(upd('UPDATE', [statusOnly]));
+    const reconciled = config.updates.tryNext();
+    assert.equal(reconciled?.op, 'RECONCILE');
+    assert.equal(reconciled.pods[0]!.metadata?.resourceVersion, '10');
+    assert.equal(reconciled.pods[0]!.status?.phase, 'Running');
+    expectNoPodUpdate(config);
+  });
+
   test('MG-10 TestNewPodAddedUpdatedSet', () => {
     const { config, channel } = createPodConfigTester();
     const [foo, foo2, foo3, foo4] = ['foo', 'foo2', 'foo3', 'foo4'].map((n) => createValidPod(n, 'new'));

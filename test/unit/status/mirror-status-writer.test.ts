@@ -72,6 +72,17 @@ class FakePodApi implements PodStatusApi {
     return structuredClone(stored);
   }
 
+  /** The reads made, by namespace/name. */
+  readonly reads: string[] = [];
+
+  async readNamespacedPod(param: { name: string; namespace: string }): Promise<Pod> {
+    const key = `${param.namespace}/${param.name}`;
+    this.reads.push(key);
+    const pod = this.pods.get(key);
+    if (!pod) throw apiError(404, 'NotFound');
+    return structuredClone(pod);
+  }
+
   async patchNamespacedPodStatus(param: { name: string; namespace: string; body: unknown }, options?: ConfigurationOptions): Promise<Pod> {
     let contentType: string | undefined;
     for (const m of (options?.middleware ?? []) as { pre?: (r: unknown) => unknown }[]) {
@@ -508,6 +519,7 @@ describe('createMirrorStatusWriter', () => {
     podManager.updatePod(pendingEcho);
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 2, 'the late echo of the Pending write is no reason to write Running again');
+    assert.deepEqual(api.reads, ['default/web'], 'the server was read, as the kubelet reads it');
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
 
     podManager.updatePod(runningEcho);
@@ -521,6 +533,31 @@ describe('createMirrorStatusWriter', () => {
     await writer.syncBatch(true);
     assert.equal(api.patches.length, 3, 'a newer change by someone else is written over');
     assert.equal(api.pods.get('default/web')?.status?.phase, 'Running');
+    await writer.stop();
+  });
+
+  it("with the merger's copies (a status-only change keeps the first-seen resourceVersion), lets go of a written status and writes over someone else's change", async () => {
+    let asked = 0;
+    const running: V1PodStatus = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+    const { podManager, api, writer, results } = startWithNotifyingProvider(() => (asked++, structuredClone(running)));
+    const first = podManager.getMirrorPodByPod(podManager.getPodByUID('static-1')!)!;
+    // What the watch delivers, as the merger stores it: the server's status on the first metadata.
+    const watchShowsServer = () => podManager.updatePod({ ...first, status: structuredClone(api.pods.get('default/web')!.status) });
+    await writer.syncBatch(false);
+    assert.deepEqual(results, ['success']);
+    watchShowsServer();
+    await writer.syncBatch(true);
+    assert.equal(writer.getPodStatus('static-1')?.phase, 'Running');
+    assert.equal(asked, 2, 'the status was let go once the copy showed it written');
+    assert.deepEqual(api.reads, [], 'the copy shows the write: nothing to ask the server');
+
+    // Someone else sets Ready False: the next full batch reads the pod and writes Ready back.
+    api.pods.get('default/web')!.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'Tampered' }];
+    watchShowsServer();
+    await writer.syncBatch(true);
+    assert.deepEqual(results, ['success', 'success'], "someone else's change is written over");
+    assert.deepEqual(api.reads, ['default/web']);
+    assert.equal(api.pods.get('default/web')?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
     await writer.stop();
   });
 
