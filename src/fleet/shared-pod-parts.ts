@@ -6,10 +6,13 @@ import type { SharedValues } from '../values/shared-values.js';
  * (src/values/shared-values.ts): the spec, the status (the parts of it that are equal: images,
  * resources, conditions written in the same second), and the labels, annotations and owner
  * references. The pod's top level and metadata stay its own, so that the merger can copy them
- * to stamp its annotations (src/sources/pod-storage.ts).
+ * to stamp its annotations (src/sources/pod-storage.ts). A pod being deleted is left as it is:
+ * it is about to go, and its versions still take the unchanged parts of the one held
+ * (src/fleet/pod-versions.ts); walking it into the table was CPU spent for nothing in a wave of
+ * deletions.
  */
 export function sharePodParts(values: SharedValues, pod: Pod): Pod {
-  if (typeof pod !== 'object' || pod === null) return pod;
+  if (typeof pod !== 'object' || pod === null || pod.metadata?.deletionTimestamp != null) return pod;
   // A value only this pod has, in one version after another, stays out of the table.
   const uid = pod.metadata?.uid ?? undefined;
   if (pod.spec !== undefined) pod.spec = values.share(pod.spec, uid);

@@ -16,8 +16,7 @@ import { podGeneration, withObservedGeneration } from './observed-generation.js'
 import type { StatusProvider } from './status-provider.js';
 import { podUID } from '../values/pod-format.js';
 
-/** The one Pod call the writer makes; a `CoreV1Api` fits. */
-/** The status PATCH, and the read a full batch makes before writing over a copy that differs. */
+/** The writer's Pod calls, the status PATCH and the read before writing over a copy that may be old; a `CoreV1Api` fits. */
 export type PodStatusApi = Pick<CoreV1Api, 'patchNamespacedPodStatus' | 'readNamespacedPod'>;
 
 /** What the writer needs from the pod manager. */

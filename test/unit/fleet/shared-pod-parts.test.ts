@@ -46,4 +46,22 @@ describe('shared pod parts', () => {
     assert.ok(!Object.isFrozen(a.metadata) && !Object.isFrozen(a));
     assert.equal(c.spec!.nodeName, 'n2');
   });
+
+  test('a pod being deleted is not walked into the table: its parts stay its own and the table learns nothing', () => {
+    const values = createSharedValues();
+    const deleting = (name: string): Pod => {
+      const pod = replicaPod(name, 'n1');
+      pod.metadata!.deletionTimestamp = new Date('2026-11-29T10:00:00Z');
+      return pod;
+    };
+    const [a, b] = [deleting('web-0'), deleting('web-1'), deleting('web-2')].map((pod) => sharePodParts(values, pod)).slice(1) as [Pod, Pod];
+    assert.notEqual(a.spec, b.spec);
+    assert.ok(!Object.isFrozen(a.spec));
+    // Had the deleted ones been walked, the first live pod would take their spec from the table.
+    const [live, next, third] = ['web-3', 'web-4', 'web-5'].map((name) => sharePodParts(values, replicaPod(name, 'n1'))) as [Pod, Pod, Pod];
+    assert.notEqual(live.spec, a.spec);
+    assert.notEqual(live.spec, b.spec);
+    assert.notEqual(live.spec, next.spec, 'the first live pod of the kind is the first the table sees');
+    assert.equal(third.spec, next.spec);
+  });
 });
