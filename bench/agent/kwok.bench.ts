@@ -592,6 +592,8 @@ export function kwokTable(r: KwokBenchResult): string {
     ['memory per pod: (idle RSS with pods − without) ÷ pods', (x) => x.rssBytesPerPod, kib],
     ['its API writes per pod, create → all Running', (x) => x.writes.start.total / pods, (v) => v.toFixed(2)],
     ['its API writes per pod, delete → all gone', (x) => x.writes.stop.total / pods, (v) => v.toFixed(2)],
+    ['its reads of a pod (GET) per pod, create → all Running', (x) => x.writes.start.podReads / pods, (v) => v.toFixed(2)],
+    ['its reads of a pod (GET) per pod, delete → all gone', (x) => x.writes.stop.podReads / pods, (v) => v.toFixed(2)],
     ['its API writes per minute, idle, no pods', (x) => perMinute(x.writes.idle), (v) => v.toFixed(0)],
     [`its API writes per minute, idle, ${p} pods`, (x) => perMinute(x.writes.idleWithPods), (v) => v.toFixed(0)],
     ['Lease renewals, create → all Running: p99 gap between a node\'s successful writes', (x) => x.writes.start.leaseGaps.p99Ms, s],

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 const idle = (rssMiB: number, cpu: number, cp: number): IdleWindow => ({ windowMs: 1000, rssBytes: rssMiB * 1024 * 1024, rssMaxBytes: rssMiB * 1024 * 1024, cpuPercent: cpu, controlPlaneCpuPercent: cp, fromMs: 0, toMs: 60_000 });
 
-const writes = (total: number, byKind: Record<string, number>, durationMs = 60_000): PhaseWrites => ({ phase: 'p', durationMs, total, byKind, leaseGaps: { count: 0, p99Ms: 0, maxMs: 0 } });
+const writes = (total: number, byKind: Record<string, number>, durationMs = 60_000, podReads = 0): PhaseWrites => ({ phase: 'p', durationMs, total, byKind, podReads, leaseGaps: { count: 0, p99Ms: 0, maxMs: 0 } });
 
 function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: number, extra: Partial<PeerRun> = {}): PeerRun {
   return {
@@ -32,7 +32,7 @@ function run(peer: PeerRun['peer'], label: string, readyMs: number, rssMiB: numb
     stopCpu: { subjectMs: 900, controlPlaneMs: 2500, harnessMs: 300 },
     rssBytesPerNode: 1024,
     rssBytesPerPod: 2048,
-    writes: { start: writes(200, { 'patch pods/status': 200 }), stop: writes(100, { 'delete pods': 100 }), idle: writes(120, { 'update leases': 120 }, 120_000), idleWithPods: writes(60, { 'update leases': 60 }) },
+    writes: { start: writes(200, { 'patch pods/status': 200 }, 60_000, peer === 'fleet' ? 30 : 0), stop: writes(100, { 'delete pods': 100 }), idle: writes(120, { 'update leases': 120 }, 120_000), idleWithPods: writes(60, { 'update leases': 60 }) },
     loadAverageBefore: [1, 2, 3],
     loadAverageAfter: [1.5, 2, 3],
     ...extra,
@@ -87,6 +87,8 @@ describe('kwok benchmark', () => {
     assert.ok(lines.includes('| fleet | 1.00 2.00 3.00 | 1.50 2.00 3.00 |'), lines.join('\n'));
     // 100 pods (20 × 5): writes per pod and per minute, and each subject's by kind.
     assert.ok(lines.includes('| its API writes per pod, create → all Running | 2.00 | 2.00 | 1.00 |'), lines.join('\n'));
+    // The reads of a pod, not among the writes; none from kwok.
+    assert.ok(lines.includes('| its reads of a pod (GET) per pod, create → all Running | 0.00 | 0.30 | – |'), lines.join('\n'));
     assert.ok(lines.includes('| its API writes per minute, idle, no pods | 60 | 60 | 1.00 |'), lines.join('\n'));
     assert.ok(lines.includes('| fleet | patch pods/status 2.00 | delete pods 1.00 | update leases 60.00 | update leases 60.00 |'), lines.join('\n'));
   });
@@ -124,6 +126,7 @@ describe('kwok benchmark', () => {
         line('patch', '2026-01-01T00:00:01.000000Z', 'kwok/v0.8.0', 'status'),
         line('patch', '2026-01-01T00:00:02.000000Z', 'kwok/v0.8.0', 'status'),
         line('create', '2026-01-01T00:00:02.500000Z', 'harness'),
+        line('get', '2026-01-01T00:00:02.600000Z', 'kwok/v0.8.0'),
         line('delete', '2026-01-01T00:00:05.000000Z', 'kwok/v0.8.0'),
         line('delete', '2026-01-01T00:00:09.000000Z', 'kwok/v0.8.0'),
         '',
@@ -136,8 +139,8 @@ describe('kwok benchmark', () => {
     await writeFile(join(dir, 'other.log'), `${first}\n`);
     const t = (s: number): number => Date.parse('2026-01-01T00:00:00Z') + s * 1000;
     const [start, stop] = await countWrites(file, [{ name: 'start', fromMs: t(0), toMs: t(3) }, { name: 'stop', fromMs: t(4), toMs: t(6) }], (e) => e.userAgent?.startsWith('kwok') ?? false);
-    assert.deepEqual([start!.total, start!.byKind, start!.durationMs], [2, { 'patch pods/status': 2 }, 3000]);
-    assert.deepEqual([stop!.total, stop!.byKind], [1, { 'delete pods': 1 }]);
+    assert.deepEqual([start!.total, start!.byKind, start!.durationMs, start!.podReads], [2, { 'patch pods/status': 2 }, 3000, 1], 'the read apart from the writes');
+    assert.deepEqual([stop!.total, stop!.byKind, stop!.podReads], [1, { 'delete pods': 1 }, 0]);
   });
 
   it('measures each Lease\'s gap between successful writes, by the phase the later one ended in', async () => {
