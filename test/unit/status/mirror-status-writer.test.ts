@@ -75,9 +75,14 @@ class FakePodApi implements PodStatusApi {
   /** The reads made, by namespace/name. */
   readonly reads: string[] = [];
 
+  failNextRead: ApiException<string> | undefined;
+
   async readNamespacedPod(param: { name: string; namespace: string }): Promise<Pod> {
     const key = `${param.namespace}/${param.name}`;
     this.reads.push(key);
+    const err = this.failNextRead;
+    this.failNextRead = undefined;
+    if (err) throw err;
     const pod = this.pods.get(key);
     if (!pod) throw apiError(404, 'NotFound');
     return structuredClone(pod);
@@ -559,6 +564,43 @@ describe('createMirrorStatusWriter', () => {
     assert.deepEqual(api.reads, ['default/web']);
     assert.equal(api.pods.get('default/web')?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
     await writer.stop();
+  });
+
+  it('the read before writing over a changed copy: a failed read lets the write go ahead; a mirror gone or replaced on the server gets none', async () => {
+    const running: V1PodStatus = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+    // A writer that wrote Running, then someone else set Ready False (the watch showed it).
+    const tampered = async () => {
+      const parts = startWithNotifyingProvider(() => structuredClone(running));
+      await parts.writer.syncBatch(false);
+      assert.deepEqual(parts.results, ['success']);
+      const first = parts.podManager.getMirrorPodByPod(parts.podManager.getPodByUID('static-1')!)!;
+      parts.api.pods.get('default/web')!.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'Tampered' }];
+      parts.podManager.updatePod({ ...first, status: structuredClone(parts.api.pods.get('default/web')!.status) });
+      return parts;
+    };
+
+    const failed = await tampered();
+    failed.api.failNextRead = apiError(500, 'InternalError');
+    await failed.writer.syncBatch(true);
+    assert.deepEqual(failed.results, ['success', 'success'], 'the read failed: written as without it');
+    assert.equal(failed.api.reads.length, 1);
+    await failed.writer.stop();
+
+    const gone = await tampered();
+    gone.api.pods.delete('default/web');
+    await gone.writer.syncBatch(true);
+    assert.deepEqual([gone.api.reads.length, gone.api.patches.length], [1, 1], 'read, found gone, nothing written');
+    await gone.writer.stop();
+
+    // Replaced on the server (another UID under the name) before the watch told the pod manager.
+    const replaced = await tampered();
+    const other = structuredClone(replaced.api.pods.get('default/web')!);
+    other.metadata = { ...other.metadata, uid: 'mirror-2' };
+    replaced.api.pods.set('default/web', other);
+    await replaced.writer.syncBatch(true);
+    assert.deepEqual([replaced.api.reads.length, replaced.api.patches.length], [1, 1], 'read, found replaced, nothing written');
+    assert.equal(replaced.api.pods.get('default/web')?.status?.conditions?.[0]?.reason, 'Tampered');
+    await replaced.writer.stop();
   });
 
   it('a batch requested for the pods of an update looks at those pods only, and forgets removed ones', async () => {
