@@ -33,10 +33,11 @@ after(async () => {
 const ready = (pod: V1Pod): string | undefined => pod.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 const SLOW = { timeoutMs: 60_000, intervalMs: 250 };
 
-it("writes its status again over someone else's change to a kubelet-owned field, on a mirror pod and on an ordinary pod", async () => {
-  const ns = cp.namespace;
+/** The node's agent, with one static pod; started by the first test that asks. */
+async function startedAgent(): Promise<Agent> {
+  if (agent !== undefined) return agent;
   dir = await mkdtemp(join(tmpdir(), 'kp-status-reconcile-'));
-  await writeFile(join(dir, 'static.yaml'), podManifestYaml('static', ns));
+  await writeFile(join(dir, 'static.yaml'), podManifestYaml('static', cp.namespace));
   const { config } = await resolveRunConfig([
     '--kubeconfig', cp.cluster.nodeKubeconfigs[NODE]!,
     '--hostname-override', NODE,
@@ -45,6 +46,12 @@ it("writes its status again over someone else's change to a kubelet-owned field,
   ]);
   agent = createAgent({ config, listenPorts: { readOnly: 0, healthz: 0 } });
   await agent.start();
+  return agent;
+}
+
+it("writes its status again over someone else's change to a kubelet-owned field, on a mirror pod and on an ordinary pod", async () => {
+  const ns = cp.namespace;
+  await startedAgent();
   await cp.adminApi.createNamespacedPod({
     namespace: ns,
     body: { metadata: { name: 'ordinary' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] } },
@@ -73,7 +80,7 @@ it("writes its status again over someone else's change to a kubelet-owned field,
 });
 
 it('reports the generation a graceful deletion raised in the terminal status, as observedGeneration', async () => {
-  assert.ok(agent !== undefined, 'the agent of the test before runs');
+  await startedAgent();
   const ns = cp.namespace;
   const created = await cp.adminApi.createNamespacedPod({
     namespace: ns,
