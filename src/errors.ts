@@ -68,6 +68,8 @@ const templates = {
   KP_ERR_STATUS_OPTIONS: (option: string, received: string) => `invalid status option ${option}: ${received}`,
   KP_ERR_STATUS_WRITE: (fullName: string, reason: string) =>
     `failed to write the status of pod ${quote(fullName)} (a static pod's to its mirror pod): ${reason}`,
+  KP_ERR_STATUS_READ: (fullName: string, reason: string) =>
+    `failed to read pod ${quote(fullName)} before writing its status over a copy that differs: ${reason}`,
   KP_ERR_STATUS_BATCH: (kind: string) => `a ${kind} status batch failed`,
   KP_ERR_CONFIG_DURATION: (input: string) => `invalid duration ${quote(input)}`,
   KP_ERR_CONFIG_READ: (file: string) => `cannot read the kubelet configuration file ${quote(file)}`,

@@ -1,9 +1,5 @@
-// The fleet child's body (fleet-child.ts loads it): a process that holds only a fleet (and this
-// thin IPC shim), so that its RSS, heap and CPU are the fleet's. Forked by fleet.bench.ts,
-// fleet-process.ts and fleet-memory.bench.ts with { kubeconfig, manifestDir, nodes, prefix,
-// simulatedLifecycle? } as argv[2] (fleet-memory.bench.ts leaves manifestDir out: nodes without
-// static pods; sets `log`, for the loggers `kubelet-pods fleet` makes, writing to /dev/null; and
-// may ask for heap snapshots, written into snapshotDir).
+// The fleet child's body, loaded by its entry (fleet-child.ts, which says what the process is
+// and what it is given): the fleet and the thin IPC shim the benchmarks talk to.
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { createWriteStream } from 'node:fs';

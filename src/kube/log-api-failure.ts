@@ -7,6 +7,7 @@ export type ApiFailureCode =
   | 'KP_ERR_NODE_REGISTER'
   | 'KP_ERR_NODE_LEASE'
   | 'KP_ERR_STATUS_WRITE'
+  | 'KP_ERR_STATUS_READ'
   | 'KP_ERR_EVENT_WRITE'
   | 'KP_ERR_SERVER_AUTHN'
   | 'KP_ERR_SERVER_AUTHZ';

@@ -531,7 +531,7 @@ class StatusWriter implements MirrorStatusWriter {
       return server.status ?? {};
     } catch (err) {
       if (isNotFound(err)) return SERVER_GONE;
-      logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_WRITE', subject: fullName, message: 'failed to read pod before writing its status', fields: { pod: fullName } });
+      logApiFailure(this.#log, err, { code: 'KP_ERR_STATUS_READ', subject: fullName, message: 'failed to read pod before writing its status', fields: { pod: fullName } });
       return undefined;
     }
   }
