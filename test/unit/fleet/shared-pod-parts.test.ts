@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import type { Pod } from '../../../src/pod/types.js';
 import { sharePodParts } from '../../../src/fleet/shared-pod-parts.js';
 import { createSharedValues } from '../../../src/values/shared-values.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 /** A pod of a ReplicaSet as the API server sends it: a fresh tree every time. */
 function replicaPod(name: string, node: string): Pod {
@@ -63,5 +64,22 @@ describe('shared pod parts', () => {
     assert.notEqual(live.spec, b.spec);
     assert.notEqual(live.spec, next.spec, 'the first live pod of the kind is the first the table sees');
     assert.equal(third.spec, next.spec);
+  });
+
+  test("the metadata's namespace and creation time are held once; name and UID stay each pod's", async () => {
+    // Fresh from the wire, as the watch decodes them: every string a copy of its own.
+    const metadataOnly = (i: number): Pod =>
+      JSON.parse(
+        JSON.stringify({
+          metadata: { name: `web-${i}`, namespace: 'simulated-nodes-workload', uid: `uid-${i}`, creationTimestamp: '2026-11-29T16:19:13Z' },
+        }),
+      ) as Pod;
+    const values = createSharedValues();
+    const shared = await retainedBytesPer(20_000, (i) => sharePodParts(values, metadataOnly(i)));
+    const own = await retainedBytesPer(20_000, (i) => metadataOnly(i));
+    // The namespace and the time are 40 bytes a copy each.
+    assert.ok(own - shared >= 60, `${shared.toFixed(0)} bytes a pod shared, ${own.toFixed(0)} as decoded`);
+    const pod = sharePodParts(values, metadataOnly(3));
+    assert.deepEqual(pod, metadataOnly(3));
   });
 });

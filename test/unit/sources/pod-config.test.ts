@@ -292,6 +292,14 @@ describe('merger details', () => {
     assert.equal(pod.metadata!.annotations!['kubernetes.io/config.seen'], undefined, 'the input pod is not mutated');
   });
 
+  test('config.seen is one string, not a concatenation of its parts, since every pod of a merge holds it', async () => {
+    const date = new Date('2024-05-06T07:08:09.123Z');
+    // 35 characters: one flat string is about 48 bytes; concatenated, its three parts and the
+    // two joins holding them were about 160.
+    const bytes = await retainedBytesPer(20_000, (i) => formatSeenTimestamp(new Date(date.getTime() + i)));
+    assert.ok(bytes <= 64, `${bytes.toFixed(0)} bytes a timestamp`);
+  });
+
   test('duplicate full names in one update: the first is kept, the later dropped with a FailedValidation event', () => {
     const events: PodConfigEvent[] = [];
     const config = createPodConfig({ onEvent: (e) => events.push(e) });

@@ -5,6 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { createSharedValues, type SharedValues } from '../../../src/values/shared-values.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 const container = (): object => ({ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }], resources: {} });
 
@@ -109,6 +110,28 @@ describe('shared values', () => {
     loose.share(status());
     const x = loose.share(status());
     assert.equal(loose.share(status()), x);
+  });
+
+  test("equal strings in objects that stay each owner's own are held once", async () => {
+    // A container that names its pod's own token volume is no other pod's container, but its
+    // paths and policies are every pod's: parsed from the wire, each is a string of its own.
+    const container = (i: number): object =>
+      JSON.parse(
+        JSON.stringify({
+          name: 'main',
+          terminationMessagePath: '/dev/termination-log',
+          imagePullPolicy: 'IfNotPresent',
+          volumeMounts: [{ name: `kube-api-access-${String(i).padStart(5, '0')}`, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
+        }),
+      ) as object;
+    const values = createSharedValues();
+    const shared = await retainedBytesPer(20_000, (i) => values.share(container(i), `uid-${i}`));
+    const own = await retainedBytesPer(20_000, (i) => createSharedValues().share(container(i), `uid-${i}`));
+    // The path alone is 64 bytes a copy.
+    assert.ok(own - shared >= 60, `${shared.toFixed(0)} bytes a container with one table, ${own.toFixed(0)} with one each`);
+    const again = values.share(container(7), 'uid-7') as { volumeMounts: Array<{ name: string; mountPath: string }> };
+    assert.deepEqual(again, JSON.parse(JSON.stringify(container(7))), 'the values are unchanged');
+    assert.equal(again.volumeMounts[0]!.name, 'kube-api-access-00007');
   });
 
   test('the table sweeps entries whose object is gone once it has doubled', async () => {
