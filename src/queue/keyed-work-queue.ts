@@ -54,153 +54,188 @@ export type WorkPriority = 'high' | 'low';
 interface KeyState {
   running: boolean;
   dirty: boolean;
+  /**
+   * The class it waits in while queued. A key raised from low to high stays in the low array
+   * too, and is skipped there (cheaper than removing it from the middle).
+   */
+  queued: WorkPriority | undefined;
   /** Consecutive failed passes; sets the next backoff. */
   failures: number;
   retryTimer?: ClockTimer;
 }
 
 export function createKeyedWorkQueue<K>(options: KeyedWorkQueueOptions<K>): KeyedWorkQueue<K> {
-  const work = options.process;
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
-  const backoff = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
-  const clock = options.clock ?? realClock;
-  const schedule = options.schedule ?? ((start: () => void) => void setImmediate(start));
+  return new KeyQueue(options);
+}
 
+const DEFAULT_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 500, maxMs: 30_000 });
+const nextTurn = (start: () => void): void => void setImmediate(start);
+
+// A class, not a function returning closures, and its tables made when work comes and let go
+// when it is done: every node of a fleet keeps a queue or two once it has had pods, and the
+// closures with their context and two maps made up front weighed about 1.6 KB a queue
+// (docs/performance.md, "The fleet's cost per pod").
+class KeyQueue<K> implements KeyedWorkQueue<K> {
+  readonly #work: (key: K) => Promise<boolean>;
+  readonly #onError: ((key: K, err: unknown) => void) | undefined;
+  readonly #concurrency: number;
+  readonly #backoff: BackoffPolicy;
+  readonly #clock: Clock;
+  readonly #schedule: (start: () => void) => void;
   // A key has a state from its first request until it is done (or stopped): while queued,
   // running, or waiting for a retry.
-  const states = new Map<K, KeyState>();
-  const queue: Record<WorkPriority, K[]> = { high: [], low: [] };
-  // The class each queued key waits in. A key raised from low to high stays in the low array
-  // too, and is skipped there (cheaper than removing it from the middle).
-  const queued = new Map<K, WorkPriority>();
-  let active = 0;
-  let startScheduled = false;
-  let stopped = false;
-  let idleWaiters: Array<() => void> = [];
+  #states: Map<K, KeyState> | undefined;
+  #high: K[] | undefined;
+  #low: K[] | undefined;
+  #queuedKeys = 0;
+  #active = 0;
+  #startScheduled = false;
+  #stopped = false;
+  #idleWaiters: Array<() => void> | undefined;
 
-  function enqueue(key: K, priority: WorkPriority = 'high'): void {
-    if (stopped) return;
+  constructor(options: KeyedWorkQueueOptions<K>) {
+    this.#work = options.process;
+    this.#onError = options.onError;
+    this.#concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#clock = options.clock ?? realClock;
+    this.#schedule = options.schedule ?? nextTurn;
+  }
+
+  enqueue(key: K, priority: WorkPriority = 'high'): void {
+    if (this.#stopped) return;
+    const states = (this.#states ??= new Map());
     let state = states.get(key);
     if (!state) {
-      state = { running: false, dirty: false, failures: 0 };
+      state = { running: false, dirty: false, queued: undefined, failures: 0 };
       states.set(key, state);
     }
     if (state.running) {
       state.dirty = true;
       return;
     }
-    const waiting = queued.get(key);
+    const waiting = state.queued;
     if (waiting === 'high' || waiting === priority) return;
     if (state.retryTimer !== undefined) {
-      clock.clearTimeout(state.retryTimer);
+      this.#clock.clearTimeout(state.retryTimer);
       delete state.retryTimer;
     }
-    queued.set(key, priority);
-    queue[priority].push(key);
-    scheduleStart();
+    if (waiting === undefined) this.#queuedKeys++;
+    state.queued = priority;
+    (priority === 'high' ? (this.#high ??= []) : (this.#low ??= [])).push(key);
+    this.#scheduleStart();
   }
 
-  function scheduleStart(): void {
-    if (startScheduled) return;
-    startScheduled = true;
-    schedule(() => {
-      startScheduled = false;
-      startQueued();
-      notifyIdle();
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => (this.#idleWaiters ??= []).push(resolve));
+  }
+
+  stop(): Promise<void> {
+    this.#stopped = true;
+    for (const state of this.#states?.values() ?? []) this.#clock.clearTimeout(state.retryTimer);
+    this.#letGoOfTables();
+    this.#notifyIdle();
+    return this.idle();
+  }
+
+  #scheduleStart(): void {
+    if (this.#startScheduled) return;
+    this.#startScheduled = true;
+    this.#schedule(() => {
+      this.#startScheduled = false;
+      this.#startQueued();
+      this.#notifyIdle();
     });
   }
 
-  function startQueued(): void {
-    while (!stopped && active < concurrency) {
-      const key = nextKey();
-      if (key === undefined) return;
-      queued.delete(key);
-      active++;
-      void run(key).finally(() => {
-        active--;
-        startQueued();
-        notifyIdle();
+  #startQueued(): void {
+    while (!this.#stopped && this.#active < this.#concurrency) {
+      const state = this.#nextKey();
+      if (state === undefined) return;
+      const [key, keyState] = state;
+      keyState.queued = undefined;
+      this.#queuedKeys--;
+      this.#active++;
+      void this.#run(key, keyState).finally(() => {
+        this.#active--;
+        this.#startQueued();
+        this.#notifyIdle();
       });
     }
   }
 
-  function nextKey(): K | undefined {
-    if (queue.high.length > 0) return queue.high.shift();
-    while (queue.low.length > 0) {
-      const key = queue.low.shift()!;
-      if (queued.get(key) === 'low') return key;
+  #nextKey(): [K, KeyState] | undefined {
+    const states = this.#states;
+    if (states === undefined) return undefined;
+    for (const list of [this.#high, this.#low]) {
+      while (list !== undefined && list.length > 0) {
+        const key = list.shift()!;
+        const state = states.get(key);
+        if (state !== undefined && state.queued === (list === this.#high ? 'high' : 'low')) return [key, state];
+      }
     }
     return undefined;
   }
 
-  async function run(key: K): Promise<void> {
-    const state = states.get(key);
-    if (!state) return;
+  async #run(key: K, state: KeyState): Promise<void> {
     state.running = true;
     try {
       do {
         state.dirty = false;
         let ok: boolean;
         try {
-          ok = await work(key);
+          ok = await this.#work(key);
         } catch (err) {
-          options.onError?.(key, err);
+          this.#onError?.(key, err);
           ok = false;
         }
         if (!ok) {
           state.failures++;
           // A request that arrived during the failed pass (typically the news that explains the
           // failure) is served now, as one arriving during the backoff would be.
-          if (state.dirty && !stopped) continue;
-          scheduleRetry(key, state);
+          if (state.dirty && !this.#stopped) continue;
+          this.#scheduleRetry(key, state);
           return;
         }
         state.failures = 0;
-      } while (state.dirty && !stopped);
+      } while (state.dirty && !this.#stopped);
     } finally {
       state.running = false;
-      if (state.retryTimer === undefined && !state.dirty) states.delete(key);
+      const states = this.#states;
+      if (states !== undefined && state.retryTimer === undefined && !state.dirty && states.get(key) === state) {
+        states.delete(key);
+        if (states.size === 0) this.#letGoOfTables();
+      }
     }
   }
 
-  function scheduleRetry(key: K, state: KeyState): void {
-    if (stopped) return;
-    state.retryTimer = clock.setTimeout(() => {
-      delete state.retryTimer;
-      enqueue(key);
-    }, backoffDelay(state.failures, backoff));
+  /** No key has a state: the arrays hold only keys raised from low to high, already run. */
+  #letGoOfTables(): void {
+    this.#states = undefined;
+    this.#high = undefined;
+    this.#low = undefined;
+    this.#queuedKeys = 0;
   }
 
-  function isIdle(): boolean {
-    if (startScheduled || queued.size > 0 || active > 0) return false;
-    for (const state of states.values()) if (state.retryTimer !== undefined || state.running) return false;
+  #scheduleRetry(key: K, state: KeyState): void {
+    if (this.#stopped) return;
+    state.retryTimer = this.#clock.setTimeout(() => {
+      delete state.retryTimer;
+      this.enqueue(key);
+    }, backoffDelay(state.failures, this.#backoff));
+  }
+
+  #isIdle(): boolean {
+    if (this.#startScheduled || this.#queuedKeys > 0 || this.#active > 0) return false;
+    for (const state of this.#states?.values() ?? []) if (state.retryTimer !== undefined || state.running) return false;
     return true;
   }
 
-  function notifyIdle(): void {
-    if (!isIdle()) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
+  #notifyIdle(): void {
+    if (this.#idleWaiters === undefined || !this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = undefined;
     for (const resolve of waiters) resolve();
   }
-
-  function idle(): Promise<void> {
-    if (isIdle()) return Promise.resolve();
-    return new Promise((resolve) => idleWaiters.push(resolve));
-  }
-
-  return {
-    enqueue,
-    idle,
-    stop() {
-      stopped = true;
-      queue.high.length = 0;
-      queue.low.length = 0;
-      queued.clear();
-      for (const state of states.values()) clock.clearTimeout(state.retryTimer);
-      states.clear();
-      notifyIdle();
-      return idle();
-    },
-  };
 }

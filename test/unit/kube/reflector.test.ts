@@ -8,6 +8,7 @@ import type { ListWatch, ObjectList, WatchEventType } from '../../../src/kube/li
 import { createReflector, type ObjectEventType, type ReflectorOptions } from '../../../src/kube/reflector.js';
 import { randomWatchTimeoutSeconds } from '../../../src/kube/watch-timeout.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 interface FakeWatch {
   readonly resourceVersion: string;
@@ -222,5 +223,48 @@ describe('reflector', () => {
     assert.equal(lw.watches.length, 2);
     assert.equal(lw.lastWatch.resourceVersion, '2');
     await reflector.stop();
+  });
+
+  test('stop() during a pause after a failure ends it at once, with no timer left and no call after', async () => {
+    const { clock, lw, reflector } = start({ backoffInitialMs: 10_000 });
+    lw.nextList = () => {
+      throw new ApiException(503, 'unavailable', undefined, {});
+    };
+    reflector.start();
+    await clock.advance(0);
+    assert.equal(lw.listTimes.length, 1);
+    assert.equal(clock.pendingTimers, 1, 'pausing before the retry');
+    await reflector.stop();
+    assert.equal(clock.pendingTimers, 0);
+    await clock.advance(60_000);
+    assert.equal(lw.listTimes.length, 1, 'no retry after stop()');
+    // And it starts again.
+    lw.nextList = () => ({ items: [], metadata: { resourceVersion: '4' } });
+    reflector.start();
+    await clock.advance(0);
+    assert.equal(lw.watches.length, 1);
+    await reflector.stop();
+  });
+
+  test('a reflector holds no AbortSignal: every node of a fleet has one', async () => {
+    const clock = new FakeClock();
+    const lw = new ScriptedNodes(clock);
+    const options: ReflectorOptions<V1Node> = {
+      listWatch: lw,
+      onList: () => {},
+      onEvent: () => {},
+      wording: { logFields: {}, listFailed: '', listError: (reason) => new Error(reason), watchFailed: '', watchError: (reason) => new Error(reason) },
+      clock,
+    };
+    // Started, each waits for a list that never comes.
+    lw.nextList = () => new Promise(() => {});
+    const bytes = await retainedBytesPer(20_000, () => {
+      const reflector = createReflector(options);
+      reflector.start();
+      return reflector;
+    });
+    // About 3,200 bytes with its list in flight (the promises, the fake clock's watchdog
+    // timer); an AbortController with its signal added about 770.
+    assert.ok(bytes < 3_600, `${bytes.toFixed(1)} bytes per started reflector`);
   });
 });
