@@ -1,7 +1,7 @@
 import type { V1ContainerStatus, V1PodCondition, V1PodStatus, V1Taint } from '@kubernetes/client-node';
 import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import type { StatusProvider } from '../status/status-provider.js';
+import { hideMissingMethods, type StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { quantityValue } from '../values/quantity.js';
 import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';
@@ -394,7 +394,7 @@ class AdmittedStatusProvider implements StatusProvider {
     private readonly admission: PodAdmission,
     private readonly hostIP: string | undefined,
   ) {
-    for (const name of OPTIONAL_METHODS) if (inner[name] === undefined) Object.defineProperty(this, name, { value: undefined });
+    hideMissingMethods(this, inner);
   }
 
   statusFor(pod: Pod, now: Date): V1PodStatus {
@@ -431,8 +431,6 @@ class AdmittedStatusProvider implements StatusProvider {
     return this.inner.onContainerEvent!(listener);
   }
 }
-
-const OPTIONAL_METHODS = ['onChange', 'forget', 'adopt', 'terminate', 'stop', 'containerLogs', 'onContainerEvent'] as const satisfies readonly (keyof StatusProvider)[];
 
 /**
  * The status of a rejected pod: Failed; the node's address as hostIP but no pod address (it

@@ -36,6 +36,11 @@ const SHARING: Readonly<Record<keyof StatusProvider, 'node' | 'pass' | 'fleet'>>
   onContainerEvent: 'fleet',
 };
 
+/** What a node's view holds of its own. */
+interface NodeView {
+  nodeName: string;
+}
+
 export function shareStatusProvider(provider: StatusProvider): SharedStatusProvider {
   const listeners = new Map<string, Set<(uid: string) => void>>();
   const ownerOf = new Map<string, string>();
@@ -55,6 +60,43 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
     const method: unknown = provider[key];
     if (SHARING[key] === 'pass' && typeof method === 'function') Object.assign(passed, { [key]: method.bind(provider) });
   }
+  // A node's view is an object holding its node's name, its methods those of one prototype:
+  // a fleet makes one per node, and a closure per method (with the two methods the provider
+  // bound for it) weighed about a kilobyte a node.
+  const own = (nodeName: string, pod: { metadata?: { uid?: string } }): void => {
+    const uid = pod.metadata?.uid;
+    if (uid !== undefined) ownerOf.set(uid, nodeName);
+  };
+  const viewMethods: Partial<StatusProvider> & ThisType<NodeView> = {
+    ...passed,
+    statusFor(pod, now) {
+      own(this.nodeName, pod);
+      return provider.statusFor(pod, now);
+    },
+    forget(uid) {
+      if (ownerOf.get(uid) === this.nodeName) ownerOf.delete(uid);
+      provider.forget?.(uid);
+    },
+  };
+  if (provider.adopt !== undefined) {
+    const adopt = provider.adopt.bind(provider);
+    viewMethods.adopt = function (this: NodeView, pod, published) {
+      own(this.nodeName, pod);
+      adopt(pod, published);
+    };
+  }
+  if (provider.onChange !== undefined) {
+    viewMethods.onChange = function (this: NodeView, listener) {
+      return subscribe(this.nodeName, listener);
+    };
+  }
+  if (provider.terminate !== undefined) {
+    const terminate = provider.terminate.bind(provider);
+    viewMethods.terminate = function (this: NodeView, pod, gracePeriodSeconds) {
+      own(this.nodeName, pod);
+      return terminate(pod, gracePeriodSeconds);
+    };
+  }
   return {
     provider,
     dropNode(nodeName) {
@@ -66,36 +108,8 @@ export function shareStatusProvider(provider: StatusProvider): SharedStatusProvi
       listeners.delete(nodeName);
     },
     forNode(nodeName) {
-      const own = (pod: { metadata?: { uid?: string } }): void => {
-        const uid = pod.metadata?.uid;
-        if (uid !== undefined) ownerOf.set(uid, nodeName);
-      };
-      const view: StatusProvider = {
-        ...passed,
-        statusFor(pod, now) {
-          own(pod);
-          return provider.statusFor(pod, now);
-        },
-        forget(uid) {
-          if (ownerOf.get(uid) === nodeName) ownerOf.delete(uid);
-          provider.forget?.(uid);
-        },
-      };
-      if (provider.adopt !== undefined) {
-        const adopt = provider.adopt.bind(provider);
-        view.adopt = (pod, published) => {
-          own(pod);
-          adopt(pod, published);
-        };
-      }
-      if (provider.onChange !== undefined) view.onChange = (listener) => subscribe(nodeName, listener);
-      if (provider.terminate !== undefined) {
-        const terminate = provider.terminate.bind(provider);
-        view.terminate = (pod, gracePeriodSeconds) => {
-          own(pod);
-          return terminate(pod, gracePeriodSeconds);
-        };
-      }
+      const view = Object.create(viewMethods) as StatusProvider & NodeView;
+      view.nodeName = nodeName;
       return view;
     },
   };

@@ -2,7 +2,7 @@ import type { V1PodStatus } from '@kubernetes/client-node';
 import { isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
-import type { StatusProvider } from './status-provider.js';
+import { hideMissingMethods, type StatusProvider } from './status-provider.js';
 
 /** What adoption reads of the pod manager; a `PodManager` fits. */
 export type AdoptionPodManager = Pick<PodManager, 'getMirrorPodByPod'>;
@@ -31,37 +31,66 @@ export function publishedStatusOf(podManager: AdoptionPodManager, pod: Pod): V1P
  */
 export function withAdoption(podManager: AdoptionPodManager, inner: StatusProvider): StatusProvider {
   if (inner.adopt === undefined) return inner;
-  const adopt = inner.adopt.bind(inner);
+  return new AdoptingStatusProvider(podManager, inner);
+}
+
+/**
+ * withAdoption's provider. A class, its methods on the prototype, as withAdmission's: a fleet
+ * makes one per node. `adopt` and `forget` are always there; the other optional methods only
+ * when the inner provider has them.
+ */
+class AdoptingStatusProvider implements StatusProvider {
   // UIDs handed over since their last forget: only live pods, so this stays as small as they
   // are; made at the first pod, as a fleet node without pods holds none.
-  let handed: Set<string> | undefined;
-  const handOver = (pod: Pod): void => {
-    const uid = pod.metadata?.uid ?? '';
-    if (uid === '' || handed?.has(uid) === true) return;
-    (handed ??= new Set()).add(uid);
-    const published = publishedStatusOf(podManager, pod);
-    if (published !== undefined) adopt(pod, published);
-  };
-  const wrapped: StatusProvider = {
-    statusFor(pod, now) {
-      handOver(pod);
-      return inner.statusFor(pod, now);
-    },
-    adopt,
-  };
-  if (inner.onChange) wrapped.onChange = (listener) => inner.onChange!(listener);
-  wrapped.forget = (uid) => {
-    handed?.delete(uid);
-    inner.forget?.(uid);
-  };
-  if (inner.terminate) {
-    wrapped.terminate = (pod, grace) => {
-      handOver(pod);
-      return inner.terminate!(pod, grace);
-    };
+  #handed: Set<string> | undefined;
+
+  constructor(
+    private readonly podManager: AdoptionPodManager,
+    private readonly inner: StatusProvider,
+  ) {
+    hideMissingMethods(this, inner, ['adopt', 'forget']);
   }
-  if (inner.stop) wrapped.stop = () => inner.stop!();
-  if (inner.containerLogs) wrapped.containerLogs = (uid, container) => inner.containerLogs!(uid, container);
-  if (inner.onContainerEvent) wrapped.onContainerEvent = (listener) => inner.onContainerEvent!(listener);
-  return wrapped;
+
+  statusFor(pod: Pod, now: Date): V1PodStatus {
+    this.#handOver(pod);
+    return this.inner.statusFor(pod, now);
+  }
+
+  adopt(pod: Pod, published: V1PodStatus): void {
+    this.inner.adopt!(pod, published);
+  }
+
+  onChange(listener: (uid: string) => void): () => void {
+    return this.inner.onChange!(listener);
+  }
+
+  forget(uid: string): void {
+    this.#handed?.delete(uid);
+    this.inner.forget?.(uid);
+  }
+
+  terminate(pod: Pod, grace: number): Promise<void> {
+    this.#handOver(pod);
+    return this.inner.terminate!(pod, grace);
+  }
+
+  stop(): void {
+    this.inner.stop!();
+  }
+
+  containerLogs(uid: string, container: string): ReturnType<NonNullable<StatusProvider['containerLogs']>> {
+    return this.inner.containerLogs!(uid, container);
+  }
+
+  onContainerEvent(listener: Parameters<NonNullable<StatusProvider['onContainerEvent']>>[0]): () => void {
+    return this.inner.onContainerEvent!(listener);
+  }
+
+  #handOver(pod: Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    if (uid === '' || this.#handed?.has(uid) === true) return;
+    (this.#handed ??= new Set()).add(uid);
+    const published = publishedStatusOf(this.podManager, pod);
+    if (published !== undefined) this.inner.adopt!(pod, published);
+  }
 }

@@ -8,6 +8,7 @@ import { createSimulatedStatusProvider } from '../../../src/runtime/simulated-ru
 import { SIMULATION_ANNOTATIONS } from '../../../src/runtime/simulation-annotations.js';
 import { shareStatusProvider } from '../../../src/fleet/shared-status.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 const pod = (uid: string, node: string): Pod => ({
   metadata: { name: `web-${node}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file', [SIMULATION_ANNOTATIONS.stopSeconds]: '3' } },
@@ -59,4 +60,15 @@ it('a node dropped for good (an adopted node released): its pods are forgotten, 
   await clock.advance(1000);
   assert.deepEqual(heard['a'], []);
   assert.equal(b.statusFor(pb, clock.now()).phase, 'Running', 'the other node is untouched');
+});
+
+it("a node's view is one small object: the methods are every node's", async () => {
+  const clock = new FakeClock();
+  const shared = shareStatusProvider(createSimulatedStatusProvider({ clock }));
+  // About 80 bytes with its node's name; with a closure per method and two bound methods, about 940.
+  const bytes = await retainedBytesPer(20_000, (i) => shared.forNode(`node-${i}`));
+  assert.ok(bytes < 250, `${bytes.toFixed(1)} bytes per view`);
+  const view = shared.forNode('n');
+  for (const name of ['statusFor', 'forget', 'adopt', 'onChange', 'terminate', 'containerLogs'] as const) assert.equal(typeof view[name], 'function', name);
+  for (const name of ['stop', 'onContainerEvent'] as const) assert.equal(view[name], undefined, `${name} is the fleet's, not a node's`);
 });

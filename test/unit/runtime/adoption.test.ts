@@ -15,6 +15,7 @@ import { createMirrorStatusWriter, type PodStatusApi } from '../../../src/status
 import { sameStatus } from '../../../src/status/status-equality.js';
 import type { ContainerEvent } from '../../../src/status/status-provider.js';
 import { FakeClock, settle } from '../../../src/time/fake-clock.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 
 function staticPod(uid: string, o: { restartPolicy?: string; exit?: string; hostNetwork?: boolean } = {}): Pod {
   return {
@@ -248,6 +249,24 @@ function runningStatus(clock: FakeClock, ip: string): V1PodStatus {
 }
 
 describe('withAdoption: the status the agent hands over', () => {
+  it('has the optional methods its inner provider has, adopt and forget always; one small object a node', async () => {
+    const bare = { statusFor: (): V1PodStatus => ({ phase: 'Pending' }), adopt: () => {} };
+    const provider = withAdoption(new PodManager(), bare);
+    assert.equal(typeof provider.adopt, 'function');
+    assert.equal(typeof provider.forget, 'function');
+    for (const name of ['onChange', 'terminate', 'stop', 'containerLogs', 'onContainerEvent'] as const) assert.equal(provider[name], undefined, name);
+    assert.doesNotThrow(() => provider.forget!('uid'));
+    const clock = new FakeClock();
+    const rt = runtime(clock);
+    const full = withAdoption(new PodManager(), rt);
+    for (const name of ['onChange', 'terminate', 'stop', 'containerLogs', 'onContainerEvent'] as const) assert.equal(typeof full[name], 'function', name);
+    // A fleet makes one per node: about 90 bytes; as closures, about 670.
+    const podManager = new PodManager();
+    const bytes = await retainedBytesPer(20_000, () => withAdoption(podManager, rt));
+    assert.ok(bytes < 200, `${bytes.toFixed(1)} bytes per provider`);
+    rt.stop();
+  });
+
   const patches: unknown[] = [];
   const noWrites: PodStatusApi = {
     patchNamespacedPodStatus: (param) => {
