@@ -1,7 +1,8 @@
 import type { V1ContainerStatus, V1PodCondition, V1PodStatus, V1Taint } from '@kubernetes/client-node';
 import { isCriticalPod, isMirrorPod, isStaticPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
-import { hideMissingMethods, type StatusProvider } from '../status/status-provider.js';
+import { ForwardingStatusProvider } from '../status/forwarding-status-provider.js';
+import type { StatusProvider } from '../status/status-provider.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { quantityValue } from '../values/quantity.js';
 import { hostPortsConflict, hostPortsOf, type HostPortUse } from './node-ports.js';
@@ -382,53 +383,28 @@ export function withAdmission(inner: StatusProvider, admission: PodAdmission, op
   return new AdmittedStatusProvider(inner, admission, options.hostIP);
 }
 
-/**
- * withAdmission's provider. A class, its methods on the prototype: a fleet makes one per node,
- * and a closure per method cost several hundred bytes a node. Only the optional methods the
- * inner provider has are there (the writer behaves differently without them): the others are
- * hidden by an own `undefined`.
- */
-class AdmittedStatusProvider implements StatusProvider {
+/** withAdmission's provider: what it adds to the calls it passes on. */
+class AdmittedStatusProvider extends ForwardingStatusProvider {
   constructor(
-    private readonly inner: StatusProvider,
+    inner: StatusProvider,
     private readonly admission: PodAdmission,
     private readonly hostIP: string | undefined,
   ) {
-    hideMissingMethods(this, inner);
+    super(inner);
   }
 
-  statusFor(pod: Pod, now: Date): V1PodStatus {
+  override statusFor(pod: Pod, now: Date): V1PodStatus {
     const rejection = this.admission.rejection(podUID(pod));
     return rejection === undefined ? this.inner.statusFor(pod, now) : rejectedStatus(pod, rejection, this.hostIP);
   }
 
-  onChange(listener: (uid: string) => void): () => void {
-    return this.inner.onChange!(listener);
-  }
-
-  forget(uid: string): void {
-    this.inner.forget!(uid);
-  }
-
   // A rejected pod never ran: nothing to take over, nothing to stop.
-  adopt(pod: Pod, published: V1PodStatus): void {
+  override adopt(pod: Pod, published: V1PodStatus): void {
     if (this.admission.rejection(pod.metadata?.uid ?? '') === undefined) this.inner.adopt!(pod, published);
   }
 
-  terminate(pod: Pod, grace: number): Promise<void> {
+  override terminate(pod: Pod, grace: number): Promise<void> {
     return this.admission.rejection(podUID(pod)) === undefined ? this.inner.terminate!(pod, grace) : Promise.resolve();
-  }
-
-  stop(): void {
-    this.inner.stop!();
-  }
-
-  containerLogs(uid: string, container: string): ReturnType<NonNullable<StatusProvider['containerLogs']>> {
-    return this.inner.containerLogs!(uid, container);
-  }
-
-  onContainerEvent(listener: Parameters<NonNullable<StatusProvider['onContainerEvent']>>[0]): () => void {
-    return this.inner.onContainerEvent!(listener);
   }
 }
 

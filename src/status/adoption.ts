@@ -2,7 +2,8 @@ import type { V1PodStatus } from '@kubernetes/client-node';
 import { isMirrorPodOf, isStaticPod } from '../pod/classify.js';
 import type { PodManager } from '../pod/manager.js';
 import type { Pod } from '../pod/types.js';
-import { hideMissingMethods, type StatusProvider } from './status-provider.js';
+import { ForwardingStatusProvider } from './forwarding-status-provider.js';
+import type { StatusProvider } from './status-provider.js';
 
 /** What adoption reads of the pod manager; a `PodManager` fits. */
 export type AdoptionPodManager = Pick<PodManager, 'getMirrorPodByPod'>;
@@ -34,56 +35,32 @@ export function withAdoption(podManager: AdoptionPodManager, inner: StatusProvid
   return new AdoptingStatusProvider(podManager, inner);
 }
 
-/**
- * withAdoption's provider. A class, its methods on the prototype, as withAdmission's: a fleet
- * makes one per node. `adopt` and `forget` are always there; the other optional methods only
- * when the inner provider has them.
- */
-class AdoptingStatusProvider implements StatusProvider {
+/** withAdoption's provider: what it adds to the calls it passes on. `adopt` and `forget` are always there. */
+class AdoptingStatusProvider extends ForwardingStatusProvider {
   // UIDs handed over since their last forget: only live pods, so this stays as small as they
   // are; made at the first pod, as a fleet node without pods holds none.
   #handed: Set<string> | undefined;
 
   constructor(
     private readonly podManager: AdoptionPodManager,
-    private readonly inner: StatusProvider,
+    inner: StatusProvider,
   ) {
-    hideMissingMethods(this, inner, ['adopt', 'forget']);
+    super(inner, ['adopt', 'forget']);
   }
 
-  statusFor(pod: Pod, now: Date): V1PodStatus {
+  override statusFor(pod: Pod, now: Date): V1PodStatus {
     this.#handOver(pod);
     return this.inner.statusFor(pod, now);
   }
 
-  adopt(pod: Pod, published: V1PodStatus): void {
-    this.inner.adopt!(pod, published);
-  }
-
-  onChange(listener: (uid: string) => void): () => void {
-    return this.inner.onChange!(listener);
-  }
-
-  forget(uid: string): void {
+  override forget(uid: string): void {
     this.#handed?.delete(uid);
     this.inner.forget?.(uid);
   }
 
-  terminate(pod: Pod, grace: number): Promise<void> {
+  override terminate(pod: Pod, grace: number): Promise<void> {
     this.#handOver(pod);
     return this.inner.terminate!(pod, grace);
-  }
-
-  stop(): void {
-    this.inner.stop!();
-  }
-
-  containerLogs(uid: string, container: string): ReturnType<NonNullable<StatusProvider['containerLogs']>> {
-    return this.inner.containerLogs!(uid, container);
-  }
-
-  onContainerEvent(listener: Parameters<NonNullable<StatusProvider['onContainerEvent']>>[0]): () => void {
-    return this.inner.onContainerEvent!(listener);
   }
 
   #handOver(pod: Pod): void {

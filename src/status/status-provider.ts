@@ -65,18 +65,6 @@ export interface StatusProvider {
 }
 
 /**
- * The optional methods of a provider. A wrapper made as a class has them all on its prototype
- * and hides, by an own `undefined`, those its inner provider lacks: callers behave differently
- * without them.
- */
-export const OPTIONAL_METHODS = ['onChange', 'forget', 'adopt', 'terminate', 'stop', 'containerLogs', 'onContainerEvent'] as const satisfies readonly (keyof StatusProvider)[];
-
-/** Hides on `wrapper` each optional method that `inner` lacks, but those named in `always`. */
-export function hideMissingMethods(wrapper: StatusProvider, inner: StatusProvider, always: readonly (keyof StatusProvider)[] = []): void {
-  for (const name of OPTIONAL_METHODS) if (inner[name] === undefined && !always.includes(name)) Object.defineProperty(wrapper, name, { value: undefined });
-}
-
-/**
  * One Event the kubelet's runtime manager would record about a pod's containers (reasons from
  * pkg/kubelet/events); the runtime says what happened, the agent turns it into an Event on the
  * pod, so `kubectl describe pod <mirror>` reads like a kubelet's.
