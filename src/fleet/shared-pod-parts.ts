@@ -1,6 +1,9 @@
 import type { Pod } from '../pod/types.js';
 import type { SharedValues } from '../values/shared-values.js';
 
+/** Metadata strings that many pods have equal; a pod's name and UID are its own. */
+const SHARED_METADATA_STRINGS = ['namespace', 'generateName', 'creationTimestamp'] as const;
+
 /**
  * A pod's parts that pods of one template have in common, held once for the fleet
  * (src/values/shared-values.ts): the spec, the status (the parts of it that are equal: images,
@@ -12,9 +15,6 @@ import type { SharedValues } from '../values/shared-values.js';
  * (src/fleet/pod-versions.ts); walking it into the table was CPU spent for nothing in a wave of
  * deletions.
  */
-/** Metadata strings that many pods have equal; a pod's name and UID are its own. */
-const SHARED_METADATA_STRINGS = ['namespace', 'generateName', 'creationTimestamp'] as const;
-
 export function sharePodParts(values: SharedValues, pod: Pod): Pod {
   if (typeof pod !== 'object' || pod === null || pod.metadata?.deletionTimestamp != null) return pod;
   // A value only this pod has, in one version after another, stays out of the table.
