@@ -66,7 +66,7 @@ describe('shared pod parts', () => {
     assert.equal(third.spec, next.spec);
   });
 
-  test("the metadata's namespace and creation time are held once; name and UID stay each pod's", async () => {
+  test("the metadata's namespace and creation time are held once, the values unchanged", async () => {
     // Fresh from the wire, as the watch decodes them: every string a copy of its own.
     const metadataOnly = (i: number): Pod =>
       JSON.parse(
