@@ -87,7 +87,6 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
   #states: Map<K, KeyState> | undefined;
   #high: K[] | undefined;
   #low: K[] | undefined;
-  #queuedKeys = 0;
   #active = 0;
   #startScheduled = false;
   #stopped = false;
@@ -120,7 +119,6 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
       this.#clock.clearTimeout(state.retryTimer);
       delete state.retryTimer;
     }
-    if (waiting === undefined) this.#queuedKeys++;
     state.queued = priority;
     (priority === 'high' ? (this.#high ??= []) : (this.#low ??= [])).push(key);
     this.#scheduleStart();
@@ -151,13 +149,12 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
 
   #startQueued(): void {
     while (!this.#stopped && this.#active < this.#concurrency) {
-      const state = this.#nextKey();
-      if (state === undefined) return;
-      const [key, keyState] = state;
-      keyState.queued = undefined;
-      this.#queuedKeys--;
+      const key = this.#take(this.#high, 'high') ?? this.#take(this.#low, 'low');
+      if (key === undefined) return;
+      const state = this.#states!.get(key)!;
+      state.queued = undefined;
       this.#active++;
-      void this.#run(key, keyState).finally(() => {
+      void this.#run(key, state).finally(() => {
         this.#active--;
         this.#startQueued();
         this.#notifyIdle();
@@ -165,15 +162,11 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
     }
   }
 
-  #nextKey(): [K, KeyState] | undefined {
-    const states = this.#states;
-    if (states === undefined) return undefined;
-    for (const list of [this.#high, this.#low]) {
-      while (list !== undefined && list.length > 0) {
-        const key = list.shift()!;
-        const state = states.get(key);
-        if (state !== undefined && state.queued === (list === this.#high ? 'high' : 'low')) return [key, state];
-      }
+  /** The next key of `list` still queued in that class; the others are skipped. */
+  #take(list: K[] | undefined, priority: WorkPriority): K | undefined {
+    while (list !== undefined && list.length > 0) {
+      const key = list.shift()!;
+      if (this.#states?.get(key)?.queued === priority) return key;
     }
     return undefined;
   }
@@ -215,7 +208,6 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
     this.#states = undefined;
     this.#high = undefined;
     this.#low = undefined;
-    this.#queuedKeys = 0;
   }
 
   #scheduleRetry(key: K, state: KeyState): void {
@@ -227,8 +219,8 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
   }
 
   #isIdle(): boolean {
-    if (this.#startScheduled || this.#queuedKeys > 0 || this.#active > 0) return false;
-    for (const state of this.#states?.values() ?? []) if (state.retryTimer !== undefined || state.running) return false;
+    if (this.#startScheduled || this.#active > 0) return false;
+    for (const state of this.#states?.values() ?? []) if (state.queued !== undefined || state.retryTimer !== undefined || state.running) return false;
     return true;
   }
 

@@ -50,17 +50,17 @@ class AdoptingStatusProvider extends ForwardingStatusProvider {
 
   override statusFor(pod: Pod, now: Date): V1PodStatus {
     this.#handOver(pod);
-    return this.inner.statusFor(pod, now);
+    return super.statusFor(pod, now);
   }
 
   override forget(uid: string): void {
     this.#handed?.delete(uid);
-    this.inner.forget?.(uid);
+    super.forget(uid);
   }
 
   override terminate(pod: Pod, grace: number): Promise<void> {
     this.#handOver(pod);
-    return this.inner.terminate!(pod, grace);
+    return super.terminate(pod, grace);
   }
 
   #handOver(pod: Pod): void {
@@ -68,6 +68,6 @@ class AdoptingStatusProvider extends ForwardingStatusProvider {
     if (uid === '' || this.#handed?.has(uid) === true) return;
     (this.#handed ??= new Set()).add(uid);
     const published = publishedStatusOf(this.podManager, pod);
-    if (published !== undefined) this.inner.adopt!(pod, published);
+    if (published !== undefined) super.adopt(pod, published);
   }
 }

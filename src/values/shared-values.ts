@@ -1,3 +1,5 @@
+import { createStringPool } from './string-pool.js';
+
 /**
  * Equal JSON values held once. Pods made from one template (a Deployment's, a DaemonSet's)
  * carry the same containers, volumes' sources, tolerations and labels, and every one of them
@@ -21,10 +23,10 @@
  * and weighed more than the entries). Values that are not plain JSON (a Date, a class
  * instance) are left as they are, and so is every object holding one.
  *
- * Strings are held once too, each with its hash, in a table forgotten wholesale when full (as
- * src/values/string-pool.ts holds the Nodes'): an object that differs from every other by one
- * field (a container whose mount names the pod's own token volume) stays the pod's own, but
- * its paths, policies and timestamps need not be, and a string met before is not hashed again.
+ * Strings are held once too, by a string pool (src/values/string-pool.ts, which holds the
+ * Nodes' too): an object that differs from every other by one field (a container whose mount
+ * names the pod's own token volume) stays the pod's own, but its paths, policies and
+ * timestamps need not be.
  */
 export interface SharedValues {
   /**
@@ -38,9 +40,6 @@ export interface SharedValues {
 
 /** What the walk gives back for a value: the value to keep, and its hash; none for what is not plain JSON. */
 type Shared = { value: unknown; hash: number | undefined };
-
-/** A string as the table holds it: the copy to share, and its hash. */
-type HeldString = { readonly value: string; readonly hash: number };
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -80,8 +79,6 @@ function shallowEqual(a: object, b: object): boolean {
 
 /** Hashes seen once that are remembered at most (then forgotten all at once). */
 const SEEN_ONCE_MAX = 8192;
-/** Strings held at most (then forgotten all at once: the values shared before keep theirs). */
-const STRINGS_MAX = 8192;
 /** Strings this short are held once by V8's JSON parser already (it internalizes them). */
 const PARSER_HOLDS_ONCE = 10;
 /** The owner of a value given without one: every second sight counts. */
@@ -91,7 +88,7 @@ export function createSharedValues(): SharedValues {
   const table = new Map<number, WeakRef<object>>();
   /** Hash seen once → the hash of its owner's name. */
   const seenOnce = new Map<number, number>();
-  let strings = new Map<string, HeldString>();
+  const strings = createStringPool();
   let sweepAt = 1024;
   let owner = NO_OWNER;
 
@@ -100,20 +97,12 @@ export function createSharedValues(): SharedValues {
     sweepAt = Math.max(1024, table.size * 2);
   };
 
-  const held = (s: string): HeldString => {
-    let found = strings.get(s);
-    if (found === undefined) {
-      if (strings.size >= STRINGS_MAX) strings = new Map();
-      found = { value: s, hash: hashString(1, s) };
-      strings.set(s, found);
-    }
-    return found;
-  };
-
   const leaf = (v: unknown): Shared => {
     switch (typeof v) {
-      case 'string':
-        return v.length <= PARSER_HOLDS_ONCE ? { value: v, hash: hashString(1, v) } : held(v);
+      case 'string': {
+        const held = v.length <= PARSER_HOLDS_ONCE ? v : strings.string(v);
+        return { value: held, hash: hashString(1, held) };
+      }
       case 'number':
         return { value: v, hash: hashString(2, String(v)) };
       case 'boolean':

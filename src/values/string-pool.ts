@@ -1,7 +1,7 @@
 /**
- * Equal strings held once: `share(value)` replaces, in place, every string inside a JSON value
- * (object fields and array items, not keys, which the parser already holds once) with the
- * pool's copy. A fleet's Nodes, each parsed from the wire, repeat the same condition messages,
+ * Equal strings held once: `string(s)` gives the pool's copy of one string; `share(value)`
+ * replaces, in place, every string inside a JSON value (object fields and array items, not
+ * keys, which the parser already holds once) with the pool's copy. A fleet's Nodes, each parsed from the wire, repeat the same condition messages,
  * reasons, node info and quantities, and many the same timestamps, each held again and again
  * (docs/performance.md, "What an empty node costs").
  *
@@ -11,6 +11,8 @@
  */
 export interface StringPool {
   share<T>(value: T): T;
+  /** The pool's copy of `s` (`s` itself, the first time its text is met). */
+  string(s: string): string;
   /** The distinct strings it holds now. */
   size(): number;
 }
@@ -47,6 +49,7 @@ export function createStringPool(limit = 8192): StringPool {
       if (typeof value === 'object' && value !== null) walk(value);
       return value;
     },
+    string: held,
     size: () => pool.size,
   };
 }

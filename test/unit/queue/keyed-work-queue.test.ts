@@ -327,9 +327,10 @@ describe('keyed work queue', () => {
       queue.enqueue('done');
       return queue;
     });
-    // About 200 bytes, the caller's `process` included; with a closure per function, their
-    // context and two maps made up front, about 1,700.
-    assert.ok(bytes < 400, `${bytes.toFixed(1)} bytes per queue`);
+    // About 200–550 bytes, the caller's `process` included (the heap's reading varies by about
+    // 250 bytes a queue from run to run); with a closure per function, their context and two
+    // maps made up front, about 1,700.
+    assert.ok(bytes < 800, `${bytes.toFixed(1)} bytes per queue`);
     // And it works again after letting go.
     const seen: string[] = [];
     const queue = createKeyedWorkQueue<string>({ process: (key) => Promise.resolve(seen.push(key) > 0), clock });

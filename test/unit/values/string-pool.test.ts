@@ -48,3 +48,14 @@ it('starts over once it holds its limit, still sharing what comes next', () => {
   assert.equal(pool.size(), 1, 'forgot the two before, holds the new one once');
   assert.deepEqual(later, { a: 'three', b: 'three' });
 });
+
+it('gives the pool copy of a single string, which counts like a shared one', () => {
+  const pool = createStringPool();
+  const first = pool.string(fresh('/var/run/secrets/kubernetes.io/serviceaccount'));
+  assert.equal(pool.string(fresh('/var/run/secrets/kubernetes.io/serviceaccount')), first);
+  assert.equal(pool.size(), 1);
+  const value = { path: fresh('/var/run/secrets/kubernetes.io/serviceaccount') };
+  pool.share(value);
+  assert.equal(pool.size(), 1, 'share() finds the copy string() put there');
+  assert.equal(value.path, first);
+});
