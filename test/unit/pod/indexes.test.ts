@@ -1,7 +1,7 @@
 // The indexes under the pod manager, each keeping removed keys in place until it sweeps them:
-// TombstoneMap, the mirror UID table with its bitmap, the pods-by-UID slots (which keep a
-// removed pod's full name), the full-name indexes of pods and of mirrors, and the lazily
-// caught-up namespace → name index.
+// TombstoneMap, the mirror UID table (a Map, or with many UIDs a TombstoneMap with a bitmap),
+// the pods-by-UID slots (which keep a removed pod's full name), the full-name indexes of pods
+// and of mirrors, and the lazily caught-up namespace → name index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
@@ -79,76 +79,90 @@ describe('MirrorUIDTable', () => {
   const m = (uid: string): MirrorPodUID => uid as MirrorPodUID;
   const r = (uid: string): ResolvedPodUID => uid as ResolvedPodUID;
 
-  test('answers like a Map through growth, deletes, reloads and rebuilds, for UIDs of any shape', () => {
-    const table = new MirrorUIDTable();
-    const reference = new Map<string, string>();
-    // UUIDs, short and empty UIDs, UIDs that share their last characters, non-ASCII.
-    const keys = [
-      ...Array.from({ length: 300 }, () => randomUUID()),
-      '',
-      'a',
-      'ab',
-      'abc',
-      ...Array.from({ length: 50 }, (_, i) => `${i}-same-tail`),
-      'ünïcødé-ÿ',
-      '12345',
-    ];
-    const check = (what: string): void => {
-      assert.equal(table.size, reference.size, `${what}: size`);
-      for (const key of [...keys, 'never', 'xyz', randomUUID()]) {
-        assert.equal(table.get(m(key)), reference.get(key), `${what}: get ${JSON.stringify(key)}`);
-        assert.equal(table.has(m(key)), reference.has(key), `${what}: has ${JSON.stringify(key)}`);
-      }
-      const seen = new Map<string, string>();
-      table.forEach((podUID, mirrorUID) => seen.set(mirrorUID, podUID));
-      assert.deepEqual(seen, reference, `${what}: forEach`);
-    };
-    check('empty');
-    keys.forEach((key, i) => {
-      assert.equal(table.set(m(key), r(`pod-${i}`)), true);
-      reference.set(key, `pod-${i}`);
-    });
-    check('filled');
-    assert.equal(table.set(m(keys[0]!), r('pod-0')), false, 'the value it holds already');
-    keys.forEach((key, i) => {
-      if (i % 3 !== 0) return;
-      table.delete(m(key));
-      reference.delete(key);
-    });
-    check('after deletes');
-    // More removals than live UIDs: the bitmap is rebuilt from the live ones.
-    keys.forEach((key, i) => {
-      if (i % 3 === 1) {
-        table.delete(m(key));
+  // 300 keys stay a Map; 1,500 cross MIN_UIDS_FOR_BITMAP (1,024) into the bitmap's form, and
+  // the deletes take them back below it.
+  for (const many of [300, 1_500]) {
+    test(`answers like a Map through growth, deletes, reloads and rebuilds, for UIDs of any shape (${many} UUIDs)`, () => {
+      const table = new MirrorUIDTable();
+      const reference = new Map<string, string>();
+      // UUIDs, short and empty UIDs, UIDs that share their last characters, non-ASCII.
+      const keys = [
+        ...Array.from({ length: many }, () => randomUUID()),
+        '',
+        'a',
+        'ab',
+        'abc',
+        ...Array.from({ length: 50 }, (_, i) => `${i}-same-tail`),
+        'ünïcødé-ÿ',
+        '12345',
+      ];
+      const check = (what: string): void => {
+        assert.equal(table.size, reference.size, `${what}: size`);
+        for (const key of [...keys, 'never', 'xyz', randomUUID()]) {
+          assert.equal(table.get(m(key)), reference.get(key), `${what}: get ${JSON.stringify(key)}`);
+          assert.equal(table.has(m(key)), reference.has(key), `${what}: has ${JSON.stringify(key)}`);
+        }
+        const seen = new Map<string, string>();
+        table.forEach((podUID, mirrorUID) => seen.set(mirrorUID, podUID));
+        assert.deepEqual(seen, reference, `${what}: forEach`);
+      };
+      const fill = (value: (i: number) => string): void =>
+        keys.forEach((key, i) => {
+          assert.equal(table.set(m(key), r(value(i))), !reference.has(key), `set ${JSON.stringify(key)}`);
+          reference.set(key, value(i));
+        });
+      check('empty');
+      fill((i) => `pod-${i}`);
+      check('filled');
+      assert.equal(table.set(m(keys[0]!), r('pod-0')), false, 'the value it holds already');
+      keys.forEach((key, i) => {
+        if (i % 3 !== 0) return;
+        assert.equal(table.delete(m(key)), true);
         reference.delete(key);
+      });
+      assert.equal(table.delete(m(keys[0]!)), false, 'deleted already');
+      check('after deletes');
+      // More removals than live UIDs: the bitmap is rebuilt from the live ones, or dropped.
+      keys.forEach((key, i) => {
+        if (i % 3 === 1) {
+          table.delete(m(key));
+          reference.delete(key);
+        }
+      });
+      check('after the rebuild');
+      for (const reloadFrom of ['what is left', 'every key']) {
+        if (reloadFrom === 'every key') fill((i) => `full-${i}`);
+        table.holeAll();
+        reference.clear();
+        keys.forEach((key, i) => {
+          if (i % 2 === 0) {
+            table.set(m(key), r(`again-${i}`));
+            reference.set(key, `again-${i}`);
+          }
+        });
+        table.settle();
+        check(`after a reload of ${reloadFrom}`);
       }
+      table.clear();
+      reference.clear();
+      check('cleared');
+      table.set(m('x'), r('y'));
+      reference.set('x', 'y');
+      check('set after clear');
     });
-    check('after the rebuild');
-    table.holeAll();
-    reference.clear();
-    keys.forEach((key, i) => {
-      if (i % 2 === 0) {
-        table.set(m(key), r(`again-${i}`));
-        reference.set(key, `again-${i}`);
-      }
-    });
-    table.settle();
-    check('after a reload');
-    table.clear();
-    reference.clear();
-    check('cleared');
-    table.set(m('x'), r('y'));
-    reference.set('x', 'y');
-    check('set after clear');
-  });
+  }
 
-  test('the bitmap turns away most UIDs that are not mirror UIDs', () => {
-    for (const mirrors of [10, 1_000, 10_000]) {
+  test('a table of few UIDs has no bitmap; past 1,024 the bitmap turns away most UIDs that are not mirror UIDs', () => {
+    for (const mirrors of [10, 1_023, 1_024, 2_000, 10_000]) {
       const table = new MirrorUIDTable();
       for (let i = 0; i < mirrors; i++) table.set(m(randomUUID()), r(randomUUID()));
       let passed = 0;
       const probes = 20_000;
       for (let i = 0; i < probes; i++) if (table.mayHold(m(randomUUID()))) passed++;
+      if (mirrors < 1_024) {
+        assert.equal(passed, probes, `${mirrors} mirrors: no bitmap, every UID goes on to the Map`);
+        continue;
+      }
       // Sixteen bits per mirror UID: about one in sixteen others passes by chance. At 10,000
       // mirrors the four hex digits (65,536 values) are the limit: about one in six passes.
       assert.ok(passed / probes < (mirrors < 10_000 ? 0.1 : 0.25), `${mirrors} mirrors: ${passed} of ${probes} passed`);
