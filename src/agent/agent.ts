@@ -6,7 +6,6 @@ import { createStaticPodEvents, nodeEventRef, podEventRef } from '../events/stat
 import { childLogger, noopLogger, type Logger } from '../logger.js';
 import { createKubeMirrorClient } from '../mirror/kube-mirror-client.js';
 import { createMirrorSync, type MirrorSync } from '../mirror/mirror-sync.js';
-import { goArch } from '../node/machine-info.js';
 import { ownNodeLabels, scenarioNodeConditions } from './node-scenarios.js';
 import { createNodeLease, type NodeLease, type NodeLeaseOptions } from '../node/node-lease.js';
 import { createNodeRegistration, type NodeRegistration, type NodeRegistrationOptions } from '../node/node-registration.js';
@@ -221,25 +220,19 @@ export function createAgent(options: AgentOptions): Agent {
     nodeRegistration &&
     createNodeLease({ nodeName: config.nodeName, api: cluster.leaseApi, getNode: () => nodeRegistration.getNode(), ...leaseExtras(options.node), clock, logger });
 
-  // Admission reads the pods allocatable our Node reports, which is `maxPods`; asking the
-  // configuration rather than the Node object admits the same way before registration.
-  const allocatable = { status: { allocatable: { pods: String(config.maxPods) } } };
-  // Node affinity reads the Node's labels: those of the registered Node, else the ones the
-  // agent registers it with (standalone, or before registration).
-  const ownLabels = {
-    'kubernetes.io/hostname': config.nodeName,
-    'kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': goArch(process.arch),
-  };
   const admission = createPodAdmission(() => {
     // CPU and memory as our Node reports them (the machine's, or the fleet's template);
-    // before registration, or standalone, only the pods count is checked.
+    // before registration, or standalone, only the pods count is checked. The pods allocatable
+    // our Node reports is `maxPods`: asking the configuration rather than the Node object
+    // admits the same way before registration.
     const node = nodeRegistration?.currentNode();
     const reported = node?.status?.allocatable;
     const resources = reported === undefined ? {} : pickDefined({ cpu: reported['cpu'], memory: reported['memory'] });
     return {
-      status: { allocatable: { ...resources, ...allocatable.status.allocatable } },
-      metadata: { name: config.nodeName, labels: node?.metadata?.labels ?? ownLabels },
+      status: { allocatable: { ...resources, pods: String(config.maxPods) } },
+      // Node affinity reads the Node's labels: those of the registered Node, else the ones the
+      // agent registers it with (standalone, or before registration).
+      metadata: { name: config.nodeName, labels: node?.metadata?.labels ?? ownNodeLabels(config.nodeName) },
       // NoExecute taints are checked for pods from the API server, which need the Node anyway.
       spec: { taints: node?.spec?.taints ?? [] },
     };
@@ -354,13 +347,14 @@ export function createAgent(options: AgentOptions): Agent {
   // What the running containers use, for /stats/summary and /metrics/resource: the status the
   // writer last computed says which containers run and since when.
   // Made at the first question (a scrape of /stats/summary or /metrics/resource), counting from now.
-  const usageFrom = clock.now();
+  // A number, not the Date: a fleet node that is never asked holds no Date for it.
+  const usageFrom = clock.now().getTime();
   let resourceUsage: ResourceUsage | undefined;
   const usageOf = () =>
     (resourceUsage ??= createResourceUsage({
       clock,
       logger,
-      startTime: usageFrom,
+      startTime: new Date(usageFrom),
       scenarios: config.scenarios,
       nodeLabels: (name) => (name === config.nodeName ? ownNodeLabels(config.nodeName, options.node?.labels) : undefined),
       ...(parts.usageOverride !== undefined ? { override: parts.usageOverride } : {}),

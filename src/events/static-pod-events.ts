@@ -93,61 +93,78 @@ export interface StaticPodEvents {
   duplicateIgnored(event: PodConfigEvent): void;
 }
 
-export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPodEvents {
-  const { recorder, nodeName, getMirrorPod } = options;
-  const node = nodeEventRef(nodeName);
+/**
+ * A class, its methods on the prototype: a fleet holds one per node, and as an object of
+ * closures over a shared context each node's cost about 0.5 KB (docs/performance.md).
+ */
+class NodeStaticPodEvents implements StaticPodEvents {
+  readonly #recorder: Pick<EventRecorder, 'event'>;
+  readonly #node: EventObjectRef;
+  readonly #getMirrorPod: (podFullName: string) => Pod | undefined;
 
-  /** On the Node, and on the mirror pod of that full name if there is one. */
-  function onNodeAndMirror(podFullName: string, reason: StaticPodEventReason, message: string): void {
-    recorder.event(node, 'Warning', reason, message);
-    const mirror = getMirrorPod(podFullName);
-    const ref = mirror && mirrorEventRef(mirror);
-    if (ref) recorder.event(ref, 'Warning', reason, message);
+  constructor(options: StaticPodEventsOptions) {
+    this.#recorder = options.recorder;
+    this.#node = nodeEventRef(options.nodeName);
+    this.#getMirrorPod = options.getMirrorPod;
   }
 
-  return {
-    mirrorCreateFailed(staticPod, podFullName, err) {
-      const message = `Static pod ${objectKey(staticPod)} has no mirror pod: ${(err as Error).message}`;
-      if (hasErrorCode(err, 'KP_ERR_MIRROR_HASH_CONFLICT')) {
-        onNodeAndMirror(podFullName, StaticPodEventReason.MirrorPodConflict, message);
-        return;
-      }
-      if (!hasErrorCode(err, 'KP_ERR_MIRROR_CREATE') || !(err.cause instanceof ApiStatusError) || err.cause.code === undefined) return;
-      // A create answered AlreadyExists whose holder the node may not even read.
-      const taken = err.cause.code === 409 && err.cause.reason === 'AlreadyExists';
-      onNodeAndMirror(podFullName, taken ? StaticPodEventReason.MirrorPodConflict : StaticPodEventReason.FailedCreateMirrorPod, message);
-    },
-    mirrorNotReplaced(staticPod, mirror, podFullName, refusal) {
-      const hash = mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY] ?? '';
-      onNodeAndMirror(
-        podFullName,
-        StaticPodEventReason.MirrorPodConflict,
-        `Static pod ${objectKey(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
-      );
-    },
-    manifestRejected(path, err) {
-      // Decode errors begin with the path already; it is said once.
-      const reason = err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message;
-      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${reason}`);
-    },
-    manifestURLRejected(url, err) {
-      const shown = urlForEvent(url);
-      const reason = err.message.split(url).join(shown);
-      recorder.event(node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pods from manifest URL ${quote(shown)} ignored: ${reason}`);
-    },
-    duplicateIgnored(event) {
-      const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(podUID(event.pod))})`;
-      const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(podUID(event.keptPod))}`;
-      recorder.event(
-        node,
-        'Warning',
-        StaticPodEventReason.DuplicateStaticPod,
-        `Static pod ${objectKey(event.pod)} ${dropped} ignored: ${kept} of source ${quote(event.source)} defines a pod of the same name, which is kept`,
-      );
-      // The kubelet's own event, on the mirror users see: the kept pod's (the dropped pod never has one).
-      recorder.event(staticPodEventRef(event.keptPod), 'Warning', StaticPodEventReason.FailedValidation, event.message);
-    },
-  };
+  mirrorCreateFailed(staticPod: Pod, podFullName: string, err: unknown): void {
+    const message = `Static pod ${objectKey(staticPod)} has no mirror pod: ${(err as Error).message}`;
+    if (hasErrorCode(err, 'KP_ERR_MIRROR_HASH_CONFLICT')) {
+      this.#onNodeAndMirror(podFullName, StaticPodEventReason.MirrorPodConflict, message);
+      return;
+    }
+    if (!hasErrorCode(err, 'KP_ERR_MIRROR_CREATE') || !(err.cause instanceof ApiStatusError) || err.cause.code === undefined) return;
+    // A create answered AlreadyExists whose holder the node may not even read.
+    const taken = err.cause.code === 409 && err.cause.reason === 'AlreadyExists';
+    this.#onNodeAndMirror(podFullName, taken ? StaticPodEventReason.MirrorPodConflict : StaticPodEventReason.FailedCreateMirrorPod, message);
+  }
+
+  mirrorNotReplaced(staticPod: Pod, mirror: Pod, podFullName: string, refusal: Error): void {
+    const hash = mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION_KEY] ?? '';
+    this.#onNodeAndMirror(
+      podFullName,
+      StaticPodEventReason.MirrorPodConflict,
+      `Static pod ${objectKey(staticPod)} has no up-to-date mirror pod: the mirror pod in place (config.mirror ${quote(hash)}) could not be deleted: ${refusal.message}`,
+    );
+  }
+
+  manifestRejected(path: string, err: Error): void {
+    // Decode errors begin with the path already; it is said once.
+    const reason = err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message;
+    this.#recorder.event(this.#node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pod manifest ${quote(path)} ignored: ${reason}`);
+  }
+
+  manifestURLRejected(url: string, err: Error): void {
+    const shown = urlForEvent(url);
+    const reason = err.message.split(url).join(shown);
+    this.#recorder.event(this.#node, 'Warning', StaticPodEventReason.FailedDecodeStaticPod, `Static pods from manifest URL ${quote(shown)} ignored: ${reason}`);
+  }
+
+  duplicateIgnored(event: PodConfigEvent): void {
+    const dropped = event.origin !== undefined ? `from ${quote(event.origin)}` : `(UID ${quote(podUID(event.pod))})`;
+    const kept = event.keptOrigin !== undefined ? quote(event.keptOrigin) : `the pod with UID ${quote(podUID(event.keptPod))}`;
+    this.#recorder.event(
+      this.#node,
+      'Warning',
+      StaticPodEventReason.DuplicateStaticPod,
+      `Static pod ${objectKey(event.pod)} ${dropped} ignored: ${kept} of source ${quote(event.source)} defines a pod of the same name, which is kept`,
+    );
+    // The kubelet's own event, on the mirror users see: the kept pod's (the dropped pod never has one).
+    this.#recorder.event(staticPodEventRef(event.keptPod), 'Warning', StaticPodEventReason.FailedValidation, event.message);
+  }
+
+  /** On the Node, and on the mirror pod of that full name if there is one. */
+  #onNodeAndMirror(podFullName: string, reason: StaticPodEventReason, message: string): void {
+    this.#recorder.event(this.#node, 'Warning', reason, message);
+    const mirror = this.#getMirrorPod(podFullName);
+    const ref = mirror && mirrorEventRef(mirror);
+    if (ref) this.#recorder.event(ref, 'Warning', reason, message);
+  }
+}
+
+export function createStaticPodEvents(options: StaticPodEventsOptions): StaticPodEvents {
+  return new NodeStaticPodEvents(options);
 }
 
 /** A URL as an event may show it: scheme, host and path only. */

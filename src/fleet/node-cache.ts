@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
 import type { NodeWatch, NodeWatchListener } from '../node/node-watch.js';
 import type { Clock } from '../time/clock.js';
-import { createStringPool } from '../values/string-pool.js';
+import { createSharedValues } from '../values/shared-values.js';
 
 /**
  * One watch of the Nodes for the whole fleet. Node registration reads its Node back every
@@ -84,11 +84,13 @@ export function createNodeCache(options: {
   /** The resourceVersion of the last write of each node made here. */
   const written = new Map<string, number>();
   // The Nodes kept here and those the writes answer, which node registration keeps until its
-  // next read, hold their equal strings (messages, node info, times) once.
-  const strings = createStringPool();
+  // next read, hold their equal parts once: the strings (messages, times) and the objects that
+  // nodes of one template have alike (node info, capacity, allocatable, endpoints, spec). Each
+  // Node is its name's own, so a part only it has, version after version, is not tabled.
+  const values = createSharedValues();
   const keep = (node: V1Node): void => {
     const name = node.metadata?.name ?? '';
-    if (options.isFleetNode(name)) nodes.set(name, strings.share(node));
+    if (options.isFleetNode(name)) nodes.set(name, values.share(node, name));
     else if (nodes.delete(name)) written.delete(name); // no longer the fleet's (an adopted node released)
   };
   const observer = options.observer;
@@ -127,7 +129,7 @@ export function createNodeCache(options: {
   const remember = (node: V1Node): V1Node => {
     const name = node.metadata?.name;
     if (name !== undefined) written.set(name, rvNumber(node));
-    return strings.share(node);
+    return values.share(node, name);
   };
   return {
     nodeApi: (core) => ({

@@ -12,6 +12,7 @@ import { createStaticPodEvents, mirrorEventRef } from '../../../src/events/stati
 import { ApiStatusError } from '../../../src/kube/api-error.js';
 import type { Pod } from '../../../src/pod/types.js';
 import { createFileSource } from '../../../src/sources/file-source.js';
+import { retainedBytesPer } from '../../helpers/retained-bytes.js';
 import { createHttpSource } from '../../../src/sources/http-source.js';
 import { createPodConfig } from '../../../src/sources/pod-config.js';
 
@@ -176,4 +177,15 @@ it('a manifest URL body refused at decode: FailedDecodeStaticPod on the Node, th
   assert.deepEqual(recorded[0]!.object, NODE_REF);
   assert.ok(recorded[0]!.message.startsWith('Static pods from manifest URL "https://config.example.com/pods.yaml" ignored: '), recorded[0]!.message);
   assert.doesNotMatch(recorded[0]!.message, /s3cret|pass|token/);
+});
+
+describe('createStaticPodEvents: a node\'s size', () => {
+  it('holds its recorder, Node reference and mirror lookup, with no closure of its own per node', async () => {
+    const recorder: Pick<EventRecorder, 'event'> = { event: () => undefined };
+    const getMirrorPod = (): Pod | undefined => undefined;
+    // The node name is made per node, as a fleet's are; recorder and lookup are shared here so
+    // that only what the events object holds of its own is counted.
+    const bytes = await retainedBytesPer(20_000, (i) => createStaticPodEvents({ recorder, nodeName: `node-${i}`, getMirrorPod }));
+    assert.ok(bytes < 200, `${bytes.toFixed(1)} bytes per node`);
+  });
 });

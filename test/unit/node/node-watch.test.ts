@@ -249,6 +249,52 @@ describe("the fleet's node cache: every node's own-Node watch from one watch", (
   });
 });
 
+describe("the fleet's node cache: what nodes of one template have alike", () => {
+  // A Node as a fleet node's status write leaves it: the template's parts, and the node's own
+  // name, address and heartbeat times.
+  const templateNode = (name: string, i: number, rv: number): V1Node =>
+    JSON.parse(
+      JSON.stringify({
+        metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
+        spec: {},
+        status: {
+          capacity: { cpu: '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+          allocatable: { cpu: '4', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+          daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+          nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12 (bookworm)', kubeletVersion: 'v1.34.4', machineID: 'machine-id-of-the-host', bootID: 'boot-id-of-the-host' },
+          addresses: [{ type: 'InternalIP', address: '10.0.0.1' }, { type: 'Hostname', address: name }],
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: `2026-11-29T10:00:${String(i % 60).padStart(2, '0')}Z`, lastTransitionTime: '2026-11-29T09:00:00Z' }],
+        },
+      }),
+    ) as V1Node;
+
+  it('holds the parts equal across Nodes once, frozen, and keeps each Node its own', async () => {
+    const clock = new FakeClock();
+    const lw = new ScriptedNodes();
+    const names = ['n1', 'n2', 'n3', 'n4'];
+    lw.items = names.map((name, i) => templateNode(name, i, i + 1));
+    const cache = createNodeCache({ kubeConfig: {} as KubeConfig, clock, isFleetNode: () => true, listWatch: lw });
+    const kept = new Map<string, V1Node | undefined>();
+    for (const name of names) cache.nodeWatch(name).start((n) => kept.set(name, n));
+    cache.start();
+    await clock.advance(0);
+    // A version that a watch event brings is shared with what the list brought.
+    lw.send('MODIFIED', templateNode('n4', 33, 40));
+    await settle();
+    // A part is tabled once a second Node has it: the first Node's stays its own until its next version.
+    const [, b, c, d] = names.map((name) => kept.get(name)!);
+    for (const part of ['capacity', 'allocatable', 'daemonEndpoints', 'nodeInfo'] as const) {
+      assert.equal(b!.status![part], c!.status![part], `${part} is held once`);
+      assert.equal(b!.status![part], d!.status![part], `${part} of a watched version too`);
+      assert.ok(Object.isFrozen(b!.status![part]), `${part} is frozen`);
+    }
+    assert.equal(b!.status!.addresses![0], c!.status!.addresses![0], 'the same InternalIP entry');
+    assert.notEqual(b!.status!.addresses, c!.status!.addresses, 'each has its own hostname');
+    names.forEach((name, i) => assert.deepEqual(kept.get(name), name === 'n4' ? templateNode('n4', 33, 40) : templateNode(name, i, i + 1), `${name} reads as it came`));
+    await cache.stop();
+  });
+});
+
 describe('the event recorder while the Node is gone', () => {
   it('drops events about the Node, also those queued before, and writes the others', async () => {
     const clock = new FakeClock();
