@@ -215,10 +215,12 @@ export function createAgent(options: AgentOptions): Agent {
       clock,
       logger,
     });
+  // One function for the Lease, the mirror client and mirror sync, which each keep it.
+  const getNode = nodeRegistration && (() => nodeRegistration.getNode());
   const nodeLease =
     cluster &&
-    nodeRegistration &&
-    createNodeLease({ nodeName: config.nodeName, api: cluster.leaseApi, getNode: () => nodeRegistration.getNode(), ...leaseExtras(options.node), clock, logger });
+    getNode &&
+    createNodeLease({ nodeName: config.nodeName, api: cluster.leaseApi, getNode, ...leaseExtras(options.node), clock, logger });
 
   const admission = createPodAdmission(() => {
     // CPU and memory as our Node reports them (the machine's, or the fleet's template);
@@ -274,11 +276,11 @@ export function createAgent(options: AgentOptions): Agent {
     });
   const mirrorClient =
     cluster &&
-    nodeRegistration &&
+    getNode &&
     createKubeMirrorClient({
       api: cluster.apis.core,
       nodeName: config.nodeName,
-      getNode: () => nodeRegistration.getNode(),
+      getNode,
       logger,
       onDeleteRefused: (podFullName, uid, refusal) => {
         // A delete with a UID precondition is the replacement of an outdated mirror.
@@ -291,11 +293,10 @@ export function createAgent(options: AgentOptions): Agent {
     });
   const mirrorSync =
     mirrorClient &&
-    nodeRegistration &&
     createMirrorSync({
       podManager,
       mirrorClient,
-      getNode: () => nodeRegistration.getNode(),
+      getNode,
       allSourcesReady: () => sourcesReady.allReady(),
       ...(workersLate !== undefined
         ? {

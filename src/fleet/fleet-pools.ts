@@ -7,7 +7,7 @@ import { createConnectionPool, type ConnectionPool } from '../kube/connection-po
  * few dozen connections carry; more only queue at a busy API server, and every connection opened
  * leaves its TLS buffers in the process's malloc heap after it closes (freed, not given back to
  * the system), so the RSS follows how many were open at once (docs/performance.md, "Fewer
- * connections at start" and "Fewer connections in a wave").
+ * connections at start" and "A fifth round").
  */
 export const FLEET_MAX_SOCKETS = 64;
 /**
