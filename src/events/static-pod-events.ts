@@ -95,7 +95,8 @@ export interface StaticPodEvents {
 
 /**
  * A class, its methods on the prototype: a fleet holds one per node, and as an object of
- * closures over a shared context each node's cost about 0.5 KB (docs/performance.md).
+ * closures over a context of their own it cost about 0.5 KB a node (docs/performance.md, "A
+ * fifth round").
  */
 class NodeStaticPodEvents implements StaticPodEvents {
   readonly #recorder: Pick<EventRecorder, 'event'>;
