@@ -125,25 +125,25 @@ export class MirrorUIDTable {
   // The live UIDs in the form their number calls for: a Map, or a TombstoneMap with a bitmap
   // sized for them and only their marks.
   #rebuild(): void {
-    const entries: [MirrorPodUID, ResolvedPodUID][] = [];
-    this.forEach((podUID, mirrorUID) => entries.push([mirrorUID, podUID]));
-    if (entries.length < MIN_UIDS_FOR_BITMAP) {
+    if (this.size < MIN_UIDS_FOR_BITMAP) {
+      const small = new Map<MirrorPodUID, ResolvedPodUID>();
+      this.forEach((podUID, mirrorUID) => small.set(mirrorUID, podUID));
       this.clear();
-      if (entries.length > 0) this.#small = new Map(entries);
+      if (small.size > 0) this.#small = small;
       return;
     }
-    const log2 = Math.ceil(Math.log2(entries.length * BITS_PER_KEY));
+    if (this.#large === undefined) {
+      const large = new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
+      this.#small.forEach((podUID, mirrorUID) => large.set(mirrorUID, podUID));
+      this.#large = large;
+      this.#small = NO_UIDS;
+    }
+    const log2 = Math.ceil(Math.log2(this.size * BITS_PER_KEY));
     const bits = new Int32Array(2 ** (log2 - 5));
     this.#shift = 32 - log2;
-    const large = this.#large ?? new TombstoneMap<MirrorPodUID, ResolvedPodUID>();
-    for (const [mirrorUID, podUID] of entries) {
-      large.set(mirrorUID, podUID);
-      this.#mark(bits, mirrorUID);
-    }
-    this.#small = NO_UIDS;
-    this.#large = large;
+    this.#large.forEach((_, uid) => this.#mark(bits, uid));
     this.#bits = bits;
-    this.#marked = entries.length;
+    this.#marked = this.size;
   }
 }
 

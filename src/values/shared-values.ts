@@ -23,10 +23,9 @@ import { createStringPool } from './string-pool.js';
  * and weighed more than the entries). Values that are not plain JSON (a Date, a class
  * instance) are left as they are, and so is every object holding one.
  *
- * Strings are held once too, by a string pool (src/values/string-pool.ts, which holds the
- * Nodes' too): an object that differs from every other by one field (a container whose mount
- * names the pod's own token volume) stays the pod's own, but its paths, policies and
- * timestamps need not be.
+ * Strings are held once too, by a string pool (src/values/string-pool.ts): an object that
+ * differs from every other by one field (a container whose mount names the pod's own token
+ * volume) stays the pod's own, but its paths, policies and timestamps need not be.
  */
 export interface SharedValues {
   /**
