@@ -126,9 +126,14 @@ class MirrorSyncImpl implements MirrorSync {
   #queue(podFullName: string, priority?: WorkPriority): void {
     if (this.#stopped) return;
     const logger = this.#logger;
+    const concurrency = this.#options.concurrency ?? 32;
     this.#made ??= createKeyedWorkQueue<string>({
       process: (name) => this.#reconcile(name),
-      concurrency: this.#options.concurrency ?? 32,
+      concurrency,
+      // Names without a static pod (orphans, a mass removal) get a quarter of the slots: a new
+      // manifest's mirror then starts at once rather than behind their deletes, and fewer
+      // deletes at a time leave the API server free to answer its create.
+      lowConcurrency: Math.ceil(concurrency / 4),
       backoff: this.#options.backoff ?? { initialMs: 500, maxMs: 30_000 },
       clock: this.#clock,
       onError: (name, err) => logger.error({ pod: name, err }, 'mirror pod sync failed'),

@@ -11,6 +11,12 @@ export interface KeyedWorkQueueOptions<K> {
   process: (key: K) => Promise<boolean>;
   /** Passes running at once, over different keys. 1 by default. */
   concurrency?: number;
+  /**
+   * Of those, how many may be passes begun for `low` keys; `concurrency` by default. Below it,
+   * the rest of the slots stay open for `high` keys, so one arriving behind a long run of `low`
+   * ones starts at once instead of waiting for a `low` pass to end.
+   */
+  lowConcurrency?: number;
   /** Wait before retrying a failed key; doubles per consecutive failure. 500 ms up to 30 s by default. */
   backoff?: BackoffPolicy;
   /** Retry timers run on it. The real clock by default. */
@@ -79,6 +85,7 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
   readonly #work: (key: K) => Promise<boolean>;
   readonly #onError: ((key: K, err: unknown) => void) | undefined;
   readonly #concurrency: number;
+  readonly #lowConcurrency: number;
   readonly #backoff: BackoffPolicy;
   readonly #clock: Clock;
   readonly #schedule: (start: () => void) => void;
@@ -88,6 +95,7 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
   #high: K[] | undefined;
   #low: K[] | undefined;
   #active = 0;
+  #activeLow = 0;
   #startScheduled = false;
   #stopped = false;
   #idleWaiters: Array<() => void> | undefined;
@@ -96,6 +104,7 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
     this.#work = options.process;
     this.#onError = options.onError;
     this.#concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+    this.#lowConcurrency = Math.min(this.#concurrency, Math.max(1, Math.floor(options.lowConcurrency ?? this.#concurrency)));
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.#clock = options.clock ?? realClock;
     this.#schedule = options.schedule ?? nextTurn;
@@ -149,13 +158,17 @@ class KeyQueue<K> implements KeyedWorkQueue<K> {
 
   #startQueued(): void {
     while (!this.#stopped && this.#active < this.#concurrency) {
-      const key = this.#take(this.#high, 'high') ?? this.#take(this.#low, 'low');
+      const high = this.#take(this.#high, 'high');
+      const key = high ?? (this.#activeLow < this.#lowConcurrency ? this.#take(this.#low, 'low') : undefined);
       if (key === undefined) return;
+      const low = high === undefined;
       const state = this.#states!.get(key)!;
       state.queued = undefined;
       this.#active++;
+      if (low) this.#activeLow++;
       void this.#run(key, state).finally(() => {
         this.#active--;
+        if (low) this.#activeLow--;
         this.#startQueued();
         this.#notifyIdle();
       });

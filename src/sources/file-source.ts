@@ -83,6 +83,8 @@ export interface FileSourceStats {
 
 /** Pending watch events above which a burst is folded into fewer SETs. */
 const BURST_PENDING = 8;
+/** At most this many entries handled side by side (files open at once). */
+const BATCH_MAX = 64;
 /** Inside a burst, the longest time without a SET. */
 const BURST_MAX_SILENCE_MS = 100;
 
@@ -92,6 +94,9 @@ function cleanRoot(path: string): string {
   const trimmed = path.replace(/\/+$/, '');
   return trimmed === '' && path.startsWith('/') ? '/' : trimmed;
 }
+
+/** An entry's stat, or why there is none; never rejects, so it can be started before it is awaited. */
+const statEntry = (path: string): Promise<Stats | NodeJS.ErrnoException> => stat(path).catch((err: NodeJS.ErrnoException) => err);
 
 function joinEntry(root: string, name: string): string {
   return root.endsWith('/') ? `${root}${name}` : `${root}/${name}`;
@@ -138,9 +143,12 @@ class FileSourceImpl implements FileSource {
   /** The pods of the last SET sent: the base of the next SET's delta. */
   #lastSent: Pod[] | undefined;
   #queue: Promise<void> = Promise.resolve();
-  readonly #pendingEvents: (string | null)[] = [];
-  readonly #pendingSet = new Set<string | null>();
+  /** Entries with an event not yet handled, in arrival order; `null`: the whole path. */
+  readonly #pending = new Set<string | null>();
+  #batchQueued = false;
   #watcher: PathWatcher | undefined;
+  /** Whether the path was a directory when its watch was set up. */
+  #watchingDirectory = false;
   #rescanTimer: ClockTimer | undefined;
   #watchTimer: ClockTimer | undefined;
   #listing = false;
@@ -244,6 +252,7 @@ class FileSourceImpl implements FileSource {
       isDirectory = false;
     }
     if (this.#watcher || !this.#running) return;
+    this.#watchingDirectory = isDirectory;
     try {
       this.#watcher = (this.#options.watchPath ?? watchStaticPodPath)(
         this.#root,
@@ -267,38 +276,68 @@ class FileSourceImpl implements FileSource {
     }
   }
 
-  /** Events are coalesced per entry and handled one at a time, in arrival order. */
+  /**
+   * Events are coalesced per entry and handled in batches, one batch at a time: every entry
+   * with an event when a batch begins is handled in it, side by side (up to BATCH_MAX). A
+   * manifest written just after a mass removal then waits for one batch, not for a stat of
+   * each removed file in turn.
+   */
   #onWatchEvent(name: string | null): void {
-    if (!this.#running || this.#pendingSet.has(name)) return;
-    this.#pendingSet.add(name);
-    this.#pendingEvents.push(name);
-    void this.#enqueue(async () => {
-      const next = this.#pendingEvents.shift();
-      if (next === undefined) return;
-      this.#pendingSet.delete(next);
-      if (!this.#running) return;
-      try {
-        if (next === null) await this.#listConfig();
-        else await this.#handleEntryEvent(next);
-      } catch (err) {
-        this.#logger.error({ source: FILE_SOURCE, path: this.#root, err }, 'unable to read static pod path');
-      }
-      // One SET per event, as the kubelet sends, except inside a burst (1,000 manifests renamed
-      // in): while more than BURST_PENDING events wait, changes are folded into the next SET,
-      // since each SET costs O(pods) here. At least one SET per BURST_MAX_SILENCE_MS.
-      if (
-        this.#dirty &&
-        (this.#pendingEvents.length < BURST_PENDING || this.#clock.monotonic() - this.#lastSendAt >= BURST_MAX_SILENCE_MS)
-      ) {
-        this.#send();
-      }
-    });
+    if (!this.#running || this.#pending.has(name)) return;
+    this.#pending.add(name);
+    this.#queueBatch();
   }
 
-  async #handleEntryEvent(name: string): Promise<void> {
+  #queueBatch(): void {
+    if (this.#batchQueued) return;
+    this.#batchQueued = true;
+    void this.#enqueue(() => this.#handleBatch());
+  }
+
+  async #handleBatch(): Promise<void> {
+    this.#batchQueued = false;
+    if (!this.#running) return this.#pending.clear();
+    const names: string[] = [];
+    let relist = false;
+    for (const name of this.#pending) {
+      if (names.length === BATCH_MAX) break;
+      this.#pending.delete(name);
+      if (name === null) relist = true;
+      else names.push(name);
+    }
+    if (relist) {
+      // A full listing covers every entry, those still pending included.
+      this.#pending.clear();
+      names.length = 0;
+    }
+    if (this.#pending.size > 0) this.#queueBatch();
+    try {
+      if (relist) await this.#listConfig();
+      else await this.#handleEntryEvents(names);
+    } catch (err) {
+      this.#logger.error({ source: FILE_SOURCE, path: this.#root, err }, 'unable to read static pod path');
+    }
+    // One SET per batch, which is one per event unless events come faster than they are
+    // handled. In a burst (1,000 manifests renamed in) changes are folded further while more
+    // than BURST_PENDING events wait, since each SET costs O(pods) here; at least one SET per
+    // BURST_MAX_SILENCE_MS.
+    if (
+      this.#dirty &&
+      (this.#pending.size < BURST_PENDING || this.#clock.monotonic() - this.#lastSendAt >= BURST_MAX_SILENCE_MS)
+    ) {
+      this.#send();
+    }
+  }
+
+  async #handleEntryEvents(names: readonly string[]): Promise<void> {
+    // The path's own stat runs beside the entries' (their changes are applied only once it
+    // says the path is still a directory): one round trip to the disk fewer before a new
+    // manifest is read.
+    const rootStat = stat(this.#root);
+    const early = this.#watchingDirectory ? names.map((name) => statEntry(joinEntry(this.#root, name))) : undefined;
     let rootIsDir: boolean;
     try {
-      rootIsDir = (await stat(this.#root)).isDirectory();
+      rootIsDir = (await rootStat).isDirectory();
     } catch (err) {
       // The path itself went away: a full listing reports it (and sends the empty SET).
       if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') {
@@ -309,19 +348,29 @@ class FileSourceImpl implements FileSource {
       }
       throw err;
     }
-    const path = rootIsDir ? joinEntry(this.#root, name) : this.#root;
-    let info: Stats | undefined;
-    try {
-      info = await stat(path);
-    } catch (err) {
-      // A symlink loop (ELOOP), a name too long, no permission: this entry has no pod, and
-      // the log names the entry, not the whole directory (a full listing does the same).
-      if (errnoCode(err) !== 'ENOENT' && errnoCode(err) !== 'ENOTDIR') {
-        this.#logger.error({ source: FILE_SOURCE, path, err }, 'cannot stat manifest, skipping');
-      }
+    // A single-file path names only itself, however many events came.
+    const entries = rootIsDir
+      ? names.map((name, i) => {
+          const path = joinEntry(this.#root, name);
+          return { path, stat: early?.[i] ?? statEntry(path) };
+        })
+      : [{ path: this.#root, stat: statEntry(this.#root) }];
+    const results = await Promise.allSettled(entries.map(({ path, stat }) => this.#updateEntry(path, stat)));
+    results.forEach((result, i) => {
+      if (result.status === 'rejected') this.#logger.error({ source: FILE_SOURCE, path: entries[i]!.path, err: result.reason }, 'cannot read manifest');
+    });
+  }
+
+  async #updateEntry(path: string, entryStat: Promise<Stats | NodeJS.ErrnoException>): Promise<void> {
+    const info = await entryStat;
+    // A symlink loop (ELOOP), a name too long, no permission: this entry has no pod, and the
+    // log names the entry, not the whole directory (a full listing does the same).
+    if (info instanceof Error && errnoCode(info) !== 'ENOENT' && errnoCode(info) !== 'ENOTDIR') {
+      this.#logger.error({ source: FILE_SOURCE, path, err: info }, 'cannot stat manifest, skipping');
     }
     // Removed, renamed away, or not a regular file (a new sub-directory): no pod here.
-    if (await this.#cache.update(path, info?.isFile() ? info : undefined)) this.#dirty = true;
+    const file = info instanceof Error || !info.isFile() ? undefined : info;
+    if (await this.#cache.update(path, file)) this.#dirty = true;
   }
 
   async #listConfig(): Promise<void> {

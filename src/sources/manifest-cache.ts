@@ -182,7 +182,7 @@ class ManifestCacheImpl implements ManifestCache {
     const { clock, nodeName } = this.#options;
     const readAt = clock.now().getTime();
     this.#filesRead += 1;
-    const data = await readLimited(path);
+    const data = await readLimited(path, info.size);
     const settled = readAt - Math.max(info.mtimeMs, info.ctimeMs) > RACY_MS;
     const signature = settled ? { settledSignature: signatureOf(info) } : {};
     if (data === 'too-large') {
@@ -204,8 +204,12 @@ class ManifestCacheImpl implements ManifestCache {
   }
 }
 
-/** Reads at most MAX_CONFIG_LENGTH bytes; one byte more means the file is refused. */
-async function readLimited(path: string): Promise<Buffer | 'too-large'> {
+/**
+ * Reads at most MAX_CONFIG_LENGTH bytes; one byte more means the file is refused. The first read
+ * asks for one byte more than the stat's size: a short read is the end of the file, so a file
+ * that did not grow costs no second read. The handle is closed without waiting.
+ */
+async function readLimited(path: string, size: number): Promise<Buffer | 'too-large'> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -215,18 +219,20 @@ async function readLimited(path: string): Promise<Buffer | 'too-large'> {
   try {
     const chunks: Buffer[] = [];
     let total = 0;
+    let want = Math.min(size + 1, MAX_CONFIG_LENGTH + 1);
     for (;;) {
-      const chunk = Buffer.alloc(Math.min(64 * 1024, MAX_CONFIG_LENGTH + 1 - total));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
+      const chunk = Buffer.alloc(want);
+      const { bytesRead } = await handle.read(chunk, 0, want, null);
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
       if (total > MAX_CONFIG_LENGTH) return 'too-large';
+      if (bytesRead < want) break;
+      want = Math.min(64 * 1024, MAX_CONFIG_LENGTH + 1 - total);
     }
-    return Buffer.concat(chunks, total);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
   } catch (err) {
     throw kpError('KP_ERR_SOURCE_FILE_READ', [path], { cause: err });
   } finally {
-    await handle.close();
+    handle.close().catch(() => {});
   }
 }

@@ -392,4 +392,36 @@ describe('mirror sync', () => {
     assert.equal(order[0], 'create new');
     assert.equal(order.length, 6);
   });
+
+  it("a new static pod's mirror is created while orphan deletions are still in flight: they take a quarter of the slots", async () => {
+    const podManager = new PodManager();
+    let deletesInFlight = 0;
+    let mostDeletesAtOnce = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const created: string[] = [];
+    const client: MirrorClient = {
+      createMirrorPod: async (p) => void created.push(p.metadata!.name!),
+      deleteMirrorPod: async () => {
+        deletesInFlight++;
+        mostDeletesAtOnce = Math.max(mostDeletesAtOnce, deletesInFlight);
+        await held;
+        deletesInFlight--;
+        return true;
+      },
+    };
+    const mirrorAnnotations = { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.mirror': 'h' };
+    podManager.setPods(Array.from({ length: 100 }, (_, i) => pod(`m${i}`, `old${i}`, 'ns', mirrorAnnotations)));
+    const sync = newSync({ podManager, mirrorClient: client, concurrency: 32 });
+    sync.housekeeping();
+    await settle();
+    assert.equal(deletesInFlight, 8, 'a quarter of 32 slots hold orphan deletions');
+    podManager.addPod(pod('s1', 'new', 'ns', { 'kubernetes.io/config.source': 'file' }));
+    sync.enqueue('new_ns');
+    await settle();
+    assert.deepEqual(created, ['new'], 'the create did not wait for a deletion to end');
+    release();
+    await sync.idle();
+    assert.equal(mostDeletesAtOnce, 8);
+  });
 });

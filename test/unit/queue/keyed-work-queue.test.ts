@@ -66,6 +66,48 @@ describe('keyed work queue', () => {
     );
   });
 
+  it('keeps the slots above lowConcurrency for high keys: one queued behind many low keys starts at once', async () => {
+    const clock = new FakeClock();
+    const gate = deferred();
+    const running = new Set<string>();
+    let mostLowAtOnce = 0;
+    const { queue, passes } = recordingQueue(
+      clock,
+      async (key) => {
+        running.add(key);
+        mostLowAtOnce = Math.max(mostLowAtOnce, [...running].filter((k) => k.startsWith('orphan')).length);
+        if (key.startsWith('orphan')) await gate.promise;
+        running.delete(key);
+        return true;
+      },
+      { concurrency: 4, lowConcurrency: 2 },
+    );
+    for (let i = 0; i < 6; i++) queue.enqueue(`orphan-${i}`, 'low');
+    await settle();
+    assert.deepEqual([...running].sort(), ['orphan-0', 'orphan-1'], 'two low passes, two slots left free');
+    queue.enqueue('new-pod', 'high');
+    await settle();
+    assert.ok(passes.some((p) => p.startsWith('new-pod@')), 'the high key ran while every low pass was still waiting');
+    assert.equal(running.has('new-pod'), false, 'and finished');
+    gate.resolve();
+    await queue.idle();
+    assert.equal(passes.length, 7, 'every low key ran in the end');
+    assert.equal(mostLowAtOnce, 2, 'never more than lowConcurrency low passes at once');
+  });
+
+  it('with lowConcurrency equal to concurrency (the default), low keys may take every slot', async () => {
+    const clock = new FakeClock();
+    const gate = deferred();
+    let atOnce = 0;
+    let most = 0;
+    const { queue } = recordingQueue(clock, async () => (atOnce++, (most = Math.max(most, atOnce)), await gate.promise, atOnce--, true), { concurrency: 3 });
+    for (let i = 0; i < 5; i++) queue.enqueue(`orphan-${i}`, 'low');
+    await settle();
+    assert.equal(most, 3);
+    gate.resolve();
+    await queue.idle();
+  });
+
   it('a high key queued while low keys run starts before the low keys still queued', async () => {
     const clock = new FakeClock();
     const gate = deferred();

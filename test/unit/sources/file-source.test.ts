@@ -409,6 +409,40 @@ describe('file source: bursts', () => {
   });
 });
 
+describe('file source: events handled in batches', () => {
+  test('a manifest written just after 100 removals comes in the SET after one batch, not after a SET per removed file', async () => {
+    const dir = await tempDir();
+    const count = 100;
+    for (let i = 0; i < count; i++) await writeFile(join(dir, `old-${i}.yaml`), manifest(`old-${i}`));
+    let listener: ((name: string | null) => void) | undefined;
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({
+      path: dir,
+      nodeName: 'n',
+      onUpdate: rec.push,
+      fileCheckFrequencyMs: 600_000,
+      // A watch driven by the test, so that every event is queued before any is handled.
+      watchPath: (_root, _isDirectory, onEvent) => ((listener = onEvent), { close: () => {} }),
+    });
+    sources.push(source);
+    source.start();
+    await waitFor(() => rec.items.at(-1)?.pods.length === count && listener !== undefined, 'the first SET and the watch');
+    await flush();
+    const before = rec.items.length;
+    for (let i = 0; i < count; i++) await rm(join(dir, `old-${i}.yaml`));
+    await writeFile(join(dir, 'late.yaml'), manifest('late'));
+    for (let i = 0; i < count; i++) listener!(`old-${i}.yaml`);
+    listener!('late.yaml');
+    await waitFor(() => rec.items.at(-1)?.pods.length === 1, 'a SET with only the late pod');
+    await flush();
+    assert.deepEqual(names(rec.items.at(-1)!), ['late-n']);
+    const sets = rec.items.length - before;
+    // 101 events in batches of up to 64: two batches, and the first is folded into the second
+    // while more than 8 events wait. One at a time, the last 8 events each sent a SET.
+    assert.ok(sets <= 2, `${sets} SETs for 101 events queued at once`);
+  });
+});
+
 describe('file source: entries the watch cannot stat', () => {
   test('a symlink loop created while watching is logged with its own path, and the other pods stay', async () => {
     const dir = await tempDir();
