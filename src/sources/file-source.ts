@@ -296,20 +296,19 @@ class FileSourceImpl implements FileSource {
 
   async #handleBatch(): Promise<void> {
     this.#batchQueued = false;
-    if (!this.#running) return this.#pending.clear();
+    if (!this.#running) {
+      this.#pending.clear();
+      return;
+    }
     const names: string[] = [];
     let relist = false;
     for (const name of this.#pending) {
-      if (names.length === BATCH_MAX) break;
-      this.#pending.delete(name);
       if (name === null) relist = true;
-      else names.push(name);
+      else if (names.length < BATCH_MAX) names.push(name);
     }
-    if (relist) {
-      // A full listing covers every entry, those still pending included.
-      this.#pending.clear();
-      names.length = 0;
-    }
+    // A full listing covers every entry, those still pending included.
+    if (relist) this.#pending.clear();
+    else for (const name of names) this.#pending.delete(name);
     if (this.#pending.size > 0) this.#queueBatch();
     try {
       if (relist) await this.#listConfig();
@@ -352,10 +351,10 @@ class FileSourceImpl implements FileSource {
     const entries = rootIsDir
       ? names.map((name, i) => {
           const path = joinEntry(this.#root, name);
-          return { path, stat: early?.[i] ?? statEntry(path) };
+          return { path, info: early?.[i] ?? statEntry(path) };
         })
-      : [{ path: this.#root, stat: statEntry(this.#root) }];
-    const results = await Promise.allSettled(entries.map(({ path, stat }) => this.#updateEntry(path, stat)));
+      : [{ path: this.#root, info: statEntry(this.#root) }];
+    const results = await Promise.allSettled(entries.map(({ path, info }) => this.#updateEntry(path, info)));
     results.forEach((result, i) => {
       if (result.status === 'rejected') this.#logger.error({ source: FILE_SOURCE, path: entries[i]!.path, err: result.reason }, 'cannot read manifest');
     });
