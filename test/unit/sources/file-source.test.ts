@@ -438,7 +438,7 @@ describe('file source: events handled in batches', () => {
     assert.deepEqual(names(rec.items.at(-1)!), ['late-n']);
     const sets = rec.items.length - before;
     // 101 events in batches of up to 64: two batches, and the first is folded into the second
-    // while more than 8 events wait. One at a time, the last 8 events each sent a SET.
+    // while more than 8 events wait. Handled one at a time, the same events gave 9 SETs.
     assert.ok(sets <= 2, `${sets} SETs for 101 events queued at once`);
   });
 });

@@ -1,5 +1,5 @@
-// The manifest cache's reads: a file is read in one go when its stat's size still holds, and
-// read to its end when it grew after the stat (the size only sizes the first read).
+// The manifest cache's reads: the stat's size sizes only the first read, so a file that grew
+// or shrank after its stat is still read as it is now.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
