@@ -125,9 +125,13 @@ class MirrorSyncImpl implements MirrorSync {
 
   #queue(podFullName: string, priority?: WorkPriority): void {
     if (this.#stopped) return;
+    (this.#made ??= this.#makeQueue()).enqueue(podFullName, priority);
+  }
+
+  #makeQueue(): KeyedWorkQueue<string> {
     const logger = this.#logger;
     const concurrency = this.#options.concurrency ?? 32;
-    this.#made ??= createKeyedWorkQueue<string>({
+    return createKeyedWorkQueue<string>({
       process: (name) => this.#reconcile(name),
       concurrency,
       // Names without a static pod (orphans, a mass removal) get a quarter of the slots: a new
@@ -138,7 +142,6 @@ class MirrorSyncImpl implements MirrorSync {
       clock: this.#clock,
       onError: (name, err) => logger.error({ pod: name, err }, 'mirror pod sync failed'),
     });
-    this.#made.enqueue(podFullName, priority);
   }
 
   /** Static pods' names first: a new manifest's mirror does not wait behind a mass removal. */

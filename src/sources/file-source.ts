@@ -147,8 +147,6 @@ class FileSourceImpl implements FileSource {
   readonly #pending = new Set<string | null>();
   #batchQueued = false;
   #watcher: PathWatcher | undefined;
-  /** Whether the path was a directory when its watch was set up. */
-  #watchingDirectory = false;
   #rescanTimer: ClockTimer | undefined;
   #watchTimer: ClockTimer | undefined;
   #listing = false;
@@ -252,7 +250,6 @@ class FileSourceImpl implements FileSource {
       isDirectory = false;
     }
     if (this.#watcher || !this.#running) return;
-    this.#watchingDirectory = isDirectory;
     try {
       this.#watcher = (this.#options.watchPath ?? watchStaticPodPath)(
         this.#root,
@@ -331,9 +328,9 @@ class FileSourceImpl implements FileSource {
   async #handleEntryEvents(names: readonly string[]): Promise<void> {
     // The path's own stat runs beside the entries' (their changes are applied only once it
     // says the path is still a directory): one round trip to the disk fewer before a new
-    // manifest is read.
+    // manifest is read. Under a single-file path the entries' stats fail and are not used.
     const rootStat = stat(this.#root);
-    const early = this.#watchingDirectory ? names.map((name) => statEntry(joinEntry(this.#root, name))) : undefined;
+    const entryStats = names.map((name) => statEntry(joinEntry(this.#root, name)));
     let rootIsDir: boolean;
     try {
       rootIsDir = (await rootStat).isDirectory();
@@ -349,10 +346,7 @@ class FileSourceImpl implements FileSource {
     }
     // A single-file path names only itself, however many events came.
     const entries = rootIsDir
-      ? names.map((name, i) => {
-          const path = joinEntry(this.#root, name);
-          return { path, info: early?.[i] ?? statEntry(path) };
-        })
+      ? names.map((name, i) => ({ path: joinEntry(this.#root, name), info: entryStats[i]! }))
       : [{ path: this.#root, info: statEntry(this.#root) }];
     const results = await Promise.allSettled(entries.map(({ path, info }) => this.#updateEntry(path, info)));
     results.forEach((result, i) => {
