@@ -17,7 +17,8 @@
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
 //   that pause grows with the live heap, and a fleet holding 100,000 pods stopped for seconds at
 //   each full GC, long enough to make its Leases late: so only while the heap is small;
-// - after busy work: one full GC once the fleet is quiet (settle-gc.ts), while the heap is small.
+// - after busy work: one full, compacting GC once the fleet is quiet (settle-gc.ts); while the
+//   heap is small, also when it has grown while quiet.
 // Node 20 refuses these flags in NODE_OPTIONS (and raises a growth factor below 2 given to node
 // at start to 2), but V8 reads them each time it sizes the heap, starts a scavenge, would grow
 // the young generation or picks pages to compact, so they can be set in the running process
@@ -39,7 +40,7 @@ export interface FleetGcSettings {
   readonly semiSpaceGrowthFactor: number;
   /** True: each full GC compacts the whole old generation, while the live heap is under FULL_COMPACTION_HEAP_LIMIT. */
   readonly compactEveryFullGc: boolean;
-  /** True: one full GC when the fleet goes quiet after busy work, while the live heap is small (settle-gc.ts). */
+  /** True: one full GC when the fleet goes quiet after busy work (settle-gc.ts). */
   readonly settleGc: boolean;
 }
 
@@ -159,8 +160,8 @@ export function settleWhenQuiet(onSettled: ((result: SettleGcResult & { ms: numb
     },
     heapUsed: () => v8.getHeapStatistics().used_heap_size,
     collect: () => {
-      // Compacting even while the heap is past the limit: settle-gc.ts's own limit bounds the
-      // pause, and without compaction the pages the collection empties stay in RSS.
+      // Compacting even while the heap is past the limit: settle-gc.ts runs a large heap's
+      // collection once a wave, and without compaction the pages it empties stay in RSS.
       if (compacting === false) {
         v8.setFlagsFromString('--compact-on-every-full-gc');
         gc();

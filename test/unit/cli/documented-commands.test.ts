@@ -56,6 +56,9 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     // "Paired, in fresh processes").
     '--hash-seed',
     '--single-threaded',
+    // V8's, through node: the decode after a pause (docs/performance.md, "The late mirror after a mass removal").
+    '--no-flush-bytecode',
+    '--no-flush-baseline-code',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',

@@ -88,14 +88,26 @@ describe('SettleGcPolicy', () => {
     assert.equal(p.collections, 2);
   });
 
-  it('leaves a large live heap to V8: its pause would hold Lease renewals back', () => {
+  it('a large live heap: once after busy work, after six quiet windows, never for growth while quiet', () => {
     const { p, policy, windows } = fakeProcess();
-    p.used = SETTLE_GC_LIMITS.maxLiveBytes + MiB;
+    const live = SETTLE_GC_LIMITS.maxLiveBytes + MiB;
+    p.used = live;
     policy.majorGcDone();
-    p.used *= 3;
+    p.used = live * 3;
+    windows(5, 0);
+    assert.equal(p.collections, 0, 'grown threefold while quiet: its pause would hold Lease renewals back');
+    p.liveAfterGc = live;
     windows(1, 0.9);
     windows(5, 0);
-    assert.equal(p.collections, 0);
+    assert.equal(p.collections, 0, 'five quiet windows after busy work');
+    windows(1, 0);
+    assert.equal(p.collections, 1, 'the sixth');
+    p.used = live * 3;
+    windows(30, 0);
+    assert.equal(p.collections, 1, 'quiet again, however much it grows');
+    windows(1, 0.9);
+    windows(6, 0);
+    assert.equal(p.collections, 2, 'the next wave');
   });
 
   it('after busy work, collects at most once in 12 windows (a wave with lulls)', () => {
