@@ -48,8 +48,8 @@ flags (each overrides the file):
   --no-compact-every-full-gc     let V8 compact only its sparsest pages (default: each
                                  full GC compacts the whole old generation)
   --no-settle-gc                 no full GC of its own when the fleet goes quiet after
-                                 busy work (default: one a wave; also for growth while quiet
-                                 while the live heap is small)
+                                 busy work (default: one after each wave; with a small
+                                 live heap, also when it grows while quiet)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones

@@ -41,11 +41,11 @@ export interface SettleGcLimits {
   /** …and in both cases by at least this many bytes. */
   readonly minGarbageBytes: number;
   /**
-   * A live heap larger than this is collected only after busy work, never for growth while
-   * quiet, and only after `largeQuietWindows`: its pause holds renewals back.
+   * A live heap larger than this is large: its pause holds renewals back, so it is collected
+   * only after busy work, never for growth while quiet, and only after `largeQuietWindows`.
    */
-  readonly maxLiveBytes: number;
-  /** Quiet windows in a row before a collection of a live heap past `maxLiveBytes`. */
+  readonly largeLiveBytes: number;
+  /** Quiet windows in a row before a collection of a live heap past `largeLiveBytes`. */
   readonly largeQuietWindows: number;
 }
 
@@ -55,7 +55,7 @@ export const SETTLE_GC_LIMITS: SettleGcLimits = Object.freeze({
   windowsApart: 12,
   growth: 0.5,
   minGarbageBytes: 16 * 2 ** 20,
-  maxLiveBytes: 192 * 2 ** 20,
+  largeLiveBytes: 192 * 2 ** 20,
   largeQuietWindows: 6,
 });
 
@@ -102,7 +102,7 @@ export class SettleGcPolicy {
       this.#busy = true;
       return undefined;
     }
-    const large = this.#live > limits.maxLiveBytes;
+    const large = this.#live > limits.largeLiveBytes;
     if (++this.#quiet < (large ? limits.largeQuietWindows : limits.quietWindows)) return undefined;
     const used = this.#probes.heapUsed();
     if (used < limits.minGarbageBytes) return undefined;

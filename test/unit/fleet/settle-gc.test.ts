@@ -90,7 +90,7 @@ describe('SettleGcPolicy', () => {
 
   it('a large live heap: once after busy work, after six quiet windows, never for growth while quiet', () => {
     const { p, policy, windows } = fakeProcess();
-    const live = SETTLE_GC_LIMITS.maxLiveBytes + MiB;
+    const live = SETTLE_GC_LIMITS.largeLiveBytes + MiB;
     p.used = live;
     policy.majorGcDone();
     p.used = live * 3;
