@@ -20,6 +20,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--expose-gc',
     '--cpu-prof',
     '--cpu-prof-dir',
+    '--cpu-prof-interval',
     '--max-semi-space-size',
     '--trace-gc',
     '--trace-gc-verbose',
