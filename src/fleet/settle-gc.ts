@@ -91,8 +91,9 @@ export class SettleGcPolicy {
 
   /**
    * Called once a window: collects when the fleet has been quiet for `quietWindows` after busy
-   * work, or after the heap grew while quiet. The probes must not count the collection's own
-   * pause as the next window's work.
+   * work, or after the heap grew while quiet; a live heap past `largeLiveBytes` only after busy
+   * work, quiet for `largeQuietWindows`. The probes must not count the collection's own pause
+   * as the next window's work.
    */
   window(): SettleGcResult | undefined {
     const limits = this.#limits;
