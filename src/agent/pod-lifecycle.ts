@@ -411,13 +411,13 @@ export function publishedPods(
   return {
     list() {
       const out: Pod[] = [];
-      const seen = new Set<string>();
-      for (const pod of podManager.getPods()) {
-        if (!publishable(pod, true)) continue;
-        out.push(pod);
-        seen.add(pod.metadata?.uid ?? '');
+      for (const pod of podManager.getPods()) if (publishable(pod, true)) out.push(pod);
+      // A started pod the pod manager holds was looked at above: publishable without being held
+      // only if it was with (held counts only for a finished pod), so no set of what was taken.
+      for (const pod of workers().startedPods()) {
+        const uid = pod.metadata?.uid ?? '';
+        if (podManager.getPodByUID(uid) === undefined && publishable(pod, false)) out.push(pod);
       }
-      for (const pod of workers().startedPods()) if (!seen.has(pod.metadata?.uid ?? '') && publishable(pod, false)) out.push(pod);
       return out;
     },
     byUID(uid) {
