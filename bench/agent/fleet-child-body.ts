@@ -86,7 +86,7 @@ const config = resolveFleetConfig(
 // BENCH_FLEET_FULL_COMPACTION_HEAP_MIB moves the heap size up to which it compacts fully.
 const compactionLimitMiB = process.env.BENCH_FLEET_FULL_COMPACTION_HEAP_MIB;
 if (compactionLimitMiB !== undefined && !(Number(compactionLimitMiB) >= 0)) throw new Error(`BENCH_FLEET_FULL_COMPACTION_HEAP_MIB: expected a number of MiB ≥ 0, got ${JSON.stringify(compactionLimitMiB)}`);
-applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? Number(compactionLimitMiB) * 2 ** 20 : undefined);
+applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? { fullCompaction: Number(compactionLimitMiB) * 2 ** 20 } : {});
 // The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away, or kept in the
 // file BENCH_FLEET_LOG names (to find out afterwards what a long run's nodes did).
 const logFile = process.env.BENCH_FLEET_LOG || '/dev/null';

@@ -178,15 +178,18 @@ async function runCluster(quick: boolean, write: Write): Promise<void> {
 
 /**
  * N empty nodes, then P ordinary pods per node (BENCH_FLEET_MEMORY_NODES, BENCH_FLEET_MEMORY_PODS;
- * BENCH_FLEET_MEMORY_SNAPSHOTS=<dir> also writes heap snapshots; any of them: results not
- * written), on a control plane of its own.
+ * BENCH_FLEET_MEMORY_SNAPSHOTS=<dir> also writes heap snapshots, BENCH_FLEET_MEMORY_SETTLE_MS
+ * waits that long before each reading instead of 10 s (60,000 lets a large fleet's settle GC
+ * run first); any of them: results not written), on a control plane of its own.
  */
 async function runFleetMemory(quick: boolean, write: Write): Promise<void> {
   const nodes = Number(process.env.BENCH_FLEET_MEMORY_NODES ?? (quick ? 100 : 1000));
   const podsPerNode = Number(process.env.BENCH_FLEET_MEMORY_PODS ?? 10);
   const snapshotDir = process.env.BENCH_FLEET_MEMORY_SNAPSHOTS;
   if (snapshotDir !== undefined) mkdirSync(snapshotDir, { recursive: true });
-  const sizes = { nodes, podsPerNode, settleMs: 10_000, idleWindowMs: quick ? 10_000 : 30_000 };
+  const settleMs = Number(process.env.BENCH_FLEET_MEMORY_SETTLE_MS ?? 10_000);
+  if (!(settleMs >= 0)) throw new Error(`BENCH_FLEET_MEMORY_SETTLE_MS: expected a number of ms ≥ 0, got ${JSON.stringify(process.env.BENCH_FLEET_MEMORY_SETTLE_MS)}`);
+  const sizes = { nodes, podsPerNode, settleMs, idleWindowMs: quick ? 10_000 : 30_000 };
   const loadBefore = loadavg();
   console.error(`fleet memory: ${nodes} nodes without static pods, then ${podsPerNode} ordinary pods per node…`);
   const cluster = await startLocalCluster({ nodes: [] });
@@ -200,7 +203,7 @@ async function runFleetMemory(quick: boolean, write: Write): Promise<void> {
   const note =
     `One \`kubelet-pods fleet\` process (bench/agent/fleet-child.ts, the kubelet lifecycle, no static pods) on a local control plane of its own (bench/agent/fleet-memory.bench.ts): ${nodes} nodes until all are Ready, then ${nodes * podsPerNode} ordinary pods created through the API with spec.nodeName (${podsPerNode} per node, 32 at a time, as admin) until a list from the watch cache shows all Running. ` +
     `Memory after a full GC, ${sizes.settleMs / 1000} s after each convergence; per node: the empty fleet's total ÷ nodes; per pod: the difference ÷ pods. Idle CPU (utime + stime) over the ${sizes.idleWindowMs / 1000} s after each reading. Load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after.`;
-  const overrides = ['BENCH_FLEET_MEMORY_NODES', 'BENCH_FLEET_MEMORY_PODS', 'BENCH_FLEET_MEMORY_SNAPSHOTS'].filter((name) => process.env[name] !== undefined);
+  const overrides = ['BENCH_FLEET_MEMORY_NODES', 'BENCH_FLEET_MEMORY_PODS', 'BENCH_FLEET_MEMORY_SNAPSHOTS', 'BENCH_FLEET_MEMORY_SETTLE_MS'].filter((name) => process.env[name] !== undefined);
   if (overrides.length > 0) {
     console.log(`\nFleet memory (${overrides.join(', ')} set: results not written; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadavg().map((l) => l.toFixed(2)).join(' ')} after)\n${table}\n${JSON.stringify(result)}`);
     return;

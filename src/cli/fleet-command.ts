@@ -44,7 +44,8 @@ flags (each overrides the file):
   --parallel-scavenge            let V8's helper threads share scavenges (default: the
                                  main thread alone, cheaper at idle; see docs/fleet.md)
   --semi-space-growth-factor <n> how V8 grows the young generation (default 1: not past
-                                 its starting size; 0: V8's own; node's own flag wins)
+                                 its starting size until the heap in use passes 192 MiB;
+                                 0: V8's own; node's own flag wins)
   --no-compact-every-full-gc     let V8 compact only its sparsest pages (default: each
                                  full GC compacts the whole old generation)
   --no-settle-gc                 no full GC of its own when the fleet goes quiet after
@@ -132,7 +133,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const config = await loadFleetConfig(fleetFlags(args));
   const logger = await createLoggerLoaded();
-  const v8Flags = applyFleetGcSettings(config, process.execArgv, undefined, ({ beforeBytes, afterBytes, ms }) =>
+  const v8Flags = applyFleetGcSettings(config, process.execArgv, {}, ({ beforeBytes, afterBytes, ms }) =>
     logger.info({ heapBeforeMiB: mib(beforeBytes), heapAfterMiB: mib(afterBytes), pauseMs: Math.round(ms) }, 'quiet after busy work: full GC'),
   );
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 garbage collector settings applied');

@@ -11,7 +11,9 @@
 // And its RSS was about twice the live heap ("RSS against the heap" in the same doc):
 // - the young generation: grown to V8's maximum while the fleet converged and kept for good,
 //   though an idle scavenge keeps little; held at its starting size from before the fleet's
-//   modules load;
+//   modules load, until the live heap is large: every scavenge looks at every page of the old
+//   generation, so with a large heap many small scavenges cost more than a grown young
+//   generation holds ("What a scavenge costs with a large old generation" in the same doc);
 // - compaction: by default a full GC moves the live objects of only some of the old
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
@@ -36,7 +38,7 @@ export interface FleetGcSettings {
   readonly heapGrowingPercent: number;
   /** False: scavenges run on the main thread alone. */
   readonly parallelScavenge: boolean;
-  /** The young generation grows by this factor where V8 would grow it; 1: never past its starting size; 0: V8's own (2). */
+  /** The young generation grows by this factor where V8 would grow it; 1: not past its starting size while the live heap is under YOUNG_GROWTH_HEAP_LIMIT, V8's own above; 0: V8's own (2). */
   readonly semiSpaceGrowthFactor: number;
   /** True: each full GC compacts the whole old generation, while the live heap is under FULL_COMPACTION_HEAP_LIMIT. */
   readonly compactEveryFullGc: boolean;
@@ -51,7 +53,20 @@ export interface FleetGcSettings {
  */
 export const FULL_COMPACTION_HEAP_LIMIT = 96 * 2 ** 20;
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size, full compaction while the heap is small, a full GC once quiet after busy work. */
+/**
+ * The heap in use after a full GC from which a held young generation may grow as V8 grows it
+ * (held again when a full GC leaves less than half). Under it, as with 1,000 nodes of 10 pods
+ * each, the young generation stays small.
+ */
+export const YOUNG_GROWTH_HEAP_LIMIT = 192 * 2 ** 20;
+
+/** Heap sizes at which the settings change their behaviour; the defaults above unless given (tests, benchmarks). */
+export interface GcHeapLimits {
+  readonly fullCompaction?: number;
+  readonly youngGrowth?: number;
+}
+
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size while the heap is small, full compaction while the heap is small, a full GC once quiet after busy work. */
 export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true });
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
@@ -86,13 +101,14 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
 export function applyFleetGcSettings(
   settings: FleetGcSettings,
   execArgv: readonly string[] = process.execArgv,
-  fullCompactionHeapLimit = FULL_COMPACTION_HEAP_LIMIT,
+  limits: GcHeapLimits = {},
   onSettled?: (result: SettleGcResult & { ms: number }) => void,
 ): string[] {
   const set: string[] = [];
+  const youngFlagGiven = execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg));
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
   if (!settings.parallelScavenge && !execArgv.some((arg) => SCAVENGE_FLAG.test(arg))) set.push('--no-parallel-scavenge');
-  if (!execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg))) {
+  if (!youngFlagGiven) {
     if (settings.semiSpaceGrowthFactor !== 0) set.push(`--semi-space-growth-factor=${settings.semiSpaceGrowthFactor}`);
     else if (heldAtLoad) set.push(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
   }
@@ -101,7 +117,10 @@ export function applyFleetGcSettings(
   for (const flag of set) v8.setFlagsFromString(flag);
   compactionWatch?.disconnect();
   compacting = undefined;
-  if (compact) compactWhileSmall(fullCompactionHeapLimit);
+  if (compact) compactWhileSmall(limits.fullCompaction ?? FULL_COMPACTION_HEAP_LIMIT);
+  youngGrowthWatch?.disconnect();
+  youngGrowthWatch = undefined;
+  if (!youngFlagGiven && settings.semiSpaceGrowthFactor === 1) youngGrowsWhenLarge(limits.youngGrowth ?? YOUNG_GROWTH_HEAP_LIMIT);
   settleWatch?.stop();
   settleWatch = settings.settleGc ? settleWhenQuiet(onSettled) : undefined;
   return set;
@@ -135,6 +154,26 @@ function compactWhileSmall(limit: number): void {
     v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
   });
   compactionWatch.observe({ entryTypes: ['gc'] });
+}
+
+let youngGrowthWatch: PerformanceObserver | undefined;
+
+/**
+ * Lets the held young generation grow as V8 grows it once a full GC leaves more than `limit` in
+ * use, and holds it again once one leaves less than half. V8 gives back a grown young
+ * generation only when it reduces memory, so holding it again stops its growth, not its size.
+ */
+function youngGrowsWhenLarge(limit: number): void {
+  let growing = false;
+  youngGrowthWatch = new PerformanceObserver((list) => {
+    if (!list.getEntries().some(isMajorGc)) return;
+    const used = v8.getHeapStatistics().used_heap_size;
+    const grow = growing ? used >= limit / 2 : used > limit;
+    if (grow === growing) return;
+    growing = grow;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${growing ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
+  });
+  youngGrowthWatch.observe({ entryTypes: ['gc'] });
 }
 
 let settleWatch: { stop(): void } | undefined;

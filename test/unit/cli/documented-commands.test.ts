@@ -22,6 +22,8 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--cpu-prof-dir',
     '--cpu-prof-interval',
     '--max-semi-space-size',
+    '--min-semi-space-size',
+    '--no-concurrent-sweeping',
     '--trace-gc',
     '--trace-gc-verbose',
     '--trace-gc-nvp',

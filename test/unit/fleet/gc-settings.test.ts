@@ -1,7 +1,7 @@
 // The fleet's GC settings (src/fleet/gc-settings.ts), set from inside the process: V8 then uses
 // the headroom asked for after each full GC, scavenges without its helper threads and keeps the
-// young generation at its starting size; what node was started with, and the settings that ask
-// for V8's defaults, leave V8 alone.
+// young generation at its starting size until the heap is large; what node was started with, and
+// the settings that ask for V8's defaults, leave V8 alone.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -71,7 +71,7 @@ describe('fleet GC settings', () => {
     const sparse = async (settings: FleetGcSettings, heapLimit?: number): Promise<number> => {
       const script = `
         import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
-        applyFleetGcSettings(${JSON.stringify(settings)}, [], ${heapLimit ?? 'undefined'});
+        applyFleetGcSettings(${JSON.stringify(settings)}, [], { fullCompaction: ${heapLimit ?? 'undefined'} });
         const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
         const kept = [];
         for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
@@ -126,7 +126,7 @@ describe('fleet GC settings', () => {
         import v8 from 'node:v8';
         import { applyFleetGcSettings, settleWhenQuiet } from ${JSON.stringify(MODULE)};
         const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-        applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false })}, [], 4 * 2 ** 20);
+        applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false })}, [], { fullCompaction: 4 * 2 ** 20 });
         const kept = [];
         for (let i = 0; i < 400000; i++) kept.push({ i, s: 'x' + i });
         globalThis.gc();
@@ -149,6 +149,37 @@ describe('fleet GC settings', () => {
     const own = await sparseAfterSettle(false);
     assert.ok(settled < 1.35, `committed ÷ used ${settled.toFixed(2)} after the settle GC`);
     assert.ok(own > 1.5, `committed ÷ used ${own.toFixed(2)} after a full GC of V8's choosing`);
+  });
+
+  it('a held young generation grows as V8 grows it once a full GC leaves the heap past its limit', async () => {
+    // A retained heap of some 25 MiB, a full GC for the watch to read, then allocation that keeps a
+    // quarter: the young generation's largest committed size, KiB, under a limit below that heap
+    // and under the default limit.
+    const youngAfter = async (limit: string): Promise<number[]> => {
+      const script = `
+        import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
+        applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false })}, [], { youngGrowth: ${limit} });
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+        const heap = [];
+        for (let i = 0; i < 300000; i++) heap.push({ i, s: 'x' + i });
+        globalThis.gc();
+        await settle();
+        const kept = [];
+        for (let round = 0; round < 4; round++) {
+          for (let i = 0; i < 200000; i++) {
+            const o = { i, s: 'y' + i };
+            if (i % 4 === 0) kept.push(o);
+          }
+          await settle();
+        }`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', script], { maxBuffer: 64 * 2 ** 20 });
+      return newSpaceKiB(stdout);
+    };
+    const grown = await youngAfter(String(8 * 2 ** 20));
+    const held = await youngAfter('undefined');
+    assert.ok(grown.length >= 5 && held.length >= 5, `V8 reported the new space ${grown.length} and ${held.length} times`);
+    assert.deepEqual(new Set(held), new Set([held[0]]), `committed KiB under the default limit: ${held.join(', ')}`);
+    assert.ok(Math.max(...grown) >= 4 * held[0]!, `committed KiB: ${held[0]} held, up to ${Math.max(...grown)} past the limit`);
   });
 
   it("leaves alone what node was started with, in either spelling", () => {
