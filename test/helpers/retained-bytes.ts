@@ -2,8 +2,8 @@
 // for tests that a per-pod structure stays within a size. A full GC before and after each
 // reading; the array holding the results is left out. The first fifth of the calls run before
 // the first reading: the code V8 compiles for `make` on its way, and the structures a first
-// call of a kind sets up, are not what a call keeps (they moved readings by 10-20 bytes a call
-// between processes).
+// call of a kind sets up, are not what a call keeps, and they moved the readings between
+// processes.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 

@@ -69,7 +69,7 @@ describe('shared pod parts', () => {
   test("the metadata's namespace and creation time are held once, the values unchanged", async () => {
     // Fresh from the wire, as the watch decodes them: every string a copy of its own. Names and
     // UIDs as long as real ones: V8 interns the short strings JSON.parse makes, and the growth of
-    // its table of them moved the readings by 25 bytes a pod.
+    // its table of them moved the readings between processes.
     const metadataOnly = (i: number): Pod =>
       JSON.parse(
         JSON.stringify({
