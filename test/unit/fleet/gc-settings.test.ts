@@ -178,8 +178,9 @@ describe('fleet GC settings', () => {
     const grown = await youngAfter(String(8 * 2 ** 20));
     const held = await youngAfter('undefined');
     assert.ok(grown.length >= 5 && held.length >= 5, `V8 reported the new space ${grown.length} and ${held.length} times`);
-    assert.deepEqual(new Set(held), new Set([held[0]]), `committed KiB under the default limit: ${held.join(', ')}`);
-    assert.ok(Math.max(...grown) >= 4 * held[0]!, `committed KiB: ${held[0]} held, up to ${Math.max(...grown)} past the limit`);
+    // Held, it stays at its starting size (V8 may still shrink it while the script waits); held
+    // too, the other would stay as small.
+    assert.ok(Math.max(...grown) >= 4 * Math.max(...held), `committed KiB: up to ${Math.max(...held)} held, up to ${Math.max(...grown)} past the limit`);
   });
 
   it("leaves alone what node was started with, in either spelling", () => {
