@@ -131,6 +131,26 @@ export function isMajorGc(entry: PerformanceEntry): boolean {
   return (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
 }
 
+/**
+ * Tells `change(true)` once the heap in use passes `limit`, and `change(false)` once a full GC
+ * leaves less than half of it. `afterEveryGc` reads the rise after scavenges too, so that a
+ * growing heap is caught before its next full GC; otherwise only full GCs count.
+ */
+function watchHeapPast(limit: number, afterEveryGc: boolean, change: (past: boolean) => void): PerformanceObserver {
+  let past = false;
+  const watch = new PerformanceObserver((list) => {
+    const major = list.getEntries().some(isMajorGc);
+    if (!major && (past || !afterEveryGc)) return;
+    const used = v8.getHeapStatistics().used_heap_size;
+    const now = past ? !(major && used < limit / 2) : used > limit;
+    if (now === past) return;
+    past = now;
+    change(past);
+  });
+  watch.observe({ entryTypes: ['gc'] });
+  return watch;
+}
+
 let compactionWatch: PerformanceObserver | undefined;
 
 /**
@@ -139,41 +159,24 @@ let compactionWatch: PerformanceObserver | undefined;
  */
 let compacting: boolean | undefined;
 
-/**
- * Turns full compaction off once the heap is past `limit` (checked after every GC, so that a
- * growing heap is caught before its next full GC) and on again when a full GC leaves less than
- * half of it.
- */
+/** Turns full compaction off once the heap is past `limit` (read after every GC) and on again below half of it. */
 function compactWhileSmall(limit: number): void {
   compacting = true;
-  compactionWatch = new PerformanceObserver((list) => {
-    const used = v8.getHeapStatistics().used_heap_size;
-    if (compacting && used > limit) compacting = false;
-    else if (!compacting && used < limit / 2 && list.getEntries().some(isMajorGc)) compacting = true;
-    else return;
+  compactionWatch = watchHeapPast(limit, true, (past) => {
+    compacting = !past;
     v8.setFlagsFromString(compacting ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc');
   });
-  compactionWatch.observe({ entryTypes: ['gc'] });
 }
 
 let youngGrowthWatch: PerformanceObserver | undefined;
 
 /**
  * Lets the held young generation grow as V8 grows it once a full GC leaves more than `limit` in
- * use, and holds it again once one leaves less than half. V8 gives back a grown young
- * generation only when it reduces memory, so holding it again stops its growth, not its size.
+ * use, and holds it again below half of it. V8 gives back a grown young generation only when it
+ * reduces memory, so holding it again stops its growth, not its size.
  */
 function youngGrowsWhenLarge(limit: number): void {
-  let growing = false;
-  youngGrowthWatch = new PerformanceObserver((list) => {
-    if (!list.getEntries().some(isMajorGc)) return;
-    const used = v8.getHeapStatistics().used_heap_size;
-    const grow = growing ? used >= limit / 2 : used > limit;
-    if (grow === growing) return;
-    growing = grow;
-    v8.setFlagsFromString(`--semi-space-growth-factor=${growing ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
-  });
-  youngGrowthWatch.observe({ entryTypes: ['gc'] });
+  youngGrowthWatch = watchHeapPast(limit, false, (past) => v8.setFlagsFromString(`--semi-space-growth-factor=${past ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`));
 }
 
 let settleWatch: { stop(): void } | undefined;
