@@ -70,13 +70,22 @@ export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.
     if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a whole number ≥ 1, got ${JSON.stringify(raw)}`);
     return n;
   };
+  const podsPerNode = num('BENCH_KWOK_PODS_PER_NODE', base.podsPerNode);
   return {
     ...base,
     nodes: num('BENCH_KWOK_NODES', base.nodes),
-    podsPerNode: num('BENCH_KWOK_PODS_PER_NODE', base.podsPerNode),
+    podsPerNode,
+    // With 100 pods a node either peer may still be catching up when the wave's last pod is
+    // seen (the fleet's collection after a wave waits for 30 quiet seconds once its heap is
+    // large, src/fleet/settle-gc.ts), so the idle window with pods would read the tail of the
+    // wave; both peers get the same longer pause before both idle windows.
+    settleMs: !quick && podsPerNode >= 100 ? LARGE_WAVE_SETTLE_MS : base.settleMs,
     idleWindowMs: num('BENCH_KWOK_IDLE_MS', base.idleWindowMs),
   };
 }
+
+/** The pause before an idle window in full runs of 100 pods a node or more. */
+export const LARGE_WAVE_SETTLE_MS = 60_000;
 
 /** BENCH_KWOK_FLEET_SETTINGS: a JSON object of fleet file fields added to the fleet's (experiments). */
 export function fleetExtraSettings(env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {

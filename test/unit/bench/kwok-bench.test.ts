@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { kwokBenchPeers, kwokBenchSizes, kwokTable, settleGcsInLog, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
+import { LARGE_WAVE_SETTLE_MS, kwokBenchPeers, kwokBenchSizes, kwokTable, settleGcsInLog, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
 import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
 import { countWrites, type PhaseWrites } from '../../../bench/agent/audit-writes.js';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -44,6 +44,10 @@ describe('kwok benchmark', () => {
     assert.deepEqual([kwokBenchSizes(true, {}).nodes, kwokBenchSizes(true, {}).podsPerNode], [20, 5]);
     assert.deepEqual([kwokBenchSizes(false, {}).nodes, kwokBenchSizes(false, {}).podsPerNode], [1000, 10]);
     assert.equal(kwokBenchSizes(false, { BENCH_KWOK_PODS_PER_NODE: '100' }).podsPerNode, 100);
+    // The longer pause before the idle windows only for full runs of 100 pods a node.
+    assert.equal(kwokBenchSizes(false, {}).settleMs, 20_000);
+    assert.equal(kwokBenchSizes(false, { BENCH_KWOK_PODS_PER_NODE: '100' }).settleMs, LARGE_WAVE_SETTLE_MS);
+    assert.equal(kwokBenchSizes(true, { BENCH_KWOK_PODS_PER_NODE: '100' }).settleMs, 5_000);
     assert.equal(kwokBenchSizes(true, { BENCH_KWOK_NODES: '3' }).nodes, 3);
     assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_NODES: 'many' }), /BENCH_KWOK_NODES: expected a whole number/);
     assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_IDLE_MS: '0' }), /BENCH_KWOK_IDLE_MS/);
