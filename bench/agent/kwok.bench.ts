@@ -76,9 +76,9 @@ export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.
     nodes: num('BENCH_KWOK_NODES', base.nodes),
     podsPerNode,
     // With 100 pods a node either peer may still be catching up when the wave's last pod is
-    // seen (the fleet's collection after a wave waits for 30 quiet seconds once its heap is
-    // large, src/fleet/settle-gc.ts), so the idle window with pods would read the tail of the
-    // wave; both peers get the same longer pause before both idle windows.
+    // seen (the fleet collects a large heap only after a longer quiet spell,
+    // src/fleet/settle-gc.ts), so the idle window with pods would read the tail of the wave;
+    // both peers get the same longer pause before both idle windows.
     settleMs: !quick && podsPerNode >= 100 ? LARGE_WAVE_SETTLE_MS : base.settleMs,
     idleWindowMs: num('BENCH_KWOK_IDLE_MS', base.idleWindowMs),
   };

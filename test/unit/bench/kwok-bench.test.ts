@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { LARGE_WAVE_SETTLE_MS, kwokBenchPeers, kwokBenchSizes, kwokTable, settleGcsInLog, type IdleWindow, type KwokBenchResult, type PeerRun } from '../../../bench/agent/kwok.bench.js';
 import { kwokResultsName } from '../../../bench/agent/run-kwok.js';
 import { countWrites, type PhaseWrites } from '../../../bench/agent/audit-writes.js';
+import { SETTLE_GC_LIMITS, SETTLE_GC_WINDOW_MS } from '../../../src/fleet/settle-gc.js';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,8 @@ describe('kwok benchmark', () => {
     assert.equal(kwokBenchSizes(false, {}).settleMs, 20_000);
     assert.equal(kwokBenchSizes(false, { BENCH_KWOK_PODS_PER_NODE: '100' }).settleMs, LARGE_WAVE_SETTLE_MS);
     assert.equal(kwokBenchSizes(true, { BENCH_KWOK_PODS_PER_NODE: '100' }).settleMs, 5_000);
+    // It must outlast the quiet spell the fleet waits before collecting a large heap after a wave.
+    assert.ok(LARGE_WAVE_SETTLE_MS > SETTLE_GC_LIMITS.largeQuietWindows * SETTLE_GC_WINDOW_MS);
     assert.equal(kwokBenchSizes(true, { BENCH_KWOK_NODES: '3' }).nodes, 3);
     assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_NODES: 'many' }), /BENCH_KWOK_NODES: expected a whole number/);
     assert.throws(() => kwokBenchSizes(true, { BENCH_KWOK_IDLE_MS: '0' }), /BENCH_KWOK_IDLE_MS/);
