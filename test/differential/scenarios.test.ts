@@ -8,10 +8,11 @@
 // normalisation (event-sequence.ts); every difference left must be an `events` row of
 // docs/kubelet-differences.md. The timings of each step are printed; where a scenario names a
 // step (Scenario.timing: the mirror recreated after a user's delete, removals, edits, an ordinary
-// pod's deletion, a Deployment scaled to zero, a mirror the garbage collector deleted), its time
-// after the action (or after another step) must be the same on both nodes within a stated
-// tolerance, and, where the kubelet's relists and housekeeping bound it, inside that window
-// on both. DIFF_SCENARIOS=a,b runs only the scenarios named.
+// pod's deletion, a Deployment scaled to zero, a mirror the garbage collector deleted), ours
+// must take it inside the window the kubelet's relists and housekeeping bound, and the kubelet
+// within a stated tolerance of ours and inside that window too, or the run has a `timing`
+// difference, which must be a listed row like any other. DIFF_SCENARIOS=a,b runs only the
+// scenarios named.
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
@@ -235,9 +236,11 @@ interface Scenario {
    * (termination, the start retry, housekeeping), with a tolerance that covers what varies from
    * run to run on either side (the start retry's 0–5 s jitter, the 2 s housekeeping phase, the
    * 1 s relist phase). `withinMs`: the window the kubelet's relists and housekeeping leave for
-   * the step (docs/kubelet-differences.md); both nodes must take it inside. `from`: measure
-   * from this step of the same side instead of the action (a controller's delete, whose own
-   * delay is the controller's, not the node's).
+   * the step (docs/kubelet-differences.md); ours must take it inside (asserted), and the
+   * kubelet outside it or beyond the tolerance is a `timing` difference (listed, as the
+   * kubelet's own races can put it there). `from`: measure from this step of the same side
+   * instead of the action (a controller's delete, whose own delay is the controller's, not the
+   * node's).
    */
   timing?: { step: RegExp; from?: RegExp; toleranceMs: number; withinMs?: readonly [number, number] };
   /** Before the window: bring the side to the starting state. */
@@ -572,6 +575,9 @@ const SCENARIOS: Scenario[] = [
     // owned by the new Node.
     name: 'gc-mirror-node-back',
     pods: ['gc-back'],
+    // When the kubelet's Node lister is between the two Nodes as the collector's delete
+    // arrives, it creates the new mirror only at the static pod's periodic sync (KD-111?).
+    timeoutMs: 150_000,
     // From the collector's delete: the same window as user-delete's.
     timing: { step: /^created #2 /, from: /^deletion requested .* by other$/, toleranceMs: 2500, withinMs: [0, 2500] },
     setup: (side) => writeManifest(side, 'gc-back.yaml', podManifest('gc-back', { grace: 2 })),
@@ -785,7 +791,9 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
       const origin = timing.from === undefined ? 'the action' : timing.from.source;
       if (timing.from !== undefined) t.diagnostic(`  timing measured from ${origin}`);
       if (timing.withinMs !== undefined) t.diagnostic(`  window of ${timing.step.source}: ${formatMs(timing.withinMs[0])} to ${formatMs(timing.withinMs[1])} after ${origin}`);
-      timings.push({ scenario: `${run.scenario.name}/${subject}`, step: timing.step.source, real: rt, ours: ot, toleranceMs: timing.toleranceMs, withinMs: timing.withinMs });
+      timings.push({ scenario: `${run.scenario.name}/${subject}`, step: timing.step.source, ours: ot, withinMs: timing.withinMs });
+      const realOff = rt === undefined || ot === undefined || Math.abs(ot - rt) > timing.toleranceMs || outside(rt, timing.withinMs);
+      if (realOff) compared.push(['timing', rt === undefined ? null : formatMs(rt), ot === undefined ? null : formatMs(ot)]);
     }
     for (const [path, rv, ov] of compared) {
       if (JSON.stringify(rv) !== JSON.stringify(ov)) found.push({ area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov });
@@ -794,8 +802,13 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
   return found;
 }
 
-/** The timing comparisons of the scenarios that ask for one (see Scenario.timing). */
-const timings: Array<{ scenario: string; step: string; real: number | undefined; ours: number | undefined; toleranceMs: number; withinMs: readonly [number, number] | undefined }> = [];
+/** Our side's time of each step a scenario names (see Scenario.timing), for its window. */
+const timings: Array<{ scenario: string; step: string; ours: number | undefined; withinMs: readonly [number, number] | undefined }> = [];
+
+/** A time outside the window; no window, or no time, is never outside. */
+function outside(t: number | undefined, w: readonly [number, number] | undefined): boolean {
+  return t !== undefined && w !== undefined && (t < w[0] || t > w[1]);
+}
 
 // A node's requests by method and resource, most frequent first: `GET pods/<name> ×12, …`.
 function requestShapes(requests: readonly RecordedRequest[]): string {
@@ -828,7 +841,14 @@ describe('differential: event sequences of the real kubelet and our agent', () =
       try {
         run = await runScenario(scenario);
       } catch (err) {
-        for (const s of sides) process.stderr.write(`--- ${s.node} log (tail) ---\n${(await s.logs()).split('\n').slice(-30).join('\n')}\n`);
+        for (const s of sides) {
+          const lines = (await s.logs()).split('\n');
+          // The lines about the scenario's pods say which path a node took; the tail, what it did last.
+          const names = scenario.pods.map((pod) => mirrorName(s, pod));
+          const about = lines.filter((line) => names.some((name) => line.includes(name))).slice(-30);
+          process.stderr.write(`--- ${s.node} log, lines naming ${names.join(', ')} ---\n${about.join('\n')}\n`);
+          process.stderr.write(`--- ${s.node} log (tail) ---\n${lines.slice(-30).join('\n')}\n`);
+        }
         throw err;
       }
       runs.push(run);
@@ -855,18 +875,15 @@ describe('differential: event sequences of the real kubelet and our agent', () =
       const heartbeats = `Node written ${writes('node')} times, Lease ${writes('lease', 'kube-node-lease')} times`;
       t.diagnostic(`${s.label}: ${requests.length} requests in ${minutes.toFixed(1)} min (${requestShapes(requests)}); ${heartbeats}`);
     }
-    const outside = (t: number | undefined, w: readonly [number, number] | undefined): boolean => t !== undefined && w !== undefined && (t < w[0] || t > w[1]);
-    const offTime = timings.filter(
-      (x) => x.real === undefined || x.ours === undefined || Math.abs(x.ours - x.real) > x.toleranceMs || outside(x.real, x.withinMs) || outside(x.ours, x.withinMs),
-    );
+    const offTime = timings.filter((x) => x.ours === undefined || outside(x.ours, x.withinMs));
     assert.deepEqual(
       offTime.map(
         (x) =>
-          `${x.scenario} ${x.step}: real ${x.real === undefined ? 'none' : formatMs(x.real)}, ours ${x.ours === undefined ? 'none' : formatMs(x.ours)}, tolerance ${formatMs(x.toleranceMs)}` +
+          `${x.scenario} ${x.step}: ours ${x.ours === undefined ? 'none' : formatMs(x.ours)}` +
           (x.withinMs !== undefined ? `, window ${formatMs(x.withinMs[0])}–${formatMs(x.withinMs[1])}` : ''),
       ),
       [],
-      'timings outside their tolerance or window',
+      'our timings outside their window',
     );
     assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list (fix them or list them with their reason)');
     assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
