@@ -396,6 +396,21 @@ export function reaction(steps: readonly Step[], atOnceMs = AT_ONCE_MS): string 
   return own.t < atOnceMs ? 'at once' : 'later';
 }
 
+/** A time outside the window `[from, to]`; no window, or no time, is never outside. */
+export function outsideWindow(t: number | undefined, window: readonly [number, number] | undefined): boolean {
+  return t !== undefined && window !== undefined && (t < window[0] || t > window[1]);
+}
+
+/**
+ * Whether the kubelet's time of a named step differs from ours in a way the suite reports as
+ * a `timing` difference: it took no such step, or ours took none to compare with, or it took
+ * it outside the window, or further from ours than the tolerance. Ours outside the window is
+ * not this: the suite asserts our window on its own.
+ */
+export function realTimingOff(real: number | undefined, ours: number | undefined, toleranceMs: number, window?: readonly [number, number]): boolean {
+  return real === undefined || ours === undefined || Math.abs(ours - real) > toleranceMs || outsideWindow(real, window);
+}
+
 /** `1.23 s` or `850 ms`. */
 export function formatMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;

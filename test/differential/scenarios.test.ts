@@ -40,8 +40,10 @@ import {
   formatMs,
   leaseSteps,
   nodeSteps,
+  outsideWindow,
   podSteps,
   reaction,
+  realTimingOff,
   refusedRequests,
   requestCounts,
   requestsAboutPod,
@@ -792,8 +794,7 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
       if (timing.from !== undefined) t.diagnostic(`  timing measured from ${origin}`);
       if (timing.withinMs !== undefined) t.diagnostic(`  window of ${timing.step.source}: ${formatMs(timing.withinMs[0])} to ${formatMs(timing.withinMs[1])} after ${origin}`);
       timings.push({ scenario: `${run.scenario.name}/${subject}`, step: timing.step.source, ours: ot, withinMs: timing.withinMs });
-      const realOff = rt === undefined || ot === undefined || Math.abs(ot - rt) > timing.toleranceMs || outside(rt, timing.withinMs);
-      if (realOff) compared.push(['timing', rt === undefined ? null : formatMs(rt), ot === undefined ? null : formatMs(ot)]);
+      if (realTimingOff(rt, ot, timing.toleranceMs, timing.withinMs)) compared.push(['timing', rt === undefined ? null : formatMs(rt), ot === undefined ? null : formatMs(ot)]);
     }
     for (const [path, rv, ov] of compared) {
       if (JSON.stringify(rv) !== JSON.stringify(ov)) found.push({ area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov });
@@ -804,11 +805,6 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
 
 /** Our side's time of each step a scenario names (see Scenario.timing), for its window. */
 const timings: Array<{ scenario: string; step: string; ours: number | undefined; withinMs: readonly [number, number] | undefined }> = [];
-
-/** A time outside the window; no window, or no time, is never outside. */
-function outside(t: number | undefined, w: readonly [number, number] | undefined): boolean {
-  return t !== undefined && w !== undefined && (t < w[0] || t > w[1]);
-}
 
 // A node's requests by method and resource, most frequent first: `GET pods/<name> ×12, …`.
 function requestShapes(requests: readonly RecordedRequest[]): string {
@@ -875,7 +871,7 @@ describe('differential: event sequences of the real kubelet and our agent', () =
       const heartbeats = `Node written ${writes('node')} times, Lease ${writes('lease', 'kube-node-lease')} times`;
       t.diagnostic(`${s.label}: ${requests.length} requests in ${minutes.toFixed(1)} min (${requestShapes(requests)}); ${heartbeats}`);
     }
-    const offTime = timings.filter((x) => x.ours === undefined || outside(x.ours, x.withinMs));
+    const offTime = timings.filter((x) => x.ours === undefined || outsideWindow(x.ours, x.withinMs));
     assert.deepEqual(
       offTime.map(
         (x) =>

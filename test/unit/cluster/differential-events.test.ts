@@ -14,8 +14,10 @@ import {
   eventReasons,
   leaseSteps,
   nodeSteps,
+  outsideWindow,
   podSteps,
   reaction,
+  realTimingOff,
   refusedRequests,
   requestCounts,
   requestsAboutPod,
@@ -246,6 +248,30 @@ describe('differential event sequences', () => {
     // A scenario may set its own bound.
     assert.equal(reaction([{ t: 1200, text: 'created #2 h1' }], 10_000), 'at once');
     assert.equal(reaction([{ t: 63_000, text: 'created #2 h1' }], 10_000), 'later');
+  });
+
+  it("timing: the kubelet outside the window or beyond the tolerance is a difference; ours is judged by the window alone", () => {
+    const window = [0, 2500] as const;
+    // Both inside, close: no difference.
+    assert.equal(realTimingOff(120, 60, 2500, window), false);
+    // The kubelet at its periodic sync after a race (KD-111?): outside the window.
+    assert.equal(realTimingOff(73_880, 52, 2500, window), true);
+    // Within the tolerance of ours, but outside the window (a preStop hook's 30 s window).
+    assert.equal(realTimingOff(29_500, 30_600, 4000, [30_000, 34_500]), true);
+    // Inside the window but further from ours than the tolerance.
+    assert.equal(realTimingOff(2400, 100, 1000, window), true);
+    // Without a window only the tolerance counts.
+    assert.equal(realTimingOff(15_040, 10_540, 6000), false);
+    assert.equal(realTimingOff(15_040, 8_000, 6000), true);
+    // A step either side did not take is a difference.
+    assert.equal(realTimingOff(undefined, 60, 2500, window), true);
+    assert.equal(realTimingOff(60, undefined, 2500, window), true);
+    // The window's own test: its ends are inside; no time or no window is never outside.
+    assert.equal(outsideWindow(2500, window), false);
+    assert.equal(outsideWindow(2501, window), true);
+    assert.equal(outsideWindow(-1, window), true);
+    assert.equal(outsideWindow(undefined, window), false);
+    assert.equal(outsideWindow(99_000, undefined), false);
   });
 
   it("event details: the node name, the pod's UIDs and a pod name a controller chose are replaced", () => {
