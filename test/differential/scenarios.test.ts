@@ -59,6 +59,8 @@ const NAMESPACE = 'diff-events';
 /** Both sides re-read their manifest directory this often (besides file events). */
 const FILE_CHECK_MS = 1000;
 const SCENARIO_TIMEOUT_MS = 60_000;
+/** For a scenario the kubelet may end only at a static pod's periodic sync (1 min, up to 0.5 jitter). */
+const PERIODIC_SYNC_TIMEOUT_MS = 150_000;
 const DIFFERENCES_DOC = fileURLToPath(new URL('../../../docs/kubelet-differences.md', import.meta.url));
 
 // Registered before useControlPlane's own `after`, so all stop before the cluster.
@@ -579,7 +581,7 @@ const SCENARIOS: Scenario[] = [
     pods: ['gc-back'],
     // When the kubelet's Node lister is between the two Nodes as the collector's delete
     // arrives, it creates the new mirror only at the static pod's periodic sync (KD-111?).
-    timeoutMs: 150_000,
+    timeoutMs: PERIODIC_SYNC_TIMEOUT_MS,
     // From the collector's delete: the same window as user-delete's.
     timing: { step: /^created #2 /, from: /^deletion requested .* by other$/, toleranceMs: 2500, withinMs: [0, 2500] },
     setup: (side) => writeManifest(side, 'gc-back.yaml', podManifest('gc-back', { grace: 2 })),
@@ -628,7 +630,7 @@ const SCENARIOS: Scenario[] = [
     // so that load on the machine does not move either across.
     atOnceMs: 10_000,
     pods: ['gc-mirror'],
-    timeoutMs: 150_000,
+    timeoutMs: PERIODIC_SYNC_TIMEOUT_MS,
     act: async (side) => {
       const labels = gcNodeLabels.get(side.node);
       await cp.adminApi.createNode({ body: { metadata: { name: side.node, ...(labels !== undefined ? { labels } : {}) } } });
