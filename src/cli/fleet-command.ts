@@ -51,6 +51,10 @@ flags (each overrides the file):
   --no-settle-gc                 no full GC of its own when the fleet goes quiet after
                                  busy work (default: one after each wave; with a small
                                  live heap, also when it grows while quiet)
+  --grow-young-while-busy        let a held young generation grow while the fleet is
+                                 busy, given back once it is quiet: less CPU in waves
+                                 of pods, more RSS for a while after them (default: off;
+                                 see docs/fleet.md)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -78,6 +82,7 @@ const OPTIONS = {
   'semi-space-growth-factor': { type: 'string' },
   'no-compact-every-full-gc': { type: 'boolean' },
   'no-settle-gc': { type: 'boolean' },
+  'grow-young-while-busy': { type: 'boolean' },
   'node-start-concurrency': { type: 'string' },
   shard: { type: 'string' },
   'shard-by-lease': { type: 'string' },
@@ -120,6 +125,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
     ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
     ...(v['no-settle-gc'] === true ? { settleGc: false } : {}),
+    ...(v['grow-young-while-busy'] === true ? { growYoungWhileBusy: true } : {}),
     ...pick('nodeStartConcurrency', v['node-start-concurrency']),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),
@@ -133,9 +139,14 @@ export async function run(args: string[]): Promise<number> {
   }
   const config = await loadFleetConfig(fleetFlags(args));
   const logger = await createLoggerLoaded();
-  const v8Flags = applyFleetGcSettings(config, process.execArgv, {}, ({ beforeBytes, afterBytes, ms }) =>
-    logger.info({ heapBeforeMiB: mib(beforeBytes), heapAfterMiB: mib(afterBytes), pauseMs: Math.round(ms) }, 'quiet after busy work: full GC'),
-  );
+  const v8Flags = applyFleetGcSettings(config, process.execArgv, {}, {
+    settled: ({ beforeBytes, afterBytes, ms }) =>
+      logger.info({ heapBeforeMiB: mib(beforeBytes), heapAfterMiB: mib(afterBytes), pauseMs: Math.round(ms) }, 'quiet after busy work: full GC'),
+    young: (c) =>
+      c.change === 'may grow'
+        ? logger.debug({ youngMiB: mib(c.youngBytes) }, 'busy: the young generation may grow')
+        : logger.info({ youngBeforeMiB: mib(c.fromBytes), youngAfterMiB: mib(c.toBytes) }, c.change === 'given back' ? 'quiet: young generation given back' : 'quiet: young generation not given back'),
+  });
   if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 garbage collector settings applied');
   const fleet = await createFleet({ config, logger });
   await fleet.start();

@@ -97,6 +97,8 @@ export interface FleetConfig {
   readonly compactEveryFullGc: boolean;
   /** Whether one full GC runs when the fleet goes quiet after busy work (src/fleet/settle-gc.ts); on by default. */
   readonly settleGc: boolean;
+  /** Whether a held young generation may grow while the fleet is busy, given back once quiet (src/fleet/young-generation.ts); off by default. */
+  readonly growYoungWhileBusy: boolean;
   /** Nodes between their start and their registration at once (src/fleet/bounded-start.ts); 0: all at once. */
   readonly nodeStartConcurrency: number;
   readonly templates: readonly NodeTemplate[];
@@ -149,6 +151,8 @@ export interface FleetFlags {
   readonly compactEveryFullGc?: boolean;
   /** `--no-settle-gc`: false. */
   readonly settleGc?: boolean;
+  /** `--grow-young-while-busy`: true. */
+  readonly growYoungWhileBusy?: boolean;
   readonly nodeStartConcurrency?: string;
   readonly shard?: string;
   readonly shardByLease?: string;
@@ -162,7 +166,7 @@ export interface FleetFlags {
 
 type Problem = [field: string, reason: string];
 
-const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'settleGc', 'nodeStartConcurrency', 'podCIDR', 'templates', 'shard', 'shardByLease', 'scenarios']);
+const TOP_FIELDS = new Set(['apiVersion', 'kind', 'kubeconfig', 'nodeKubeconfigDir', 'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'readOnlyPort', 'address', 'kubeletPorts', 'clientCAFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'heapGrowingPercent', 'parallelScavenge', 'semiSpaceGrowthFactor', 'compactEveryFullGc', 'settleGc', 'growYoungWhileBusy', 'nodeStartConcurrency', 'podCIDR', 'templates', 'shard', 'shardByLease', 'scenarios']);
 const TEMPLATE_FIELDS = new Set(['name', 'count', 'start', 'labels', 'taints', 'capacity', 'allocatable', 'staticPodPath', 'perNodeManifestDir', 'manifestURL', 'kubelet', 'labelSelector', 'annotationSelector']);
 /** What a selector template leaves to the Node's creator (src/fleet/node-adoption.ts). */
 const NAMING_FIELDS = ['name', 'count', 'start', 'labels', 'taints'] as const;
@@ -255,6 +259,7 @@ export function resolveFleetConfig(raw: unknown, flags: FleetFlags, where = 'fla
     semiSpaceGrowthFactor: num(flags.semiSpaceGrowthFactor ?? doc['semiSpaceGrowthFactor'], 'semiSpaceGrowthFactor', FLEET_DEFAULTS.semiSpaceGrowthFactor, 16, true),
     compactEveryFullGc: bool(flags.compactEveryFullGc ?? doc['compactEveryFullGc'], 'compactEveryFullGc', FLEET_DEFAULTS.compactEveryFullGc),
     settleGc: bool(flags.settleGc ?? doc['settleGc'], 'settleGc', FLEET_DEFAULTS.settleGc),
+    growYoungWhileBusy: bool(flags.growYoungWhileBusy ?? doc['growYoungWhileBusy'], 'growYoungWhileBusy', FLEET_DEFAULTS.growYoungWhileBusy),
     kubeletPorts: bool(doc['kubeletPorts'], 'kubeletPorts', FLEET_DEFAULTS.kubeletPorts),
     nodeStartConcurrency: num(flags.nodeStartConcurrency ?? doc['nodeStartConcurrency'], 'nodeStartConcurrency', FLEET_DEFAULTS.nodeStartConcurrency, 1e6, true),
   };

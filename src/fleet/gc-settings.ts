@@ -13,7 +13,9 @@
 //   though an idle scavenge keeps little; held at its starting size from before the fleet's
 //   modules load, until the live heap is large: every scavenge looks at every page of the old
 //   generation, so with a large heap many small scavenges cost more than a grown young
-//   generation holds ("What a scavenge costs with a large old generation" in the same doc);
+//   generation holds ("What a scavenge costs with a large old generation" in the same doc).
+//   Asked to, it may grow while the fleet is busy and is given back once it is quiet
+//   (young-generation.ts; off by default);
 // - compaction: by default a full GC moves the live objects of only some of the old
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
@@ -31,7 +33,8 @@ import { constants as perfConstants, performance, PerformanceObserver, type Even
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import { SETTLE_GC_WINDOW_MS, SettleGcPolicy, type SettleGcResult } from './settle-gc.js';
+import { SETTLE_GC_LIMITS, SETTLE_GC_WINDOW_MS, SettleGcPolicy, type SettleGcResult } from './settle-gc.js';
+import { YOUNG_GENERATION_LIMITS, YoungGenerationPolicy, type YoungGenerationChange, type YoungGenerationLimits } from './young-generation.js';
 
 export interface FleetGcSettings {
   /** The old generation may grow by this % of the live heap before the next mark-compact; 0: V8's own sizing. */
@@ -44,6 +47,8 @@ export interface FleetGcSettings {
   readonly compactEveryFullGc: boolean;
   /** True: one full GC when the fleet goes quiet after busy work (settle-gc.ts). */
   readonly settleGc: boolean;
+  /** True: a young generation held at its starting size may grow while the fleet is busy, and is given back once it is quiet (young-generation.ts). */
+  readonly growYoungWhileBusy: boolean;
 }
 
 /**
@@ -66,12 +71,21 @@ export interface GcHeapLimits {
   readonly youngGrowth?: number;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size while the heap is small, full compaction while the heap is small, a full GC once quiet after busy work. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size while the heap is small (busy or not: growYoungWhileBusy is off, docs/fleet.md), full compaction while the heap is small, a full GC once quiet after busy work. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true, growYoungWhileBusy: false });
+
+/** What the settings report as they act, for the fleet's log. */
+export interface FleetGcReports {
+  /** A settle GC ran (settle-gc.ts). */
+  readonly settled?: (result: SettleGcResult & { ms: number }) => void;
+  /** The young generation was let grow, or given back (young-generation.ts). */
+  readonly young?: (change: YoungGenerationChange) => void;
+}
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
 const COMPACT_FLAG = /^--(no[-_])?compact[-_]on[-_]every[-_]full[-_]gc$/;
+const SIZE_FLAG = /^--(no[-_])?optimize[-_]for[-_]size$/;
 /** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
 export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
 /** V8's own growth factor of the young generation (11.3, Node 20). */
@@ -95,15 +109,18 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
  * Applies `settings` to this whole process, leaving alone each setting node was started with
  * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
  * `--single-threaded-gc`, `--semi-space-growth-factor=N`, `--max-semi-space-size=N`,
- * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`) and V8's defaults where the settings ask for them. Returns the V8
- * flags it set.
+ * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`, `--[no-]optimize-for-size`) and V8's defaults where the
+ * settings ask for them. Returns the V8 flags it set at once (the busy policy sets others later).
  */
 export function applyFleetGcSettings(
   settings: FleetGcSettings,
   execArgv: readonly string[] = process.execArgv,
   limits: GcHeapLimits = {},
-  onSettled?: (result: SettleGcResult & { ms: number }) => void,
+  reports: FleetGcReports = {},
 ): string[] {
+  // First, so that undoing the busy policy's settings cannot undo the new ones.
+  youngWhileBusy?.stop();
+  youngWhileBusy = undefined;
   const set: string[] = [];
   const youngFlagGiven = execArgv.some((arg) => YOUNG_GENERATION_FLAG.test(arg));
   if (settings.heapGrowingPercent !== 0 && !execArgv.some((arg) => GROWING_FLAG.test(arg))) set.push(`--heap-growing-percent=${settings.heapGrowingPercent}`);
@@ -120,9 +137,12 @@ export function applyFleetGcSettings(
   if (compact) compactWhileSmall(limits.fullCompaction ?? FULL_COMPACTION_HEAP_LIMIT);
   youngGrowthWatch?.disconnect();
   youngGrowthWatch = undefined;
-  if (!youngFlagGiven && settings.semiSpaceGrowthFactor === 1) youngGrowsWhenLarge(limits.youngGrowth ?? YOUNG_GROWTH_HEAP_LIMIT);
+  youngLarge = false;
+  const held = !youngFlagGiven && settings.semiSpaceGrowthFactor === 1;
+  if (held) youngGrowsWhenLarge(limits.youngGrowth ?? YOUNG_GROWTH_HEAP_LIMIT);
+  youngWhileBusy = held && settings.growYoungWhileBusy ? growYoungWhileBusy(reports.young, SETTLE_GC_WINDOW_MS, execArgv) : undefined;
   settleWatch?.stop();
-  settleWatch = settings.settleGc ? settleWhenQuiet(onSettled) : undefined;
+  settleWatch = settings.settleGc ? settleWhenQuiet(reports.settled) : undefined;
   return set;
 }
 
@@ -170,13 +190,59 @@ function compactWhileSmall(limit: number): void {
 
 let youngGrowthWatch: PerformanceObserver | undefined;
 
+/** Whether the heap is past the young generation's limit, where V8 grows it and the busy policy stands aside. */
+let youngLarge = false;
+
 /**
  * Lets the held young generation grow as V8 grows it once a full GC leaves more than `limit` in
  * use, and holds it again below half of it. V8 gives back a grown young generation only when it
  * reduces memory, so holding it again stops its growth, not its size.
  */
 function youngGrowsWhenLarge(limit: number): void {
-  youngGrowthWatch = watchHeapPast(limit, false, (past) => v8.setFlagsFromString(`--semi-space-growth-factor=${past ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`));
+  youngGrowthWatch = watchHeapPast(limit, false, (past) => {
+    youngLarge = past;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${past ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
+  });
+}
+
+let youngWhileBusy: { stop(): void } | undefined;
+
+/** The young generation's committed bytes. */
+const youngBytes = (): number => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
+
+/**
+ * Runs young-generation.ts's policy on this process every window, a window being busy as the
+ * settle GC counts it. Leaves V8's size setting alone if node was started with it.
+ */
+export function growYoungWhileBusy(
+  onChange: ((change: YoungGenerationChange) => void) | undefined,
+  windowMs = SETTLE_GC_WINDOW_MS,
+  execArgv: readonly string[] = process.execArgv,
+  limits: YoungGenerationLimits = YOUNG_GENERATION_LIMITS,
+): { stop(): void } {
+  const sizeFlagGiven = execArgv.some((arg) => SIZE_FLAG.test(arg));
+  const policy = new YoungGenerationPolicy({
+    youngBytes,
+    allowGrowth: (allowed) => v8.setFlagsFromString(`--semi-space-growth-factor=${allowed ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`),
+    optimizeForSize: (on) => {
+      if (!sizeFlagGiven) v8.setFlagsFromString(on ? '--optimize-for-size' : '--no-optimize-for-size');
+    },
+  }, limits);
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(now, last).utilization >= SETTLE_GC_LIMITS.quietUtilization;
+    last = now;
+    const change = policy.window(busy, !youngLarge);
+    if (change !== undefined) onChange?.(change);
+  }, windowMs);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      if (!youngLarge) policy.release();
+    },
+  };
 }
 
 let settleWatch: { stop(): void } | undefined;
