@@ -7,8 +7,8 @@
 // collector took a large share of the fleet's CPU in a wave, CPU the API server needed on a
 // small machine (docs/performance.md, "The young generation in a wave"). So while the event
 // loop is busy V8 may grow it as it would by itself, and once the fleet has been quiet for a few
-// windows it is held again and V8 is asked to give it back. Off unless asked for: after a
-// give-back the idle fleet promoted more for a while, and held more, for a reason not found.
+// windows it is held again and V8 is asked to give it back. Off unless asked for: with it the
+// idle fleet often held more RSS after a wave, for a reason not found.
 //
 // V8 shrinks its young generation only in a collection that finds the allocation rate low or
 // that reduces memory, and an idle fleet of many nodes allocates faster than V8's "low". With
