@@ -201,8 +201,13 @@ let youngLarge = false;
 function youngGrowsWhenLarge(limit: number): void {
   youngGrowthWatch = watchHeapPast(limit, false, (past) => {
     youngLarge = past;
-    v8.setFlagsFromString(`--semi-space-growth-factor=${past ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
+    letYoungGrow(past);
   });
+}
+
+/** V8's own growth of the young generation (true), or none (false). */
+function letYoungGrow(grow: boolean): void {
+  v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
 }
 
 let youngWhileBusy: { stop(): void } | undefined;
@@ -223,7 +228,7 @@ export function growYoungWhileBusy(
   const sizeFlagGiven = execArgv.some((arg) => SIZE_FLAG.test(arg));
   const policy = new YoungGenerationPolicy({
     youngBytes,
-    allowGrowth: (allowed) => v8.setFlagsFromString(`--semi-space-growth-factor=${allowed ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`),
+    allowGrowth: letYoungGrow,
     optimizeForSize: (on) => {
       if (!sizeFlagGiven) v8.setFlagsFromString(on ? '--optimize-for-size' : '--no-optimize-for-size');
     },

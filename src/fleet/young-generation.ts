@@ -96,7 +96,7 @@ export class YoungGenerationPolicy {
     if (this.#heldBytes === 0 || held < this.#heldBytes) this.#heldBytes = held;
     this.#state = 'growing';
     this.#probes.allowGrowth(true);
-    return { change: 'may grow', youngBytes: this.#probes.youngBytes() };
+    return { change: 'may grow', youngBytes: held };
   }
 
   #quietAfterGrowth(): YoungGenerationChange | undefined {
