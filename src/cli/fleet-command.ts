@@ -53,8 +53,7 @@ flags (each overrides the file):
                                  live heap, also when it grows while quiet)
   --grow-young-while-busy        let a held young generation grow while the fleet is
                                  busy, given back once it is quiet: less CPU in waves
-                                 of pods, more RSS for a while after them (default: off;
-                                 see docs/fleet.md)
+                                 of pods (default: off; see docs/fleet.md)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones

@@ -86,12 +86,15 @@ const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SCAVENGE_FLAG = /^--(no[-_])?parallel[-_]scavenge$|^--single[-_]threaded[-_]gc$/;
 const COMPACT_FLAG = /^--(no[-_])?compact[-_]on[-_]every[-_]full[-_]gc$/;
 const SIZE_FLAG = /^--(no[-_])?optimize[-_]for[-_]size$/;
+const PRETENURING_FLAG = /^--(no[-_])?allocation[-_]site[-_]pretenuring$/;
 /** Node's flags that size the young generation (`run` leaves them alone too: src/cli/run-gc-settings.ts). */
 export const YOUNG_GENERATION_FLAG = /^--(semi|max[-_]semi|min[-_]semi)[-_]space[-_]/;
 /** V8's own growth factor of the young generation (11.3, Node 20). */
 const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
 
 let heldAtLoad = false;
+/** Whether the settings last applied turned V8's allocation-site pretenuring off. */
+let turnedPretenuringOff = false;
 
 /**
  * Keeps the young generation at its starting size from before the fleet's modules load: their
@@ -109,7 +112,8 @@ export function holdYoungGeneration(execArgv: readonly string[] = process.execAr
  * Applies `settings` to this whole process, leaving alone each setting node was started with
  * (`node --heap-growing-percent=N`, `--parallel-scavenge`, `--no-parallel-scavenge`,
  * `--single-threaded-gc`, `--semi-space-growth-factor=N`, `--max-semi-space-size=N`,
- * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`, `--[no-]optimize-for-size`) and V8's defaults where the
+ * `--min-semi-space-size=N`, `--[no-]compact-on-every-full-gc`, `--[no-]optimize-for-size`,
+ * `--[no-]allocation-site-pretenuring`) and V8's defaults where the
  * settings ask for them. Returns the V8 flags it set at once (the busy policy sets others later).
  */
 export function applyFleetGcSettings(
@@ -131,6 +135,18 @@ export function applyFleetGcSettings(
   }
   const compact = settings.compactEveryFullGc && !execArgv.some((arg) => COMPACT_FLAG.test(arg));
   if (compact) set.push('--compact-on-every-full-gc');
+  const held = !youngFlagGiven && settings.semiSpaceGrowthFactor === 1;
+  const busyGrowth = held && settings.growYoungWhileBusy;
+  // V8 pretenures an allocation site only after scavenges at the young generation's largest
+  // size, which the busy growth reaches in a wave and a held one never does: a site that
+  // mostly survived the wave (its objects waiting on the API server) keeps allocating in the
+  // old generation once the fleet is idle again, where the same objects would have died young.
+  // Past the young generation's heap limit V8 grows it anyway, and pretenuring is on there as
+  // without the busy growth (youngGrowsWhenLarge).
+  const pretenuringOff = busyGrowth && !execArgv.some((arg) => PRETENURING_FLAG.test(arg));
+  if (pretenuringOff) set.push('--no-allocation-site-pretenuring');
+  else if (turnedPretenuringOff) set.push('--allocation-site-pretenuring');
+  turnedPretenuringOff = pretenuringOff;
   for (const flag of set) v8.setFlagsFromString(flag);
   compactionWatch?.disconnect();
   compacting = undefined;
@@ -138,9 +154,8 @@ export function applyFleetGcSettings(
   youngGrowthWatch?.disconnect();
   youngGrowthWatch = undefined;
   youngLarge = false;
-  const held = !youngFlagGiven && settings.semiSpaceGrowthFactor === 1;
   if (held) youngGrowsWhenLarge(limits.youngGrowth ?? YOUNG_GROWTH_HEAP_LIMIT);
-  youngWhileBusy = held && settings.growYoungWhileBusy ? growYoungWhileBusy(reports.young, SETTLE_GC_WINDOW_MS, execArgv) : undefined;
+  youngWhileBusy = busyGrowth ? growYoungWhileBusy(reports.young, SETTLE_GC_WINDOW_MS, execArgv) : undefined;
   settleWatch?.stop();
   settleWatch = settings.settleGc ? settleWhenQuiet(reports.settled) : undefined;
   return set;
@@ -202,6 +217,7 @@ function youngGrowsWhenLarge(limit: number): void {
   youngGrowthWatch = watchHeapPast(limit, false, (past) => {
     youngLarge = past;
     letYoungGrow(past);
+    if (turnedPretenuringOff) v8.setFlagsFromString(past ? '--allocation-site-pretenuring' : '--no-allocation-site-pretenuring');
   });
 }
 

@@ -7,8 +7,9 @@
 // collector took a large share of the fleet's CPU in a wave, CPU the API server needed on a
 // small machine (docs/performance.md, "The young generation in a wave"). So while the event
 // loop is busy V8 may grow it as it would by itself, and once the fleet has been quiet for a few
-// windows it is held again and V8 is asked to give it back. Off unless asked for: with it the
-// idle fleet often held more RSS after a wave, for a reason not found.
+// windows it is held again and V8 is asked to give it back. Grown to its largest size, it would
+// also let V8 pretenure allocation sites that a wave kept alive, so gc-settings.ts turns
+// pretenuring off with this policy. Off unless asked for (docs/fleet.md, "Tuning").
 //
 // V8 shrinks its young generation only in a collection that finds the allocation rate low or
 // that reduces memory, and an idle fleet of many nodes allocates faster than V8's "low". With
@@ -36,8 +37,7 @@ export interface YoungGenerationLimits {
   readonly heldFactor: number;
 }
 
-// Two quiet windows, as the settle GC waits: runs with one held more once idle with pods, for a
-// reason not found (docs/performance.md, "The young generation in a wave").
+// Two quiet windows, as the settle GC waits (docs/performance.md, "The young generation in a wave").
 export const YOUNG_GENERATION_LIMITS: YoungGenerationLimits = Object.freeze({ quietWindows: 2, giveBackWindows: 6, heldFactor: 2 });
 
 /** What a window changed, for the fleet's log. */

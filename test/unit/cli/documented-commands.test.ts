@@ -50,8 +50,11 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--memory-reducer',
     '--memory-reducer-for-small-heaps',
     // V8's: ruled out as the cause of the idle fleet's promotion (docs/performance.md, "The
-    // slotted clock in the kwok benchmark, and the headroom against memory").
+    // slotted clock in the kwok benchmark, and the headroom against memory"), then found behind
+    // the RSS after a wave with growYoungWhileBusy ("Pretenuring after a wave"), with its traces.
     '--no-allocation-site-pretenuring',
+    '--trace-pretenuring',
+    '--trace-pretenuring-statistics',
     // Node's start-up snapshot, measured for `run`'s start-up (docs/performance.md, "Start and restart → Node Ready").
     '--build-snapshot',
     '--snapshot-blob',

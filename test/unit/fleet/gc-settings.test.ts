@@ -228,6 +228,67 @@ describe('fleet GC settings', () => {
     assert.ok(kept.after >= 8 * kept.held, JSON.stringify(kept));
   });
 
+  it('with the busy growth, an allocation site that survived scavenges at the largest young generation is not pretenured, unless the heap is large', async () => {
+    // Node started with the young generation at its largest size, as the busy growth leaves it
+    // in a wave: an array literal whose arrays all survive, then the same literal's arrays
+    // dropped at once. V8's pretenuring trace names each site it pretenures; pretenured, each
+    // batch of the dropped arrays lands in the old space. With a heap past the young
+    // generation's limit (made small here) V8 grows it anyway, and pretenures as it does
+    // without the setting.
+    const run = async (growYoungWhileBusy: boolean, largeHeap: boolean) => {
+      const script = `
+        import v8 from 'node:v8';
+        import { setTimeout as sleep } from 'node:timers/promises';
+        import { applyFleetGcSettings } from ${JSON.stringify(MODULE)};
+        applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false, growYoungWhileBusy })}, [], { youngGrowth: 8 * 2 ** 20 });
+        if (${largeHeap}) {
+          globalThis.live = Array.from({ length: 400000 }, (_, i) => ({ i }));
+          gc();
+          // The heap's watch reads the full GC's performance entry.
+          await sleep(100);
+        }
+        const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size;
+        const make = (i) => [i, i + 1, i + 2];
+        let kept = [];
+        for (let i = 0; i < 300000; i++) kept.push(make(i));
+        kept = null;
+        const growth = [];
+        let sum = 0;
+        for (let batch = 0; batch < 9; batch++) {
+          const before = old();
+          for (let i = 0; i < 5000; i++) sum += make(i).length;
+          growth.push(old() - before);
+        }
+        growth.sort((a, b) => a - b);
+        console.log('RESULT ' + JSON.stringify({ median: growth[4], sum }));`;
+      const flags = ['--expose-gc', '--min-semi-space-size=1', '--max-semi-space-size=1', '--trace-pretenuring-statistics'];
+      const { stdout } = await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', script], { maxBuffer: 16 * 2 ** 20 });
+      const result = stdout.split('\n').find((line) => line.startsWith('RESULT '));
+      assert.ok(result !== undefined, stdout.slice(-2000));
+      return {
+        oldGrowth: (JSON.parse(result.slice('RESULT '.length)) as { median: number }).median,
+        pretenured: stdout.split('\n').filter((line) => /(undecided|maybe tenure|don't tenure) => tenure/.test(line)).length,
+      };
+    };
+    const [without, withIt, large] = await Promise.all([run(false, false), run(true, false), run(true, true)]);
+    assert.ok(without.pretenured >= 1, JSON.stringify(without));
+    assert.equal(withIt.pretenured, 0, JSON.stringify(withIt));
+    assert.ok(large.pretenured >= 1, JSON.stringify(large));
+    // 5,000 arrays of three small integers: about 190 KB.
+    assert.ok(without.oldGrowth >= 100 * 1024, `old space growth per batch without the setting: ${without.oldGrowth} bytes`);
+    assert.ok(withIt.oldGrowth < 64 * 1024, `old space growth per batch with it: ${withIt.oldGrowth} bytes`);
+  });
+
+  it('turns pretenuring off with the busy growth only, and on again when settings without it follow', () => {
+    const busy = { ...FLEET_GC_DEFAULTS, settleGc: false, growYoungWhileBusy: true };
+    assert.ok(applyFleetGcSettings(busy, []).includes('--no-allocation-site-pretenuring'));
+    assert.ok(applyFleetGcSettings({ ...busy, growYoungWhileBusy: false }, []).includes('--allocation-site-pretenuring'));
+    assert.ok(!applyFleetGcSettings({ ...busy, growYoungWhileBusy: false }, []).some((flag) => /pretenuring/.test(flag)));
+    // Node's own flag wins, in either spelling.
+    assert.ok(!applyFleetGcSettings(busy, ['--allocation_site_pretenuring']).some((flag) => /pretenuring/.test(flag)));
+    applyFleetGcSettings({ ...busy, growYoungWhileBusy: false }, []);
+  });
+
   it("leaves alone what node was started with, in either spelling", () => {
     const v8Own = { heapGrowingPercent: 0, parallelScavenge: true, semiSpaceGrowthFactor: 0, compactEveryFullGc: false, settleGc: false, growYoungWhileBusy: false };
     assert.deepEqual(applyFleetGcSettings(v8Own, []), []);
