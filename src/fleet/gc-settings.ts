@@ -144,8 +144,8 @@ export function applyFleetGcSettings(
   // Past the young generation's heap limit V8 grows it anyway, and pretenuring is on there as
   // without the busy growth (youngGrowsWhenLarge).
   const pretenuringOff = busyGrowth && !execArgv.some((arg) => PRETENURING_FLAG.test(arg));
-  if (pretenuringOff) set.push('--no-allocation-site-pretenuring');
-  else if (turnedPretenuringOff) set.push('--allocation-site-pretenuring');
+  if (pretenuringOff) set.push(pretenuringFlag(false));
+  else if (turnedPretenuringOff) set.push(pretenuringFlag(true));
   turnedPretenuringOff = pretenuringOff;
   for (const flag of set) v8.setFlagsFromString(flag);
   compactionWatch?.disconnect();
@@ -217,13 +217,18 @@ function youngGrowsWhenLarge(limit: number): void {
   youngGrowthWatch = watchHeapPast(limit, false, (past) => {
     youngLarge = past;
     letYoungGrow(past);
-    if (turnedPretenuringOff) v8.setFlagsFromString(past ? '--allocation-site-pretenuring' : '--no-allocation-site-pretenuring');
+    if (turnedPretenuringOff) v8.setFlagsFromString(pretenuringFlag(past));
   });
 }
 
 /** V8's own growth of the young generation (true), or none (false). */
 function letYoungGrow(grow: boolean): void {
   v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? V8_SEMI_SPACE_GROWTH_FACTOR : 1}`);
+}
+
+/** The V8 flag that turns allocation-site pretenuring on (true) or off (false). */
+function pretenuringFlag(on: boolean): string {
+  return on ? '--allocation-site-pretenuring' : '--no-allocation-site-pretenuring';
 }
 
 let youngWhileBusy: { stop(): void } | undefined;
