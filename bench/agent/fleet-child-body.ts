@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createFleet } from '../../src/fleet/fleet.js';
 import { resolveFleetConfig } from '../../src/fleet/fleet-config.js';
-import { applyFleetGcSettings, isMajorGc } from '../../src/fleet/gc-settings.js';
+import { applyFleetGcSettings, isMajorGc, youngGenerationSettled } from '../../src/fleet/gc-settings.js';
 import { createLogger } from '../../src/logger.js';
 import { Session } from 'node:inspector';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -80,6 +80,7 @@ const config = resolveFleetConfig(
     ...(process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR ? { semiSpaceGrowthFactor: process.env.BENCH_FLEET_SEMI_SPACE_GROWTH_FACTOR } : {}),
     ...(process.env.BENCH_FLEET_COMPACT_EVERY_FULL_GC === '0' ? { compactEveryFullGc: false } : {}),
     ...(process.env.BENCH_FLEET_SETTLE_GC === '0' ? { settleGc: false } : {}),
+    ...(process.env.BENCH_FLEET_GROW_YOUNG_WHILE_BUSY === '0' ? { growYoungWhileBusy: false } : {}),
   },
 );
 // What `kubelet-pods fleet` does before it starts the fleet (src/cli/fleet-command.ts);
@@ -119,6 +120,9 @@ const ops: ChildOps = {
     const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { committedKiB: Math.round(s.physical_space_size / 1024), usedKiB: Math.round(s.space_used_size / 1024) }]));
     return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spaces };
   },
+  // Whether the young generation is as it will stay while idle (gc-settings.ts): a reading of
+  // memory before then would count a young generation grown in the last wave.
+  youngSettled: () => youngGenerationSettled(),
   // Without a GC first: what the process holds as it runs (fleet-rss-probe.ts samples it).
   memoryNow: () => {
     const m = process.memoryUsage();

@@ -1,7 +1,8 @@
 // The fleet's memory per node and per pod (issue 22): N nodes without static pods from one
 // fleet process (bench/agent/fleet-child.ts), then P ordinary pods per node created through the
 // API with spec.nodeName (as a scheduler would bind them), until all are Running. Reports, after
-// a full GC, RSS and heap used with the nodes empty and with the pods, per empty node and per
+// a full GC once a young generation grown while busy has been given back (growYoungWhileBusy),
+// RSS and heap used with the nodes empty and with the pods, per empty node and per
 // pod, the time to all Nodes Ready and to all pods Running, and the idle CPU in both states.
 // With a snapshot directory the child also writes a heap snapshot in each state, for
 // bench/agent/heap-attribution.ts.
@@ -22,6 +23,8 @@ const PREFIX = 'fm-';
 const NAMESPACE = 'fleet-memory';
 /** Pods created at once; the API server, not this loop, should be what limits creation. */
 const CREATE_CONCURRENCY = 32;
+/** Longer than the busy young generation's policy waits for V8 to give it back (src/fleet/young-generation.ts). */
+const YOUNG_SETTLE_TIMEOUT_MS = 120_000;
 
 export interface FleetMemoryOptions {
   nodes: number;
@@ -42,6 +45,8 @@ export interface FleetMemoryState {
   externalBytes: number;
   /** Per V8 heap space, committed and used KiB. */
   spaces: Record<string, { committedKiB: number; usedKiB: number }>;
+  /** How long after the settle pause the fleet's young generation was given back (0: it was not grown). */
+  youngSettleMs: number;
   idleCpuPercent: number;
   snapshot?: string;
 }
@@ -149,13 +154,16 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
 
     const measure = async (): Promise<FleetMemoryState> => {
       await delay(o.settleMs);
+      const s0 = performance.now();
+      await until(() => fleet.call<boolean>('youngSettled'), 'the young generation given back', YOUNG_SETTLE_TIMEOUT_MS, 1000);
+      const youngSettleMs = Math.round(performance.now() - s0);
       const memory = await fleet.call<Memory>('memory');
       const cpu0 = procCpuMs(child.pid!);
       const w0 = performance.now();
       await delay(o.idleWindowMs);
       const idleCpuPercent = Math.round(((procCpuMs(child.pid!) - cpu0) / (performance.now() - w0)) * 10_000) / 100;
       const snapshot = o.snapshotDir !== undefined ? await fleet.call<string>('snapshot') : undefined;
-      return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external, spaces: memory.spaces, idleCpuPercent, ...(snapshot !== undefined ? { snapshot } : {}) };
+      return { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal, externalBytes: memory.external, spaces: memory.spaces, youngSettleMs, idleCpuPercent, ...(snapshot !== undefined ? { snapshot } : {}) };
     };
     const empty = await measure();
 

@@ -51,9 +51,9 @@ flags (each overrides the file):
   --no-settle-gc                 no full GC of its own when the fleet goes quiet after
                                  busy work (default: one after each wave; with a small
                                  live heap, also when it grows while quiet)
-  --grow-young-while-busy        let a held young generation grow while the fleet is
-                                 busy, given back once it is quiet: less CPU in waves
-                                 of pods (default: off; see docs/fleet.md)
+  --no-grow-young-while-busy     hold the young generation while the fleet is busy too
+                                 (default: it may grow in waves of pods, given back once
+                                 the fleet is quiet; less CPU; see docs/fleet.md)
   --shard <i/n>                  run only the nodes whose name hashes to i of n replicas
   --shard-by-lease <identity>    share the nodes with other replicas: run those whose Lease
                                  this replica holds, take over expired ones
@@ -81,6 +81,8 @@ const OPTIONS = {
   'semi-space-growth-factor': { type: 'string' },
   'no-compact-every-full-gc': { type: 'boolean' },
   'no-settle-gc': { type: 'boolean' },
+  'no-grow-young-while-busy': { type: 'boolean' },
+  // The default since growYoungWhileBusy turned on; kept so that command lines written before still run.
   'grow-young-while-busy': { type: 'boolean' },
   'node-start-concurrency': { type: 'string' },
   shard: { type: 'string' },
@@ -124,7 +126,7 @@ export function fleetFlags(args: readonly string[]): FleetFlags {
     ...pick('semiSpaceGrowthFactor', v['semi-space-growth-factor']),
     ...(v['no-compact-every-full-gc'] === true ? { compactEveryFullGc: false } : {}),
     ...(v['no-settle-gc'] === true ? { settleGc: false } : {}),
-    ...(v['grow-young-while-busy'] === true ? { growYoungWhileBusy: true } : {}),
+    ...(v['no-grow-young-while-busy'] === true ? { growYoungWhileBusy: false } : v['grow-young-while-busy'] === true ? { growYoungWhileBusy: true } : {}),
     ...pick('nodeStartConcurrency', v['node-start-concurrency']),
     ...pick('shard', v.shard),
     ...pick('shardByLease', v['shard-by-lease']),

@@ -97,7 +97,7 @@ export interface FleetConfig {
   readonly compactEveryFullGc: boolean;
   /** Whether one full GC runs when the fleet goes quiet after busy work (src/fleet/settle-gc.ts); on by default. */
   readonly settleGc: boolean;
-  /** Whether a held young generation may grow while the fleet is busy, given back once quiet (src/fleet/young-generation.ts); off by default. */
+  /** Whether a held young generation may grow while the fleet is busy, given back once quiet (src/fleet/young-generation.ts); on by default. */
   readonly growYoungWhileBusy: boolean;
   /** Nodes between their start and their registration at once (src/fleet/bounded-start.ts); 0: all at once. */
   readonly nodeStartConcurrency: number;
@@ -151,7 +151,7 @@ export interface FleetFlags {
   readonly compactEveryFullGc?: boolean;
   /** `--no-settle-gc`: false. */
   readonly settleGc?: boolean;
-  /** `--grow-young-while-busy`: true. */
+  /** `--no-grow-young-while-busy`: false (`--grow-young-while-busy`, the default: true). */
   readonly growYoungWhileBusy?: boolean;
   readonly nodeStartConcurrency?: string;
   readonly shard?: string;

@@ -15,7 +15,7 @@
 //   generation, so with a large heap many small scavenges cost more than a grown young
 //   generation holds ("What a scavenge costs with a large old generation" in the same doc).
 //   Asked to, it may grow while the fleet is busy and is given back once it is quiet
-//   (young-generation.ts; off by default);
+//   (young-generation.ts);
 // - compaction: by default a full GC moves the live objects of only some of the old
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
@@ -71,8 +71,8 @@ export interface GcHeapLimits {
   readonly youngGrowth?: number;
 }
 
-/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size while the heap is small (busy or not: growYoungWhileBusy is off, docs/fleet.md), full compaction while the heap is small, a full GC once quiet after busy work. */
-export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true, growYoungWhileBusy: false });
+/** The fleet's defaults: headroom of the live heap's size (factor 2), scavenges on the main thread, the young generation at its starting size while the heap is small and quiet (free to grow while busy), full compaction while the heap is small, a full GC once quiet after busy work. */
+export const FLEET_GC_DEFAULTS: FleetGcSettings = Object.freeze({ heapGrowingPercent: 100, parallelScavenge: false, semiSpaceGrowthFactor: 1, compactEveryFullGc: true, settleGc: true, growYoungWhileBusy: true });
 
 /** What the settings report as they act, for the fleet's log. */
 export interface FleetGcReports {
@@ -231,7 +231,15 @@ function pretenuringFlag(on: boolean): string {
   return on ? '--allocation-site-pretenuring' : '--no-allocation-site-pretenuring';
 }
 
-let youngWhileBusy: { stop(): void } | undefined;
+let youngWhileBusy: { stop(): void; settled(): boolean } | undefined;
+
+/**
+ * False while the busy policy lets the young generation grow or waits for V8 to give it back;
+ * true otherwise. What a reading of the idle fleet's memory waits for (bench/agent/fleet-memory.bench.ts).
+ */
+export function youngGenerationSettled(): boolean {
+  return youngWhileBusy?.settled() ?? true;
+}
 
 /** The young generation's committed bytes. */
 const youngBytes = (): number => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
@@ -245,7 +253,7 @@ export function growYoungWhileBusy(
   windowMs = SETTLE_GC_WINDOW_MS,
   execArgv: readonly string[] = process.execArgv,
   limits: YoungGenerationLimits = YOUNG_GENERATION_LIMITS,
-): { stop(): void } {
+): { stop(): void; settled(): boolean } {
   const sizeFlagGiven = execArgv.some((arg) => SIZE_FLAG.test(arg));
   const policy = new YoungGenerationPolicy({
     youngBytes,
@@ -268,6 +276,7 @@ export function growYoungWhileBusy(
       clearInterval(timer);
       if (!youngLarge) policy.release();
     },
+    settled: () => policy.settled,
   };
 }
 

@@ -9,7 +9,7 @@
 // loop is busy V8 may grow it as it would by itself, and once the fleet has been quiet for a few
 // windows it is held again and V8 is asked to give it back. Grown to its largest size, it would
 // also let V8 pretenure allocation sites that a wave kept alive, so gc-settings.ts turns
-// pretenuring off with this policy. Off unless asked for (docs/fleet.md, "Tuning").
+// pretenuring off with this policy. On unless turned off (docs/fleet.md, "Tuning").
 //
 // V8 shrinks its young generation only in a collection that finds the allocation rate low or
 // that reduces memory, and an idle fleet of many nodes allocates faster than V8's "low". With
@@ -77,6 +77,11 @@ export class YoungGenerationPolicy {
     if (this.#state === 'growing') return this.#quietAfterGrowth();
     if (this.#state === 'giving back') return this.#givingBack();
     return undefined;
+  }
+
+  /** True while the young generation is held and nothing is being given back: the fleet's memory is as it will stay. */
+  get settled(): boolean {
+    return this.#state === 'held';
   }
 
   /** Undoes what the policy has set: the young generation held, V8 back to favouring speed. */

@@ -38,7 +38,7 @@ describe('fleet configuration', () => {
     assert.equal(config.parallelScavenge, false, 'and scavenges on the main thread');
     assert.equal(config.semiSpaceGrowthFactor, 1, 'and keeps the young generation at its starting size');
     assert.equal(config.compactEveryFullGc, true, 'and compacts the old generation at each full GC');
-    assert.equal(config.growYoungWhileBusy, false, 'and holds the young generation in waves too');
+    assert.equal(config.growYoungWhileBusy, true, 'and lets the young generation grow in waves');
     assert.equal(config.nodeStartConcurrency, 100, 'and starts 100 nodes at a time, each until it registers');
   });
 
@@ -53,7 +53,7 @@ describe('fleet configuration', () => {
     assert.equal(fleet(10_000, { shard: '0/8' }).kubeAPIQPS, 500);
   });
 
-  it('--heap-growing-percent, --parallel-scavenge, --semi-space-growth-factor, --no-compact-every-full-gc and --grow-young-while-busy override the file; 0 hands the sizing back to V8', () => {
+  it('--heap-growing-percent, --parallel-scavenge, --semi-space-growth-factor, --no-compact-every-full-gc and --[no-]grow-young-while-busy override the file; 0 hands the sizing back to V8', () => {
     const base = { kubeconfig: '/k', heapGrowingPercent: 50, templates: [{ name: 'x' }] };
     assert.equal(resolveFleetConfig(base, {}).heapGrowingPercent, 50);
     assert.equal(resolveFleetConfig(base, { heapGrowingPercent: '0' }).heapGrowingPercent, 0);
@@ -66,8 +66,9 @@ describe('fleet configuration', () => {
     assert.equal(fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--node-start-concurrency', '5']).nodeStartConcurrency, '5');
     assert.equal(resolveFleetConfig({ ...base, compactEveryFullGc: false }, {}).compactEveryFullGc, false);
     assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-compact-every-full-gc'])).compactEveryFullGc, false);
-    assert.equal(resolveFleetConfig({ ...base, growYoungWhileBusy: true }, {}).growYoungWhileBusy, true);
-    assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--grow-young-while-busy'])).growYoungWhileBusy, true);
+    assert.equal(resolveFleetConfig({ ...base, growYoungWhileBusy: false }, {}).growYoungWhileBusy, false);
+    assert.equal(resolveFleetConfig({ ...base, growYoungWhileBusy: false }, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--grow-young-while-busy'])).growYoungWhileBusy, true);
+    assert.equal(resolveFleetConfig(base, fleetFlags(['--nodes', '1', '--kubeconfig', '/k', '--no-grow-young-while-busy'])).growYoungWhileBusy, false);
     assert.throws(() => resolveFleetConfig({ ...base, growYoungWhileBusy: 'yes' }, {}), /growYoungWhileBusy/);
   });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { applyFleetGcSettings, FLEET_GC_DEFAULTS, holdYoungGeneration, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
+import { applyFleetGcSettings, FLEET_GC_DEFAULTS, holdYoungGeneration, youngGenerationSettled, type FleetGcSettings } from '../../../src/fleet/gc-settings.js';
 
 const MODULE = fileURLToPath(new URL('../../../src/fleet/gc-settings.js', import.meta.url));
 const FLEET_COMMAND = fileURLToPath(new URL('../../../src/cli/fleet-command.js', import.meta.url));
@@ -195,7 +195,7 @@ describe('fleet GC settings', () => {
         applyFleetGcSettings(${JSON.stringify({ ...FLEET_GC_DEFAULTS, settleGc: false, growYoungWhileBusy: false })}, []);
         const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').physical_space_size;
         const changes = [];
-        growYoungWhileBusy((c) => changes.push(c), 200, ${JSON.stringify(sizeFlagGiven ? ['--optimize-for-size'] : [])}, { quietWindows: 2, giveBackWindows: 75, heldFactor: 2 });
+        const policy = growYoungWhileBusy((c) => changes.push(c), 200, ${JSON.stringify(sizeFlagGiven ? ['--optimize-for-size'] : [])}, { quietWindows: 2, giveBackWindows: 75, heldFactor: 2 });
         const held = young();
         let kept = [];
         for (const until = Date.now() + 1500; Date.now() < until; ) {
@@ -204,6 +204,7 @@ describe('fleet GC settings', () => {
           await new Promise((resolve) => setImmediate(resolve));
         }
         const grown = young();
+        const settledWhileGrown = policy.settled();
         kept = null;
         // About 200,000 small objects a second, however late the timer fires.
         let last = Date.now();
@@ -216,12 +217,15 @@ describe('fleet GC settings', () => {
         }, 5);
         while (!changes.some((c) => c.change !== 'may grow')) await new Promise((resolve) => setTimeout(resolve, 100));
         clearInterval(tick);
-        console.log(JSON.stringify({ held, grown, after: young(), changes: changes.map((c) => c.change) }));`;
+        console.log(JSON.stringify({ held, grown, after: young(), changes: changes.map((c) => c.change), settled: [settledWhileGrown, policy.settled()] }));`;
       const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
-      return JSON.parse(stdout) as { held: number; grown: number; after: number; changes: string[] };
+      return JSON.parse(stdout) as { held: number; grown: number; after: number; changes: string[]; settled: boolean[] };
     };
     const [given, kept] = await Promise.all([run(false), run(true)]);
-    for (const r of [given, kept]) assert.ok(r.grown >= 8 * r.held, `grown while busy: ${JSON.stringify(r)}`);
+    for (const r of [given, kept]) {
+      assert.ok(r.grown >= 8 * r.held, `grown while busy: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.settled, [false, true], 'not settled while grown; settled once given back or let be');
+    }
     assert.deepEqual(given.changes, ['may grow', 'given back']);
     assert.ok(given.after <= 4 * given.held, JSON.stringify(given));
     assert.deepEqual(kept.changes, ['may grow', 'not given back']);
@@ -282,6 +286,7 @@ describe('fleet GC settings', () => {
   it('turns pretenuring off with the busy growth only, and on again when settings without it follow', () => {
     const busy = { ...FLEET_GC_DEFAULTS, settleGc: false, growYoungWhileBusy: true };
     assert.ok(applyFleetGcSettings(busy, []).includes('--no-allocation-site-pretenuring'));
+    assert.equal(youngGenerationSettled(), true, 'held until a busy window');
     assert.ok(applyFleetGcSettings({ ...busy, growYoungWhileBusy: false }, []).includes('--allocation-site-pretenuring'));
     assert.ok(!applyFleetGcSettings({ ...busy, growYoungWhileBusy: false }, []).some((flag) => /pretenuring/.test(flag)));
     // Node's own flag wins, in either spelling.

@@ -35,7 +35,9 @@ describe('YoungGenerationPolicy', () => {
     const { p, policy } = fakeProcess();
     assert.equal(YOUNG_GENERATION_LIMITS.quietWindows, 2);
     assert.equal(policy.window(false, true), undefined, 'quiet from the start: nothing to do');
+    assert.equal(policy.settled, true);
     assert.deepEqual(policy.window(true, true), { change: 'may grow', youngBytes: 2 * MiB });
+    assert.equal(policy.settled, false, 'growing');
     p.young = 32 * MiB;
     assert.equal(policy.window(true, true), undefined, 'still busy: set once');
     assert.equal(policy.window(false, true), undefined, 'one quiet window');
@@ -43,9 +45,11 @@ describe('YoungGenerationPolicy', () => {
     assert.equal(policy.window(false, true), undefined, 'two: held, and asked back');
     assert.deepEqual(p.calls, ['grow', 'hold', 'size on']);
     assert.equal(policy.window(false, true), undefined, 'not given back yet');
+    assert.equal(policy.settled, false, 'giving back');
     p.young = 4 * MiB;
     assert.deepEqual(policy.window(false, true), { change: 'given back', fromBytes: 32 * MiB, toBytes: 4 * MiB });
     assert.deepEqual(p.calls, ['grow', 'hold', 'size on', 'size off']);
+    assert.equal(policy.settled, true);
     for (let i = 0; i < 10; i++) assert.equal(policy.window(false, true), undefined);
     assert.equal(p.calls.length, 4, 'quiet: nothing more');
   });
@@ -67,6 +71,7 @@ describe('YoungGenerationPolicy', () => {
     assert.equal(p.forSize, true);
     const changes = Array.from({ length: YOUNG_GENERATION_LIMITS.giveBackWindows }, () => policy.window(false, true));
     assert.deepEqual(changes.at(-1), { change: 'not given back', fromBytes: 32 * MiB, toBytes: 32 * MiB });
+    assert.equal(policy.settled, true, 'nothing more to wait for');
     assert.ok(changes.slice(0, -1).every((c) => c === undefined));
     assert.equal(p.forSize, false);
     // The next wave aims for the size first held, not for the size kept.
