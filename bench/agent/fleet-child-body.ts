@@ -122,7 +122,7 @@ const ops: ChildOps = {
   },
   // Whether the young generation is as it will stay while idle (gc-settings.ts): a reading of
   // memory before then would count a young generation grown in the last wave.
-  youngSettled: () => youngGenerationSettled(),
+  youngSettled: youngGenerationSettled,
   // Without a GC first: what the process holds as it runs (fleet-rss-probe.ts samples it).
   memoryNow: () => {
     const m = process.memoryUsage();

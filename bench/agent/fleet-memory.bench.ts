@@ -45,7 +45,7 @@ export interface FleetMemoryState {
   externalBytes: number;
   /** Per V8 heap space, committed and used KiB. */
   spaces: Record<string, { committedKiB: number; usedKiB: number }>;
-  /** How long after the settle pause the fleet's young generation was given back (0: it was not grown). */
+  /** How long after the settle pause the fleet's young generation was given back (about 0 when it was not grown). */
   youngSettleMs: number;
   idleCpuPercent: number;
   snapshot?: string;

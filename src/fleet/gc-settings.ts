@@ -14,8 +14,8 @@
 //   modules load, until the live heap is large: every scavenge looks at every page of the old
 //   generation, so with a large heap many small scavenges cost more than a grown young
 //   generation holds ("What a scavenge costs with a large old generation" in the same doc).
-//   Asked to, it may grow while the fleet is busy and is given back once it is quiet
-//   (young-generation.ts);
+//   Unless the settings say otherwise, it may grow while the fleet is busy and is given back
+//   once it is quiet (young-generation.ts);
 // - compaction: by default a full GC moves the live objects of only some of the old
 //   generation's sparse pages, so an idle fleet kept much more of it committed than it used;
 //   compacting all of it at each full GC (rare, with the headroom) gives the pages back. But
