@@ -799,11 +799,38 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
       if (realTimingOff(rt, ot, timing.toleranceMs, timing.withinMs)) compared.push(['timing', rt === undefined ? null : formatMs(rt), ot === undefined ? null : formatMs(ot)]);
     }
     for (const [path, rv, ov] of compared) {
-      if (JSON.stringify(rv) !== JSON.stringify(ov)) found.push({ area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov });
+      if (JSON.stringify(rv) === JSON.stringify(ov)) continue;
+      const difference: Difference = { area: 'events', subject: `${run.scenario.name}/${subject}`, path, real: rv, ours: ov };
+      found.push(difference);
+      if (path === 'event-reasons') reasonDifferences.set(difference, { run, subject });
     }
   }
   return found;
 }
+
+/** Where each Event-reasons difference came from, to say more about it at the end of the suite. */
+const reasonDifferences = new Map<Difference, { run: ScenarioRun; subject: string }>();
+
+/**
+ * For an Event-reasons difference nobody listed: each node's Events about the pod that came
+ * after the scenario's window (a late write, such as client-go's retry of a failed one), and
+ * the node's log lines naming the pod (client-go logs a write it failed with the Event).
+ */
+async function explainReasonDifference(d: Difference, t: TestContext): Promise<void> {
+  const origin = reasonDifferences.get(d);
+  if (origin === undefined) return;
+  for (const side of sides) {
+    const name = origin.run.scenario.podName?.(side, origin.subject) ?? mirrorName(side, origin.subject);
+    const until = origin.run.windows.get(side)!.eventsUntil;
+    const late = recorder!.eventsAbout(side.node, NAMESPACE, name).filter((x) => x.t > until);
+    const lateText = late.map((x) => `${(x.object as { reason?: string }).reason ?? '?'} +${formatMs(x.t - until)}`).join(', ');
+    t.diagnostic(`${d.subject}: ${side.label} Events about ${name} after the window: ${lateText || 'none'}`);
+    const lines = (await side.logs()).split('\n').filter((line) => line.includes(name));
+    for (const line of lines.slice(-LOG_LINES_PER_DIFFERENCE)) t.diagnostic(`  ${side.label} log: ${line.slice(0, 600)}`);
+  }
+}
+
+const LOG_LINES_PER_DIFFERENCE = 15;
 
 /** Our side's time of each step a scenario names (see Scenario.timing), for its window. */
 const timings: Array<{ scenario: string; step: string; ours: number | undefined; withinMs: readonly [number, number] | undefined }> = [];
@@ -883,6 +910,7 @@ describe('differential: event sequences of the real kubelet and our agent', () =
       [],
       'our timings outside their window',
     );
+    for (const d of unlisted) await explainReasonDifference(d, t);
     assert.deepEqual(unlisted.map(describeDifference), [], 'differences docs/kubelet-differences.md does not list (fix them or list them with their reason)');
     assert.deepEqual(stale, [], 'listed differences that no longer occur: remove them from docs/kubelet-differences.md');
   });
