@@ -38,3 +38,9 @@ export type PodOperation = (typeof PodOperation)[keyof typeof PodOperation];
 
 /** Maximum size of a manifest file or an HTTP manifest body: 10 MiB. */
 export const MAX_CONFIG_LENGTH = 10 * 1024 * 1024;
+
+/**
+ * The kubelet version our Node reports (`nodeInfo.kubeletVersion`) and our requests' User-Agent
+ * carries: the release whose behaviour we follow, marked as ours.
+ */
+export const KUBELET_VERSION = 'v1.34.0-kubelet-pods';

@@ -1,4 +1,4 @@
-import { goArch } from '../node/machine-info.js';
+import { goArch } from '../values/go-platform.js';
 import type { NodeConditionType } from '../node/node-registration.js';
 import type { Scenario } from '../scenario/scenario-types.js';
 import { nodeBehaviours, nodeConditionsAt } from '../scenario/select.js';

@@ -5,6 +5,7 @@ import type { AgentPartOverrides } from '../agent/parts.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { loadKubeConfigFile } from '../kube/kubeconfig-file.js';
 import { createApiClients, type ApiClients, type LeaseApi } from '../kube/api-clients.js';
+import { kubeletUserAgent } from '../kube/api-transport.js';
 import { createLeaseClient } from '../kube/lease-client.js';
 import { createTokenBucket } from '../kube/rate-limiter.js';
 import { childLogger, noopLogger, type Logger } from '../logger.js';
@@ -385,11 +386,14 @@ function kubeletPortSettings(config: FleetConfig): Partial<AgentConfig> {
 }
 
 /**
- * The fleet's User-Agent: with --shard-by-lease it names the replica, so that the API server's
- * audit log tells which replica wrote what. Only visible ASCII reaches the header.
+ * The fleet's User-Agent: the kubelet's field manager, as every node's writes have (see
+ * kubeletUserAgent), then `kubelet-pods/fleet`; with --shard-by-lease it names the replica,
+ * so that the API server's audit log tells which replica wrote what. Only visible ASCII
+ * reaches the header.
  */
 export function fleetUserAgent(identity: string | undefined): string {
-  return identity === undefined ? 'kubelet-pods/fleet' : `kubelet-pods/fleet (replica ${identity.replace(/[^\x21-\x7e]|[()]/g, '_')})`;
+  const fleet = kubeletUserAgent('kubelet-pods/fleet');
+  return identity === undefined ? fleet : `${fleet} (replica ${identity.replace(/[^\x21-\x7e]|[()]/g, '_')})`;
 }
 
 /**

@@ -1,6 +1,8 @@
 import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { ApiException } from './api-exception.js';
+import { KUBELET_VERSION } from '../constants.js';
+import { goArch, goOS } from '../values/go-platform.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
 import type { RateLimiter, RequestPriority } from './rate-limiter.js';
 import type { AnswerUse } from './request-options.js';
@@ -8,11 +10,17 @@ import { DEFAULT_REQUEST_TIMEOUTS, isHeartbeat, nodeScopeOf, timeoutForPath, typ
 import { DEFAULT_MAX_RETRIES, sendRetryingAfter } from './retry-after.js';
 
 /**
- * The User-Agent of the agent's requests when none is given: what client-node 1.x sent
- * (node-fetch's default). The API server names the field manager of every write after it
- * (`managedFields[].manager`), so it stays what it was when our client replaced client-node.
+ * The User-Agent of the agent's requests when none is given, shaped as client-go's
+ * (`kubelet/<version> (<os>/<arch>) …`). The API server names the field manager of a write
+ * after the User-Agent up to its first `/` (`managedFields[].manager`), so our writes are the
+ * kubelet's there, as the real kubelet's are; the rest names us in the audit log.
  */
-export const DEFAULT_USER_AGENT = 'node-fetch';
+export const DEFAULT_USER_AGENT = kubeletUserAgent('kubelet-pods');
+
+/** A User-Agent whose field manager is `kubelet`, with `product` after the platform. */
+export function kubeletUserAgent(product: string): string {
+  return `kubelet/${KUBELET_VERSION} (${goOS(process.platform)}/${goArch(process.arch)}) ${product}`;
+}
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { arch as osArch, cpus, release, totalmem } from 'node:os';
+import { goArch } from '../values/go-platform.js';
 
 /**
  * What this machine can tell about itself, for the Node's capacity and `nodeInfo`, as the
@@ -103,12 +104,6 @@ function readHugePages(files: MachineFiles): Map<number, number> {
     out.set(size, pages * size);
   }
   return out;
-}
-
-/** Node.js architecture names → the GOARCH names Kubernetes uses in labels and nodeInfo. */
-export function goArch(nodeArch: string): string {
-  const map: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x' };
-  return map[nodeArch] ?? nodeArch;
 }
 
 const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];

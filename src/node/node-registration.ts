@@ -3,6 +3,7 @@ import { PatchStrategy, setHeaderOptions } from '../kube/request-options.js';
 import type { CoreV1Api } from '../kube/typed-apis.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
+import { KUBELET_VERSION } from '../constants.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-error.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { withoutManagedFields } from '../kube/managed-fields.js';
@@ -18,7 +19,7 @@ import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './period
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
 export type NodeApi = Pick<CoreV1Api, 'readNode' | 'createNode' | 'patchNodeStatus'>;
 
-export const DEFAULT_KUBELET_VERSION = 'v1.34.0-kubelet-pods';
+export const DEFAULT_KUBELET_VERSION = KUBELET_VERSION;
 
 export interface NodeRegistrationOptions {
   /** This node's name (already lower-cased); the client must be authenticated as `system:node:<nodeName>`. */

@@ -67,8 +67,9 @@ const SEEN_ANNOTATION = 'kubernetes.io/config.seen';
 
 /**
  * A mirror pod's metadata and spec as they can be compared across two nodes:
- * - gone: status (its own area later), resourceVersion, creationTimestamp, managedFields,
+ * - gone: status (its own area later), resourceVersion, creationTimestamp,
  *   generation-independent server fields (selfLink), and the mirror's own UID;
+ * - managedFields: only who wrote it and how (keepFieldManagers);
  * - the node name inside any string and the Node's UID (owner reference) become placeholders;
  * - the static pod hash (config.hash, and config.mirror when it equals it) becomes `<hash>`:
  *   it covers the node name, so it differs by construction. A manifest with an explicit
@@ -80,7 +81,8 @@ export function normaliseMirrorPod(pod: unknown, side: Side): Json {
   const p = toJson(pod);
   if (!isObject(p)) return p;
   const metadata = isObject(p['metadata']) ? { ...p['metadata'] } : {};
-  for (const field of ['resourceVersion', 'creationTimestamp', 'managedFields', 'selfLink', 'uid']) delete metadata[field];
+  for (const field of ['resourceVersion', 'creationTimestamp', 'selfLink', 'uid']) delete metadata[field];
+  keepFieldManagers(metadata);
   const annotations = isObject(metadata['annotations']) ? { ...metadata['annotations'] } : undefined;
   if (annotations !== undefined) {
     const hash = annotations[HASH_ANNOTATION];
@@ -312,12 +314,25 @@ const MACHINE_NODE_INFO = ['kernelVersion', 'osImage', 'containerRuntimeVersion'
 
 function dropServerFields(metadata: Json | undefined): void {
   if (!isObject(metadata)) return;
-  for (const k of ['resourceVersion', 'creationTimestamp', 'managedFields', 'uid', 'generation']) delete metadata[k];
+  for (const k of ['resourceVersion', 'creationTimestamp', 'uid', 'generation']) delete metadata[k];
+  keepFieldManagers(metadata);
+}
+
+/**
+ * `managedFields` reduced to who wrote the object and how (`kubelet Update`, sorted, each once):
+ * the manager is the writer's User-Agent up to its first '/', so this compares what each node
+ * calls itself in every write; the entries' times and field sets are left out.
+ */
+function keepFieldManagers(metadata: Record<string, Json>): void {
+  const entries = metadata['managedFields'];
+  if (!Array.isArray(entries)) return;
+  const managers = entries.filter(isObject).map((e) => `${String(e['manager'])} ${String(e['operation'])}`);
+  metadata['managedFields'] = [...new Set(managers)].sort();
 }
 
 /**
  * A Node as it can be compared across two nodes:
- * - gone: uid, resourceVersion, creationTimestamp, managedFields;
+ * - gone: uid, resourceVersion, creationTimestamp; managedFields only who wrote it and how;
  * - every RFC 3339 time (condition heartbeat and transition times) becomes `<timestamp>`;
  * - the InternalIP address equal to the side's node IP becomes `<node-ip>`, and the kubelet
  *   endpoint port equal to the side's port `<kubelet-port>` (each side is given its own);

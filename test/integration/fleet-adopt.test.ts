@@ -69,7 +69,7 @@ function boundPod(name: string, namespace: string, node: string): V1Pod {
 function fleetWritesAbout(log: AuditEvent[], node: string, since: number): AuditEvent[] {
   return log.filter(
     (e) =>
-      (e.userAgent ?? '').startsWith('kubelet-pods/fleet') &&
+      (e.userAgent ?? '').includes(' kubelet-pods/fleet') &&
       micros(e.requestReceivedTimestamp) > since &&
       (e.objectRef?.name === node || (e.objectRef?.name ?? '').includes(`-${node}`) || (e.objectRef?.name ?? '').startsWith(`${node}.`)),
   );

@@ -116,6 +116,9 @@ describe('kubelet-pods fleet on a real control plane', () => {
     }
     const stored = await cp.adminApi.readNamespacedPod({ namespace: ns, name: 'web-1' });
     assert.ok((stored.metadata?.managedFields ?? []).length > 0, 'the API server keeps the managedFields');
+    // The status the fleet wrote is the kubelet's in managedFields (the manager comes from the User-Agent).
+    const statusManagers = (stored.metadata?.managedFields ?? []).filter((f) => f.subresource === 'status').map((f) => f.manager);
+    assert.deepEqual(statusManagers, ['kubelet']);
     // Addresses come from the fleet's one range (10.128.0.0/9 by default), not a node's /16.
     assert.match(stored.status?.podIP ?? '', /^10\.(1[3-9]\d|12[89]|2\d\d)\.\d+\.\d+$/);
   });

@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -305,6 +306,12 @@ func loadClientConfig(c config) (*restclient.Config, error) {
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS = float32(c.kubeAPIQPS)
 	cfg.Burst = c.kubeAPIBurst
+	// client-go names its User-Agent after the program, here hollow-kubelet; the API server
+	// takes the field manager of every write from it, so send what a kubelet binary sends.
+	cfg.UserAgent = restclient.DefaultKubernetesUserAgent()
+	if i := strings.Index(cfg.UserAgent, "/"); i >= 0 {
+		cfg.UserAgent = "kubelet" + cfg.UserAgent[i:]
+	}
 	return cfg, nil
 }
 

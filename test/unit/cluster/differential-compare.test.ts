@@ -24,7 +24,11 @@ function mirror(overrides: { hash?: string; seen?: string } = {}): object {
       uid: 'mirror-uid',
       resourceVersion: '42',
       creationTimestamp: '2026-01-01T00:00:00Z',
-      managedFields: [{ manager: 'kubelet' }],
+      managedFields: [
+        { manager: 'kubelet', operation: 'Update', time: '2026-01-01T00:00:00Z', fieldsV1: { 'f:metadata': {} } },
+        { manager: 'kubelet', operation: 'Update', subresource: 'status', time: '2026-01-01T00:00:01Z', fieldsV1: { 'f:status': {} } },
+        { manager: 'kube-controller-manager', operation: 'Update', time: '2026-01-01T00:00:02Z', fieldsV1: {} },
+      ],
       annotations: {
         'kubernetes.io/config.hash': hash,
         'kubernetes.io/config.mirror': hash,
@@ -39,11 +43,13 @@ function mirror(overrides: { hash?: string; seen?: string } = {}): object {
 }
 
 describe('differential comparer', () => {
-  it('normalises node identity, UIDs, hashes, timestamps and server fields, and drops status', () => {
+  it('normalises node identity, UIDs, hashes, timestamps and server fields, keeps who wrote it, and drops status', () => {
     assert.deepEqual(normaliseMirrorPod(mirror(), side), {
       metadata: {
         name: 'web-<node>',
         namespace: 'ns',
+        // Each writer and how it wrote, once: the manager is the writer's User-Agent up to its first '/'.
+        managedFields: ['kube-controller-manager Update', 'kubelet Update'],
         annotations: {
           'kubernetes.io/config.hash': '<hash>',
           'kubernetes.io/config.mirror': '<hash>',

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { ApiException as ClientNodeApiException } from '@kubernetes/client-node';
 import { createApiClients } from '../../../src/kube/api-clients.js';
+import { DEFAULT_USER_AGENT } from '../../../src/kube/api-transport.js';
 import { apiErrorInfo, apiFailureCause, apiStatusOf, isAlreadyExists, isConflict, isNotFound, isUIDMismatch } from '../../../src/kube/api-error.js';
 import { ApiException, isApiException } from '../../../src/kube/api-exception.js';
 import { V1MicroTime } from '../../../src/kube/micro-time.js';
@@ -98,7 +99,9 @@ describe('the typed API calls', () => {
     assert.equal(h['accept'], 'application/json, */*;q=0.8');
     assert.equal(h['content-type'], 'application/merge-patch+json');
     assert.equal(h['content-length'], String(Buffer.byteLength(last().body)));
-    assert.equal(h['user-agent'], 'node-fetch', 'what client-node sent: it names the field manager of our writes');
+    assert.equal(h['user-agent'], DEFAULT_USER_AGENT);
+    // The API server takes a write's field manager from the User-Agent up to its first '/'.
+    assert.equal(h['user-agent']!.split('/')[0], 'kubelet', 'our writes are the kubelet\'s in managedFields');
     // A PATCH without a Content-Type gets client-node's default, a JSON patch; other bodies are JSON.
     await core.patchNamespacedEvent({ name: 'e', namespace: 'default', body: [] });
     assert.equal(last().headers['content-type'], 'application/json-patch+json');

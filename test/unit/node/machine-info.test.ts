@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cpus, release, totalmem } from 'node:os';
-import { binaryQuantity, goArch, hugePageResource, readMachineInfo, type MachineFiles } from '../../../src/node/machine-info.js';
+import { binaryQuantity, hugePageResource, readMachineInfo, type MachineFiles } from '../../../src/node/machine-info.js';
+import { goArch } from '../../../src/values/go-platform.js';
 
 function files(contents: Record<string, string>, dirs: Record<string, string[]> = {}, fsBytes?: number): MachineFiles {
   return {
