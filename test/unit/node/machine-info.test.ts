@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cpus, release, totalmem } from 'node:os';
 import { binaryQuantity, hugePageResource, readMachineInfo, type MachineFiles } from '../../../src/node/machine-info.js';
-import { goArch } from '../../../src/values/go-platform.js';
 
 function files(contents: Record<string, string>, dirs: Record<string, string[]> = {}, fsBytes?: number): MachineFiles {
   return {
@@ -71,7 +70,5 @@ describe('binaryQuantity', () => {
     assert.equal(binaryQuantity(25276514304), '24684096Ki');
     assert.equal(hugePageResource(2 * 2 ** 20), 'hugepages-2Mi');
     assert.equal(hugePageResource(2 ** 30), 'hugepages-1Gi');
-    assert.equal(goArch('x64'), 'amd64');
-    assert.equal(goArch('riscv64'), 'riscv64');
   });
 });
