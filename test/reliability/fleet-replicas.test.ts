@@ -39,7 +39,8 @@ const CLAIM_MS = 11_000;
 /** Room for a loaded 2-core machine (API server, etcd and three fleets) on top of the bound. */
 const SLACK_MS = 4_000;
 const PREFIX = 'fr-';
-const UA = /^kubelet-pods\/fleet \(replica (.+)\)$/;
+// The fleet's User-Agent ends with its replica's identity (src/fleet/fleet.ts, fleetUserAgent).
+const UA = /^kubelet\/\S+ \(\S+\) kubelet-pods\/fleet \(replica (.+)\)$/;
 
 const cp = useControlPlane({ nodes: ['fr-unused'], auditPolicyFile: writeAuditPolicy() });
 const logs = new LogCapture('fleet-replicas');
