@@ -19,8 +19,6 @@ import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './period
 /** The few Node calls registration makes; a `CoreV1Api` fits, and so does a test fake. */
 export type NodeApi = Pick<CoreV1Api, 'readNode' | 'createNode' | 'patchNodeStatus'>;
 
-export const DEFAULT_KUBELET_VERSION = KUBELET_VERSION;
-
 export interface NodeRegistrationOptions {
   /** This node's name (already lower-cased); the client must be authenticated as `system:node:<nodeName>`. */
   nodeName: string;
@@ -451,7 +449,7 @@ class NodeRegistrationLoop implements NodeRegistration {
     return {
       architecture: m.architecture,
       operatingSystem: 'linux',
-      kubeletVersion: this.#options.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
+      kubeletVersion: this.#options.kubeletVersion ?? KUBELET_VERSION,
       kubeProxyVersion: '',
       bootID: m.bootID,
       machineID: m.machineID,

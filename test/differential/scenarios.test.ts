@@ -810,6 +810,8 @@ function compareRun(run: ScenarioRun, t: TestContext): Difference[] {
 
 /** Where each Event-reasons difference came from, to say more about it at the end of the suite. */
 const reasonDifferences = new Map<Difference, { run: ScenarioRun; subject: string }>();
+/** How many of a node's log lines naming the pod explainReasonDifference shows (the last ones). */
+const LOG_LINES_PER_DIFFERENCE = 15;
 
 /**
  * For an Event-reasons difference nobody listed: each node's Events about the pod that came
@@ -829,8 +831,6 @@ async function explainReasonDifference(d: Difference, t: TestContext): Promise<v
     for (const line of lines.slice(-LOG_LINES_PER_DIFFERENCE)) t.diagnostic(`  ${side.label} log: ${line.slice(0, 600)}`);
   }
 }
-
-const LOG_LINES_PER_DIFFERENCE = 15;
 
 /** Our side's time of each step a scenario names (see Scenario.timing), for its window. */
 const timings: Array<{ scenario: string; step: string; ours: number | undefined; withinMs: readonly [number, number] | undefined }> = [];
