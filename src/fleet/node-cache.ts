@@ -43,7 +43,7 @@ const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.re
  */
 export function kubeNodesListWatch(kubeConfig: KubeConfig): ListWatch<V1Node> {
   const api = createApiClients(kubeConfig, unlimited).core;
-  return trimmedListWatch(kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: () => api.listNode(), timeoutSeconds: () => randomWatchTimeoutSeconds() }), () => true);
+  return trimmedListWatch(kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: () => api.listNode(), timeoutSeconds: () => randomWatchTimeoutSeconds(), withoutManagedFields: true }), () => true);
 }
 
 /** How a reflector over the Nodes words its failures. */

@@ -279,5 +279,5 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
   // And the parts pods have in common held once (src/fleet/shared-pod-parts.ts).
   const values = createSharedValues();
-  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, (pod) => sharePodParts(values, withoutManagedFields(pod)));
+  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, { prepare: (pod) => sharePodParts(values, withoutManagedFields(pod)), withoutManagedFields: true });
 }

@@ -18,6 +18,11 @@ export interface KubeListWatchOptions<T> {
    * itself (src/kube/paged-list.ts does it page by page).
    */
   prepare?: (object: T) => T;
+  /**
+   * The watched objects' managedFields are never wanted: they are cut from each event's text
+   * before it is parsed (the list is not affected; `prepare` trims its objects).
+   */
+  withoutManagedFields?: boolean;
 }
 
 /**
@@ -28,7 +33,7 @@ export interface KubeListWatchOptions<T> {
  */
 export function kubeListWatch<T>(options: KubeListWatchOptions<T>): ListWatch<T> {
   let access: ClusterAccess | undefined;
-  const { path, fieldSelector, timeoutSeconds, prepare } = options;
+  const { path, fieldSelector, timeoutSeconds, prepare, withoutManagedFields } = options;
   return {
     list: options.list,
     watch: (resourceVersion, onEvent, done) => {
@@ -38,6 +43,7 @@ export function kubeListWatch<T>(options: KubeListWatchOptions<T>): ListWatch<T>
         query: { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: typeof timeoutSeconds === 'number' ? timeoutSeconds : timeoutSeconds() },
         onEvent: prepare === undefined ? onEvent : (type, object) => onEvent(type, isObjectEvent(type) && typeof object === 'object' && object !== null ? prepare(object as T) : object),
         done,
+        withoutManagedFields,
       });
     },
   };

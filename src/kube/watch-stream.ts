@@ -5,6 +5,7 @@ import { ApiException } from './api-exception.js';
 import { DEFAULT_USER_AGENT, flatHeaders, queryString, requestHost, type ApiRequest } from './api-transport.js';
 import type { ClusterAccess, PreparedRequest } from './cluster-access.js';
 import type { WatchEventType, WatchHandle } from './list-watch.js';
+import { withoutManagedFieldsText } from './managed-fields.js';
 
 /**
  * Reads a stream of JSON values, one per line (a watch answer: `{"type":…,"object":…}\n`…), as
@@ -12,20 +13,20 @@ import type { WatchEventType, WatchHandle } from './list-watch.js';
  * chunk are each handed over, blank lines are skipped, and a line that is not JSON is dropped
  * (as client-node's Watch drops it). `end()` hands over a last line without its newline.
  * Chunks must be strings (decode the stream as UTF-8 first, so a character cut between two
- * chunks is whole).
+ * chunks is whole). `rewrite`, when given, changes each line's text before it is parsed.
  */
 export interface JsonLinesParser {
   push(chunk: string): void;
   end(): void;
 }
 
-export function createJsonLinesParser(onValue: (value: unknown) => void): JsonLinesParser {
+export function createJsonLinesParser(onValue: (value: unknown) => void, rewrite?: (text: string) => string): JsonLinesParser {
   let rest = '';
   const line = (text: string): void => {
     if (text.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(rewrite === undefined ? text : rewrite(text));
     } catch {
       return;
     }
@@ -66,6 +67,8 @@ export interface WatchRequest {
   onEvent: (type: WatchEventType, object: unknown) => void;
   /** Called once: null when the server ended the stream, the error otherwise (an `ApiException` for a refused request). */
   done: (err: unknown) => void;
+  /** Objects arrive without `metadata.managedFields`, cut from the text before it is parsed (src/kube/managed-fields.ts). */
+  withoutManagedFields?: boolean;
 }
 
 /**
@@ -129,7 +132,7 @@ export function startWatch(access: ClusterAccess, request: WatchRequest): Promis
           const event = value as { type?: unknown; object?: unknown } | null;
           if (finished || typeof event !== 'object' || event === null || typeof event.type !== 'string') return;
           request.onEvent(event.type as WatchEventType, event.object);
-        });
+        }, request.withoutManagedFields === true ? withoutManagedFieldsText : undefined);
         res.on('data', (chunk: string) => parser.push(chunk));
         res.on('end', () => {
           parser.end();

@@ -71,7 +71,7 @@ export function createNodeWatch(options: NodeWatchOptions): NodeWatch {
 export function kubeOwnNodeListWatch(kubeConfig: KubeConfig, core: Pick<CoreV1Api, 'listNode'>, nodeName: string): ListWatch<V1Node> {
   const fieldSelector = `metadata.name=${nodeName}`;
   return trimmedListWatch(
-    kubeListWatch({ kubeConfig, path: '/api/v1/nodes', fieldSelector, list: () => core.listNode({ fieldSelector }), timeoutSeconds: () => randomWatchTimeoutSeconds() }),
+    kubeListWatch({ kubeConfig, path: '/api/v1/nodes', fieldSelector, list: () => core.listNode({ fieldSelector }), timeoutSeconds: () => randomWatchTimeoutSeconds(), withoutManagedFields: true }),
     () => true,
   );
 }

@@ -34,15 +34,17 @@ const trimMirrorPod = (pod: Pod): Pod => (isMirrorPod(pod) ? withoutManagedField
  * long-lived connection, with a server-side timeout and bookmarks. Each pod listed or watched
  * goes through `prepare` before anything keeps it, the listed ones page by page: by default
  * mirror pods lose their managedFields; the fleet trims every pod and shares their common parts
- * (docs/kubelet-differences.md).
+ * (docs/kubelet-differences.md), and says so with `withoutManagedFields`, so that the watch cuts
+ * them before parsing.
  */
 export function kubePodsListWatch(
   kubeConfig: KubeConfig,
   fieldSelector: string,
   timeoutSeconds: number,
   core: Pick<CoreV1Api, 'listPodForAllNamespaces'> = createApiClients(kubeConfig, unlimited).core,
-  prepare: (pod: Pod) => Pod = trimMirrorPod,
+  options: { prepare?: (pod: Pod) => Pod; withoutManagedFields?: boolean } = {},
 ): PodListWatch {
+  const { prepare = trimMirrorPod, withoutManagedFields } = options;
   return kubeListWatch({
     kubeConfig,
     path: '/api/v1/pods',
@@ -50,6 +52,7 @@ export function kubePodsListWatch(
     timeoutSeconds,
     list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page }), LIST_PAGE_SIZE, prepare),
     prepare,
+    withoutManagedFields,
   });
 }
 

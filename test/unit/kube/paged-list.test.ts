@@ -51,7 +51,7 @@ it('the pod list-watch lists 1,234 pods in three pages of at most 500 and keeps 
   const s = await pagingServer(1234);
   try {
     const core = createApiClients(s.kc, unlimited).core;
-    const list = await kubePodsListWatch(s.kc, 'spec.nodeName!=', 60, core, (pod) => pod).list();
+    const list = await kubePodsListWatch(s.kc, 'spec.nodeName!=', 60, core, { prepare: (pod) => pod }).list();
     assert.equal(list.items.length, 1234);
     assert.deepEqual(list.items.slice(498, 502).map((p) => p.metadata?.name), ['p498', 'p499', 'p500', 'p501'], 'in order, none twice');
     assert.equal(list.metadata?.resourceVersion, '42');

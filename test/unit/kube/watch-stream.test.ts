@@ -107,6 +107,21 @@ describe('startWatch', () => {
     assert.equal(query.get('timeoutSeconds'), '300');
   });
 
+  it('with withoutManagedFields, objects arrive without managedFields and everything else as sent', async () => {
+    const pod = { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'a', resourceVersion: '8', managedFields: [{ manager: 'kubelet', fieldsV1: { 'f:status': {} } }] }, spec: { nodeName: 'n1' } };
+    handler = (req, res) => void res.writeHead(200).end(`${JSON.stringify({ type: 'ADDED', object: pod })}\n{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}\n`);
+    for (const cut of [true, false]) {
+      const events: [WatchEventType, unknown][] = [];
+      const ended = new Promise<unknown>((resolve) => void startWatch(access(), { path: '/api/v1/pods', query: {}, onEvent: (type, object) => events.push([type, object]), done: resolve, withoutManagedFields: cut }));
+      assert.equal(await ended, null);
+      const { managedFields: _dropped, ...metadata } = pod.metadata;
+      assert.deepEqual(events, [
+        ['ADDED', cut ? { ...pod, metadata } : pod],
+        ['BOOKMARK', { metadata: { resourceVersion: '9' } }],
+      ]);
+    }
+  });
+
   it('a refused request ends in an ApiException with its status, before the handle resolves', async () => {
     handler = (req, res) => void res.writeHead(410, { 'content-type': 'application/json' }).end('{"kind":"Status","code":410,"reason":"Gone","message":"too old resource version"}');
     let doneFirst = false;

@@ -318,6 +318,10 @@ describe('file source: kubelet-pods rules', () => {
     sources.push(source);
     source.start();
     await rec.next('the initial SET');
+    // The listing made once the watch is in place is a full re-list too: let it end first (a
+    // listing queued behind it resolves after it).
+    await waitFor(() => source.stats().listings >= 2, 'the listing after the watch started');
+    await source.listConfig();
     await writeFile(file, '{ this is not a pod');
     // The parse error is logged when the watch event is handled: only then check that nothing was sent.
     await waitFor(() => lines.some((l) => l.level === 'error' && l.fields.path === file), 'the parse error of the edited file');
