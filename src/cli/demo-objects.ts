@@ -6,10 +6,9 @@
 
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment, type V1Node } from '@kubernetes/client-node';
 import { kubeNodesListWatch, nodeReflectorWording } from '../fleet/node-cache.js';
-import { kubeListWatch } from '../kube/kube-list-watch.js';
+import { keepEach, kubeListWatch } from '../kube/kube-list-watch.js';
 import type { KubeObject, ListWatch } from '../kube/list-watch.js';
 import { createReflector, type Reflector, type ReflectorWording } from '../kube/reflector.js';
-import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import { isMirrorPod } from '../pod/classify.js';
 import type { Pod } from '../pod/types.js';
@@ -49,10 +48,13 @@ export function watchDemoObjects(options: {
   const deployments = new Map<string, V1Deployment>();
   let deploymentSeen = false;
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const allPods = trimmedListWatch(
-    kubeListWatch<Pod>({ kubeConfig: options.kubeConfig, path: '/api/v1/pods', list: () => core.listPodForAllNamespaces(), timeoutSeconds: () => randomWatchTimeoutSeconds() }),
-    () => true,
-  );
+  const allPods = kubeListWatch<Pod>({
+    kubeConfig: options.kubeConfig,
+    path: '/api/v1/pods',
+    list: (keep) => core.listPodForAllNamespaces().then((list) => keepEach(list, keep)),
+    timeoutSeconds: () => randomWatchTimeoutSeconds(),
+    withoutManagedFields: true,
+  });
   const nodeWatch = watchInto(nodes, kubeNodesListWatch(options.kubeConfig), nodeReflectorWording, clock);
   const podWatch = watchInto(pods, allPods, podReflectorWording('*pods'), clock);
   const watches = [nodeWatch, podWatch];
@@ -65,8 +67,9 @@ export function watchDemoObjects(options: {
       kubeConfig: options.kubeConfig,
       path: `/apis/apps/v1/namespaces/${namespace}/deployments`,
       fieldSelector,
-      list: () => apps.listNamespacedDeployment({ namespace, fieldSelector }),
+      list: (keep) => apps.listNamespacedDeployment({ namespace, fieldSelector }).then((list) => keepEach(list, keep)),
       timeoutSeconds: () => randomWatchTimeoutSeconds(),
+      withoutManagedFields: true,
     });
     const wording: ReflectorWording = {
       logFields: { deployment: `${namespace}/${d.metadata?.name ?? ''}` },
@@ -75,7 +78,7 @@ export function watchDemoObjects(options: {
       watchFailed: 'deployment watch failed, retrying',
       watchError: (reason) => new Error(`watching the demo's Deployment: ${reason}`),
     };
-    watches.push(watchInto(deployments, trimmedListWatch(listWatch, () => true), wording, clock, () => (deploymentSeen ||= deployments.size > 0)));
+    watches.push(watchInto(deployments, listWatch, wording, clock, () => (deploymentSeen ||= deployments.size > 0)));
   }
   return {
     start() {

@@ -3,10 +3,9 @@ import { createApiClients } from '../kube/api-clients.js';
 import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 import { unlimited } from '../kube/rate-limiter.js';
 import { kpError } from '../errors.js';
-import { kubeListWatch } from '../kube/kube-list-watch.js';
+import { keepEach, kubeListWatch } from '../kube/kube-list-watch.js';
 import type { ListWatch } from '../kube/list-watch.js';
 import { createReflector, type Reflector, type ReflectorWording } from '../kube/reflector.js';
-import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';
 import type { NodeApi } from '../node/node-registration.js';
@@ -43,7 +42,7 @@ const rvNumber = (node: V1Node | undefined): number => Number(node?.metadata?.re
  */
 export function kubeNodesListWatch(kubeConfig: KubeConfig): ListWatch<V1Node> {
   const api = createApiClients(kubeConfig, unlimited).core;
-  return trimmedListWatch(kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: () => api.listNode(), timeoutSeconds: () => randomWatchTimeoutSeconds(), withoutManagedFields: true }), () => true);
+  return kubeListWatch({ kubeConfig, path: '/api/v1/nodes', list: (keep) => api.listNode().then((list) => keepEach(list, keep)), timeoutSeconds: () => randomWatchTimeoutSeconds(), withoutManagedFields: true });
 }
 
 /** How a reflector over the Nodes words its failures. */

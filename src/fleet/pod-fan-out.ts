@@ -4,7 +4,6 @@ import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 import type { CoreV1Api } from '../kube/typed-apis.js';
 import type { Logger } from '../logger.js';
 import type { WatchEventType } from '../kube/list-watch.js';
-import { withoutManagedFields } from '../kube/managed-fields.js';
 import { sameVersion } from '../kube/object-version.js';
 import { createReflector, type ObjectEventType, type Reflector } from '../kube/reflector.js';
 import type { Pod } from '../pod/types.js';
@@ -279,5 +278,5 @@ export function createPodFanOut(options: PodFanOutOptions): PodFanOut {
 export function kubePodsOnNodes(kubeConfig: KubeConfig, core: CoreV1Api, timeoutSeconds: number = randomWatchTimeoutSeconds()): PodListWatch {
   // And the parts pods have in common held once (src/fleet/shared-pod-parts.ts).
   const values = createSharedValues();
-  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, { prepare: (pod) => sharePodParts(values, withoutManagedFields(pod)), withoutManagedFields: true });
+  return kubePodsListWatch(kubeConfig, 'spec.nodeName!=', timeoutSeconds, core, { prepare: (pod) => sharePodParts(values, pod), withoutManagedFields: true });
 }

@@ -1,11 +1,10 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { kpError } from '../errors.js';
-import { kubeListWatch } from '../kube/kube-list-watch.js';
+import { keepEach, kubeListWatch } from '../kube/kube-list-watch.js';
 import type { KubeConfigLike as KubeConfig } from '../kube/kubeconfig.js';
 import type { ListWatch } from '../kube/list-watch.js';
 import { createReflector, type ReflectorWording } from '../kube/reflector.js';
 import type { CoreV1Api } from '../kube/typed-apis.js';
-import { trimmedListWatch } from '../kube/trimmed-list-watch.js';
 import { randomWatchTimeoutSeconds } from '../kube/watch-timeout.js';
 import type { Logger } from '../logger.js';
 import type { Clock } from '../time/clock.js';
@@ -70,10 +69,14 @@ export function createNodeWatch(options: NodeWatchOptions): NodeWatch {
  */
 export function kubeOwnNodeListWatch(kubeConfig: KubeConfig, core: Pick<CoreV1Api, 'listNode'>, nodeName: string): ListWatch<V1Node> {
   const fieldSelector = `metadata.name=${nodeName}`;
-  return trimmedListWatch(
-    kubeListWatch({ kubeConfig, path: '/api/v1/nodes', fieldSelector, list: () => core.listNode({ fieldSelector }), timeoutSeconds: () => randomWatchTimeoutSeconds(), withoutManagedFields: true }),
-    () => true,
-  );
+  return kubeListWatch({
+    kubeConfig,
+    path: '/api/v1/nodes',
+    fieldSelector,
+    list: (keep) => core.listNode({ fieldSelector }).then((list) => keepEach(list, keep)),
+    timeoutSeconds: () => randomWatchTimeoutSeconds(),
+    withoutManagedFields: true,
+  });
 }
 
 function nodeWatchWording(nodeName: string): ReflectorWording {

@@ -33,9 +33,8 @@ const trimMirrorPod = (pod: Pod): Pod => (isMirrorPod(pod) ? withoutManagedField
  * through `core` (by default a client of its own; the fleet passes its shared one), the watch on one
  * long-lived connection, with a server-side timeout and bookmarks. Each pod listed or watched
  * goes through `prepare` before anything keeps it, the listed ones page by page: by default
- * mirror pods lose their managedFields; the fleet trims every pod and shares their common parts
- * (docs/kubelet-differences.md), and says so with `withoutManagedFields`, so that the watch cuts
- * them before parsing.
+ * mirror pods lose their managedFields; the fleet asks for every pod `withoutManagedFields` (the
+ * watch then cuts them before parsing) and shares their common parts (docs/kubelet-differences.md).
  */
 export function kubePodsListWatch(
   kubeConfig: KubeConfig,
@@ -50,7 +49,7 @@ export function kubePodsListWatch(
     path: '/api/v1/pods',
     fieldSelector,
     timeoutSeconds,
-    list: () => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page }), LIST_PAGE_SIZE, prepare),
+    list: (keep) => listInPages((page) => core.listPodForAllNamespaces({ fieldSelector, ...page }), LIST_PAGE_SIZE, keep),
     prepare,
     withoutManagedFields,
   });

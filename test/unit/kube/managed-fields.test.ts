@@ -2,8 +2,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { withoutManagedFields, withoutManagedFieldsText } from '../../../src/kube/managed-fields.js';
-import { trimmedListWatch } from '../../../src/kube/trimmed-list-watch.js';
-import type { PodListWatch, WatchEventType } from '../../../src/sources/pod-list-watch.js';
 import type { Pod } from '../../../src/pod/types.js';
 
 const managedFields = [{ manager: 'kubelet', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:renewTime': {} } } }];
@@ -11,7 +9,6 @@ const mirror = (name: string): Pod => ({
   metadata: { name, namespace: 'ns', uid: `u-${name}`, annotations: { 'kubernetes.io/config.mirror': 'h' }, managedFields },
   spec: { containers: [{ name: 'c', image: 'i' }] },
 });
-const apiPod = (name: string): Pod => ({ metadata: { name, namespace: 'ns', uid: `u-${name}`, managedFields }, spec: { containers: [] } });
 
 describe('withoutManagedFields', () => {
   it('drops managedFields and keeps every other field, sharing what it did not change', () => {
@@ -29,41 +26,6 @@ describe('withoutManagedFields', () => {
     assert.equal(withoutManagedFields(plain), plain);
     const bare: Pod = {};
     assert.equal(withoutManagedFields(bare), bare);
-  });
-});
-
-describe('trimmedListWatch', () => {
-  const inner = (items: Pod[], events: Array<[WatchEventType, unknown]>): PodListWatch => ({
-    list: async () => ({ metadata: { resourceVersion: '7' }, items }),
-    watch: async (_rv, onEvent, done) => {
-      for (const [type, object] of events) onEvent(type, object);
-      done(undefined);
-      return { abort: () => undefined };
-    },
-  });
-
-  it('trims what the predicate picks in the list and in watch events, and passes bookmarks and errors unchanged', async () => {
-    const bookmark = { metadata: { resourceVersion: '9' } };
-    const status = { kind: 'Status', code: 410 };
-    const lw = trimmedListWatch(
-      inner([mirror('a'), apiPod('b')], [['ADDED', mirror('c')], ['MODIFIED', apiPod('d')], ['BOOKMARK', bookmark], ['ERROR', status]]),
-      (pod) => pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined,
-    );
-    const list = await lw.list();
-    assert.equal(list.metadata?.resourceVersion, '7');
-    assert.deepEqual(list.items.map((p) => p.metadata?.managedFields === undefined), [true, false], 'the mirror trimmed, the API pod whole');
-    const seen: Array<[WatchEventType, unknown]> = [];
-    let ended = false;
-    await lw.watch('7', (type, object) => seen.push([type, object]), () => (ended = true));
-    assert.equal(ended, true);
-    assert.deepEqual(seen.map(([type, o]) => [type, (o as Pod).metadata?.managedFields === undefined]), [
-      ['ADDED', true],
-      ['MODIFIED', false],
-      ['BOOKMARK', true],
-      ['ERROR', true],
-    ]);
-    assert.equal(seen[2]![1], bookmark);
-    assert.equal(seen[3]![1], status);
   });
 });
 

@@ -7,8 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { apiErrorInfo } from '../../../src/kube/api-error.js';
 import { isApiException } from '../../../src/kube/api-exception.js';
 import { createClusterAccess } from '../../../src/kube/cluster-access.js';
-import { kubeListWatch } from '../../../src/kube/kube-list-watch.js';
-import type { WatchEventType } from '../../../src/kube/list-watch.js';
+import { keepEach, kubeListWatch } from '../../../src/kube/kube-list-watch.js';
+import type { KubeObject, WatchEventType } from '../../../src/kube/list-watch.js';
 import { createJsonLinesParser, startWatch } from '../../../src/kube/watch-stream.js';
 
 describe('createJsonLinesParser', () => {
@@ -188,5 +188,33 @@ describe('startWatch', () => {
       assert.equal(query.get('allowWatchBookmarks'), 'true');
       assert.equal(query.get('resourceVersion'), '5');
     }
+  });
+
+  it('kubeListWatch withoutManagedFields: listed and watched objects reach prepare trimmed, whether or not the cut fits the text', async () => {
+    const managedFields = [{ manager: 'kubelet', operation: 'Update' }];
+    // A Node with a spec after its metadata (the cut applies) and one without (trimmed after parsing).
+    const withSpec = { kind: 'Node', metadata: { name: 'a', managedFields }, spec: {} };
+    const withoutSpec = { kind: 'Node', metadata: { name: 'b', managedFields } };
+    const bookmark = { metadata: { resourceVersion: '9' } };
+    const status = { kind: 'Status', code: 410 };
+    handler = (req, res) =>
+      void res.writeHead(200).end([{ type: 'ADDED', object: withSpec }, { type: 'MODIFIED', object: withoutSpec }, { type: 'BOOKMARK', object: bookmark }, { type: 'ERROR', object: status }].map((e) => `${JSON.stringify(e)}\n`).join(''));
+    const prepared: unknown[] = [];
+    const lw = kubeListWatch<KubeObject>({
+      kubeConfig: { getCurrentCluster: () => ({ name: 'c', server: url, skipTLSVerify: true }), getCurrentUser: () => null },
+      path: '/api/v1/nodes',
+      list: async (keep) => keepEach({ metadata: { resourceVersion: '5' }, items: [withSpec, withoutSpec] }, keep),
+      timeoutSeconds: 60,
+      prepare: (object) => (prepared.push(object), object),
+      withoutManagedFields: true,
+    });
+    const trimmed = [{ kind: 'Node', metadata: { name: 'a' }, spec: {} }, { kind: 'Node', metadata: { name: 'b' } }];
+    const list = await lw.list();
+    assert.equal(list.metadata?.resourceVersion, '5');
+    assert.deepEqual(list.items, trimmed);
+    const events: [WatchEventType, unknown][] = [];
+    assert.equal(await new Promise<unknown>((resolve) => void lw.watch('5', (type, object) => events.push([type, object]), resolve)), null);
+    assert.deepEqual(events, [['ADDED', trimmed[0]], ['MODIFIED', trimmed[1]], ['BOOKMARK', bookmark], ['ERROR', status]], 'bookmarks and errors pass as they came');
+    assert.deepEqual(prepared, [...trimmed, ...trimmed], 'prepare saw every object without managedFields, and no bookmark or error');
   });
 });
