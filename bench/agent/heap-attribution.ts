@@ -11,7 +11,8 @@
 // itself: the "copies" table counts the pod objects per pod apart from that.
 //
 // Given two snapshots (empty nodes, then with pods) it prints the difference per component,
-// divided by the pod count: bytes per pod by component.
+// divided by the pod count: bytes per pod by component; then the objects by shape that grew,
+// per pod, which tells a pod's one record from a copy held twice.
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 
 interface Snapshot {
@@ -396,6 +397,76 @@ export function attribute(s: Snapshot, detail?: string, retainers = false): Attr
   return { byComponent, unowned, kindsByComponent, podData, podCopies, totalBytes };
 }
 
+/** How many objects of one shape, and their own bytes (their fields, not what they point to). */
+export interface ShapeCount {
+  count: number;
+  bytes: number;
+}
+
+/** Property names a shape is told by: enough to recognise an object, few enough to group a kind. */
+const SHAPE_FIELDS = 7;
+
+/**
+ * Every object by its shape: its constructor's name and its first property names in order
+ * (`Object {name,namespace,uid}`); an array by the field that holds it (`Array in .volumeMounts`),
+ * since arrays have no names of their own. Only fields that point to an object are in a snapshot:
+ * a field holding a small integer is left out of the shape. Where the dominator tree says who keeps a kind of
+ * object, this says how many of it there are: a pod's data held twice shows as twice the pods.
+ */
+export function census(s: Snapshot): Map<string, ShapeCount> {
+  const count = s.firstEdge.length - 1;
+  const objectType = s.nodeTypes.indexOf('object');
+  const propertyType = s.edgeTypes.indexOf('property');
+  const name = (n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
+  const isArray = (n: number): boolean => s.nodes[n * s.nodeFieldCount + N_TYPE] === objectType && name(n) === 'Array';
+  // The first field seen holding each array (an array in two fields is named by one of them).
+  const arrayField = new Map<number, string>();
+  for (let n = 0; n < count; n++) {
+    for (let e = s.firstEdge[n]!; e < s.firstEdge[n + 1]!; e += s.edgeFieldCount) {
+      if (s.edges[e + E_TYPE] !== propertyType) continue;
+      const to = s.edges[e + E_TO]! / s.nodeFieldCount;
+      if (isArray(to) && !arrayField.has(to)) arrayField.set(to, s.strings[s.edges[e + E_NAME]!]!);
+    }
+  }
+  const shapes = new Map<string, ShapeCount>();
+  for (let n = 0; n < count; n++) {
+    if (s.nodes[n * s.nodeFieldCount + N_TYPE] !== objectType) continue;
+    let shape: string;
+    if (isArray(n)) {
+      const field = arrayField.get(n);
+      shape = field !== undefined ? `Array in .${field}` : 'Array';
+    } else {
+      const fields: string[] = [];
+      const constructor = name(n);
+      for (let e = s.firstEdge[n]!; e < s.firstEdge[n + 1]! && fields.length < SHAPE_FIELDS; e += s.edgeFieldCount) {
+        if (s.edges[e + E_TYPE] !== propertyType) continue;
+        const field = s.strings[s.edges[e + E_NAME]!]!;
+        // A class with private methods carries a brand named after it: not a field.
+        if (field !== '__proto__' && field !== constructor) fields.push(field);
+      }
+      shape = `${constructor} {${fields.join(',')}}`;
+    }
+    const seen = shapes.get(shape);
+    const self = s.nodes[n * s.nodeFieldCount + N_SELF]!;
+    if (seen !== undefined) {
+      seen.count += 1;
+      seen.bytes += self;
+    } else shapes.set(shape, { count: 1, bytes: self });
+  }
+  return shapes;
+}
+
+/** The shapes that grew from `before` to `after`, most bytes first: count and bytes per pod. */
+export function censusGrowth(before: Map<string, ShapeCount>, after: Map<string, ShapeCount>, pods: number): { shape: string; perPod: number; bytesPerPod: number }[] {
+  const rows: { shape: string; perPod: number; bytesPerPod: number }[] = [];
+  for (const [shape, { count, bytes }] of after) {
+    const was = before.get(shape) ?? { count: 0, bytes: 0 };
+    if (bytes <= was.bytes) continue;
+    rows.push({ shape, perPod: (count - was.count) / pods, bytesPerPod: (bytes - was.bytes) / pods });
+  }
+  return rows.sort((x, y) => y.bytesPerPod - x.bytesPerPod);
+}
+
 const kb = (b: number): string => (b / 1024).toFixed(0);
 
 function table(a: Attribution, b: Attribution | undefined, pods: number): string {
@@ -442,8 +513,10 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   const top = Number(process.env.HEAP_ATTRIBUTION_TOP ?? 25);
   // HEAP_ATTRIBUTION_RETAINERS=1: what is not owned by one component, told by what holds it.
   const retainers = process.env.HEAP_ATTRIBUTION_RETAINERS === '1';
-  const a = attribute(readSnapshot(first), detail, retainers);
-  const b = second !== undefined ? attribute(readSnapshot(second), detail, retainers) : undefined;
+  const firstSnapshot = readSnapshot(first);
+  const secondSnapshot = second !== undefined ? readSnapshot(second) : undefined;
+  const a = attribute(firstSnapshot, detail, retainers);
+  const b = secondSnapshot !== undefined ? attribute(secondSnapshot, detail, retainers) : undefined;
   console.log(table(a, b, Number(podsArg ?? 0)));
   console.log('');
   console.log(copiesTable(b ?? a));
@@ -456,6 +529,14 @@ if (process.argv[1]?.endsWith('heap-attribution.js')) {
   console.log(`not owned by one component, the pods' data left out, the largest kinds${b !== undefined ? ' (and bytes per pod)' : ''}:`);
   for (const [what, bytes] of [...(b ?? a).unowned].sort((x, y) => y[1] - x[1]).slice(0, top)) {
     console.log(`  ${kb(bytes)} KiB  ${what}${b !== undefined && Number(podsArg) > 0 ? `  (${((bytes - (a.unowned.get(what) ?? 0)) / Number(podsArg)).toFixed(0)})` : ''}`);
+  }
+  const pods = Number(podsArg);
+  if (secondSnapshot !== undefined && pods > 0) {
+    console.log('');
+    console.log('objects by shape (constructor and first fields; arrays by the field holding them), the largest growth: objects and bytes per pod');
+    for (const row of censusGrowth(census(firstSnapshot), census(secondSnapshot), pods).slice(0, top)) {
+      console.log(`  ${row.perPod.toFixed(2)}  ${row.bytesPerPod.toFixed(0).padStart(4)} B  ${row.shape}`);
+    }
   }
   // HEAP_ATTRIBUTION_DETAIL=<part of a component's name>: that component's kinds of objects
   // too, each with the field of the object that alone holds it.
