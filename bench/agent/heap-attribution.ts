@@ -409,9 +409,10 @@ const SHAPE_FIELDS = 7;
 /**
  * Every object by its shape: its constructor's name and its first property names in order
  * (`Object {name,namespace,uid}`); an array by the field that holds it (`Array in .volumeMounts`),
- * since arrays have no names of their own. Only fields that point to an object are in a snapshot:
- * a field holding a small integer is left out of the shape. Where the dominator tree says who keeps a kind of
- * object, this says how many of it there are: a pod's data held twice shows as twice the pods.
+ * since arrays have no names of their own. Only fields that point to an object are in a
+ * snapshot: a field holding a small integer is left out of the shape. Where the dominator tree
+ * says who keeps a kind of object, this says how many of it there are: a pod's data held twice
+ * shows as twice the pods.
  */
 export function census(s: Snapshot): Map<string, ShapeCount> {
   const count = s.firstEdge.length - 1;
