@@ -93,6 +93,9 @@ export function readSnapshot(path: string): Snapshot {
   return { nodeFieldCount, edgeFieldCount, nodes, edges, strings, nodeTypes: m.node_types[0], edgeTypes: m.edge_types[0], firstEdge };
 }
 
+/** A node's name: a constructor's for objects, the text for strings. */
+const nodeName = (s: Snapshot, n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
+
 /** Immediate dominators (Cooper, Harvey and Kennedy's iterative algorithm), weak edges left out. */
 function dominators(s: Snapshot): Int32Array {
   const count = s.firstEdge.length - 1;
@@ -229,7 +232,7 @@ export interface Attribution {
 export function attribute(s: Snapshot, detail?: string, retainers = false): Attribution {
   const count = s.firstEdge.length - 1;
   const idom = dominators(s);
-  const str = (n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
+  const str = (n: number): string => nodeName(s, n);
   const type = (n: number): string => s.nodeTypes[s.nodes[n * s.nodeFieldCount + N_TYPE]!]!;
   const edgeName = (e: number): string => {
     const t = s.edgeTypes[s.edges[e + E_TYPE]!];
@@ -418,8 +421,7 @@ export function census(s: Snapshot): Map<string, ShapeCount> {
   const count = s.firstEdge.length - 1;
   const objectType = s.nodeTypes.indexOf('object');
   const propertyType = s.edgeTypes.indexOf('property');
-  const name = (n: number): string => s.strings[s.nodes[n * s.nodeFieldCount + N_NAME]!]!;
-  const isArray = (n: number): boolean => s.nodes[n * s.nodeFieldCount + N_TYPE] === objectType && name(n) === 'Array';
+  const isArray = (n: number): boolean => s.nodes[n * s.nodeFieldCount + N_TYPE] === objectType && nodeName(s, n) === 'Array';
   // The first field seen holding each array (an array in two fields is named by one of them).
   const arrayField = new Map<number, string>();
   for (let n = 0; n < count; n++) {
@@ -438,7 +440,7 @@ export function census(s: Snapshot): Map<string, ShapeCount> {
       shape = field !== undefined ? `Array in .${field}` : 'Array';
     } else {
       const fields: string[] = [];
-      const constructor = name(n);
+      const constructor = nodeName(s, n);
       for (let e = s.firstEdge[n]!; e < s.firstEdge[n + 1]! && fields.length < SHAPE_FIELDS; e += s.edgeFieldCount) {
         if (s.edges[e + E_TYPE] !== propertyType) continue;
         const field = s.strings[s.edges[e + E_NAME]!]!;
