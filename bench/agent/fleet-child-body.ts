@@ -87,7 +87,14 @@ const config = resolveFleetConfig(
 // BENCH_FLEET_FULL_COMPACTION_HEAP_MIB moves the heap size up to which it compacts fully.
 const compactionLimitMiB = process.env.BENCH_FLEET_FULL_COMPACTION_HEAP_MIB;
 if (compactionLimitMiB !== undefined && !(Number(compactionLimitMiB) >= 0)) throw new Error(`BENCH_FLEET_FULL_COMPACTION_HEAP_MIB: expected a number of MiB ≥ 0, got ${JSON.stringify(compactionLimitMiB)}`);
-applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? { fullCompaction: Number(compactionLimitMiB) * 2 ** 20 } : {});
+// The settle GC's collections, told apart from V8's own full GCs in the `pauses` op.
+let settleGc = { count: 0, totalMs: 0 };
+applyFleetGcSettings(config, process.execArgv, compactionLimitMiB !== undefined ? { fullCompaction: Number(compactionLimitMiB) * 2 ** 20 } : {}, {
+  settled: ({ ms }) => {
+    settleGc.count++;
+    settleGc.totalMs += ms;
+  },
+});
 // The fleet command's logger (src/cli/fleet-command.ts), its lines thrown away, or kept in the
 // file BENCH_FLEET_LOG names (to find out afterwards what a long run's nodes did).
 const logFile = process.env.BENCH_FLEET_LOG || '/dev/null';
@@ -145,9 +152,10 @@ const ops: ChildOps = {
   },
   pauses: () => {
     const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-    const r = { loopDelayP99Ms: ms(loopDelay.percentile(99)), loopDelayMaxMs: ms(loopDelay.max), majorGcs: majorGc.count, majorGcTotalMs: Math.round(majorGc.totalMs), majorGcMaxMs: Math.round(majorGc.maxMs) };
+    const r = { loopDelayP99Ms: ms(loopDelay.percentile(99)), loopDelayMaxMs: ms(loopDelay.max), majorGcs: majorGc.count, majorGcTotalMs: Math.round(majorGc.totalMs), majorGcMaxMs: Math.round(majorGc.maxMs), settleGcs: settleGc.count, settleGcTotalMs: Math.round(settleGc.totalMs) };
     loopDelay.reset();
     majorGc = { count: 0, totalMs: 0, maxMs: 0 };
+    settleGc = { count: 0, totalMs: 0 };
     return r;
   },
   requests: () => requests,

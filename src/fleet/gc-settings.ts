@@ -302,6 +302,7 @@ export function settleWhenQuiet(onSettled: ((result: SettleGcResult & { ms: numb
       return share;
     },
     heapUsed: () => v8.getHeapStatistics().used_heap_size,
+    heapCommitted: () => v8.getHeapStatistics().total_heap_size,
     collect: () => {
       // Compacting even while the heap is past the limit: settle-gc.ts runs a large heap's
       // collection once a wave, and without compaction the pages it empties stay in RSS.

@@ -9,9 +9,12 @@
 // Busy phases keep V8's own timing: a collection there costs CPU when the API server needs it
 // most. A collection here stops the event loop for its whole length (no incremental marking),
 // so once the live heap is large enough for that pause to delay renewals it runs only once
-// after a wave, and only after a longer quiet spell: past the full compaction's limit
-// (gc-settings.ts) V8's own collections keep the wave's emptied pages committed, several
-// times the live heap at 100,000 pods (docs/performance.md, "Beside kwok at 1,000 × 100").
+// after a wave, only after a longer quiet spell, and only while the heap holds a wave's worth
+// of pages beyond the live heap: past the full compaction's limit (gc-settings.ts) V8's own
+// collections keep the wave's emptied pages committed, several times the live heap at 100,000
+// pods (docs/performance.md, "Beside kwok at 1,000 × 100"). An idle fleet has a busy window
+// now and then too, and a collection after one paused it for nothing to give back
+// (docs/performance.md, "The idle window's pauses").
 
 /** What the policy reads and does; the real process's in gc-settings.ts, fakes in tests. */
 export interface SettleGcProbes {
@@ -19,6 +22,8 @@ export interface SettleGcProbes {
   utilization(): number;
   /** Bytes of the heap in use, garbage included until it is collected. */
   heapUsed(): number;
+  /** Bytes the heap holds committed: what a compacting collection could give back lies between it and the live heap. */
+  heapCommitted(): number;
   /** A full, blocking collection. */
   collect(): void;
 }
@@ -42,7 +47,8 @@ export interface SettleGcLimits {
   readonly minGarbageBytes: number;
   /**
    * A live heap larger than this is large: its pause holds renewals back, so it is collected
-   * only after busy work, never for growth while quiet, and only after `largeQuietWindows`.
+   * only after busy work, never for growth while quiet, only after `largeQuietWindows`, and
+   * only when the committed heap exceeds it by `growth` of it and `minGarbageBytes`.
    */
   readonly largeLiveBytes: number;
   /** Quiet windows in a row before a collection of a live heap past `largeLiveBytes`. */
@@ -92,8 +98,8 @@ export class SettleGcPolicy {
   /**
    * Called once a window: collects when the fleet has been quiet for `quietWindows` after busy
    * work, or after the heap grew while quiet; a live heap past `largeLiveBytes` only after busy
-   * work, quiet for `largeQuietWindows`. The probes must not count the collection's own pause
-   * as the next window's work.
+   * work, quiet for `largeQuietWindows`, with as many pages committed beyond it as a grown heap
+   * would have. The probes must not count the collection's own pause as the next window's work.
    */
   window(): SettleGcResult | undefined {
     const limits = this.#limits;
@@ -109,12 +115,24 @@ export class SettleGcPolicy {
     if (used < limits.minGarbageBytes) return undefined;
     const garbage = used - this.#live;
     const grown = !large && garbage >= limits.minGarbageBytes && garbage >= this.#live * limits.growth;
-    const afterBusy = this.#busy && this.#since >= limits.windowsApart;
+    let afterBusy = this.#busy && this.#since >= limits.windowsApart;
+    if (afterBusy && large && !this.#worthGivingBack(limits)) {
+      // Busy work that left no wave's pages behind owes nothing, then or later: the heap
+      // growing afterwards is growth while quiet, which a large heap leaves to V8.
+      this.#busy = false;
+      afterBusy = false;
+    }
     if (!afterBusy && !grown) return undefined;
     this.#probes.collect();
     this.#busy = false;
     this.#since = 0;
     this.#live = this.#probes.heapUsed();
     return { beforeBytes: used, afterBytes: this.#live };
+  }
+
+  /** Whether the heap holds committed pages beyond the live heap by the share a grown heap would. */
+  #worthGivingBack(limits: SettleGcLimits): boolean {
+    const slack = this.#probes.heapCommitted() - this.#live;
+    return slack >= limits.minGarbageBytes && slack >= this.#live * limits.growth;
   }
 }

@@ -27,6 +27,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     '--trace-gc',
     '--trace-gc-verbose',
     '--trace-gc-nvp',
+    '--trace-gc-ignore-scavenger',
     '--experimental-sea-config',
     // Node's OpenSSL trust store, tried for `run`'s start-up (docs/performance.md, "Restart → Node Ready, 2026-11-27").
     '--use-openssl-ca',

@@ -6,15 +6,21 @@ import { SETTLE_GC_LIMITS, SettleGcPolicy } from '../../../src/fleet/settle-gc.j
 
 const MiB = 2 ** 20;
 
-/** A heap whose use the test sets, an event loop whose busy share it sets, a GC that drops to `liveAfterGc`. */
+/**
+ * A heap whose use the test sets, an event loop whose busy share it sets, a GC that drops to
+ * `liveAfterGc`. The heap keeps committed what it has used at most since the last collection,
+ * or `committed` when the test sets more.
+ */
 function fakeProcess() {
-  const p = { busy: 0, used: 0, liveAfterGc: 0, collections: 0 };
+  const p = { busy: 0, used: 0, liveAfterGc: 0, collections: 0, committed: 0 };
   const policy = new SettleGcPolicy({
     utilization: () => p.busy,
     heapUsed: () => p.used,
+    heapCommitted: () => (p.committed = Math.max(p.committed, p.used)),
     collect: () => {
       p.collections++;
       p.used = p.liveAfterGc;
+      p.committed = p.liveAfterGc;
     },
   });
   const windows = (n: number, busy: number) => {
@@ -108,6 +114,26 @@ describe('SettleGcPolicy', () => {
     windows(1, 0.9);
     windows(6, 0);
     assert.equal(p.collections, 2, 'the next wave');
+  });
+
+  it('a large live heap: not after busy work that left few pages committed beyond it', () => {
+    const { p, policy, windows } = fakeProcess();
+    const live = SETTLE_GC_LIMITS.largeLiveBytes + MiB;
+    p.used = live;
+    policy.majorGcDone();
+    // As in an idle fleet whose own marking made one window busy: nothing to give back.
+    p.committed = live * 1.15;
+    p.used = live * 1.05;
+    p.liveAfterGc = live;
+    windows(1, 0.9);
+    windows(30, 0);
+    assert.equal(p.collections, 0, 'committed 15 % over the live heap');
+    p.committed = live * 1.6;
+    windows(30, 0);
+    assert.equal(p.collections, 0, 'that busy window owes nothing once the heap grows while quiet');
+    windows(1, 0.9);
+    windows(6, 0);
+    assert.equal(p.collections, 1, 'committed 60 % over it, after busy work');
   });
 
   it('after busy work, collects at most once in 12 windows (a wave with lulls)', () => {
