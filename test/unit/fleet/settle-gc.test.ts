@@ -121,7 +121,7 @@ describe('SettleGcPolicy', () => {
     const live = SETTLE_GC_LIMITS.largeLiveBytes + MiB;
     p.used = live;
     policy.majorGcDone();
-    // As in an idle fleet whose own marking made one window busy: nothing to give back.
+    // As in an idle fleet with a busy window now and then: nothing to give back.
     p.committed = live * 1.15;
     p.used = live * 1.05;
     p.liveAfterGc = live;
