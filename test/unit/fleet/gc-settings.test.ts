@@ -238,7 +238,9 @@ describe('fleet GC settings', () => {
     // dropped at once. V8's pretenuring trace names each site it pretenures; pretenured, each
     // batch of the dropped arrays lands in the old space. With a heap past the young
     // generation's limit (made small here) V8 grows it anyway, and pretenures as it does
-    // without the setting.
+    // without the setting. The literal's function is optimized on the spot: V8's pretenuring
+    // only changes where optimized code allocates, and left to itself the optimizing compiler
+    // may finish only after the batches (or drop the code in the middle of them).
     const run = async (growYoungWhileBusy: boolean, largeHeap: boolean) => {
       const script = `
         import v8 from 'node:v8';
@@ -256,6 +258,10 @@ describe('fleet GC settings', () => {
         let kept = [];
         for (let i = 0; i < 300000; i++) kept.push(make(i));
         kept = null;
+        %PrepareFunctionForOptimization(make);
+        make(0);
+        %OptimizeFunctionOnNextCall(make);
+        make(0);
         const growth = [];
         let sum = 0;
         for (let batch = 0; batch < 9; batch++) {
@@ -263,14 +269,17 @@ describe('fleet GC settings', () => {
           for (let i = 0; i < 5000; i++) sum += make(i).length;
           growth.push(old() - before);
         }
-        growth.sort((a, b) => a - b);
-        console.log('RESULT ' + JSON.stringify({ median: growth[4], sum }));`;
-      const flags = ['--expose-gc', '--min-semi-space-size=1', '--max-semi-space-size=1', '--trace-pretenuring-statistics'];
+        console.log('RESULT ' + JSON.stringify({ growth, sum }));`;
+      const flags = ['--allow-natives-syntax', '--expose-gc', '--min-semi-space-size=1', '--max-semi-space-size=1', '--trace-pretenuring-statistics'];
       const { stdout } = await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', script], { maxBuffer: 16 * 2 ** 20 });
       const result = stdout.split('\n').find((line) => line.startsWith('RESULT '));
       assert.ok(result !== undefined, stdout.slice(-2000));
+      // 5,000 arrays of three small integers are about 190 KB; the old space grows by whole
+      // 256 KiB pages, so a batch that landed there shows 0, 256 or 512 KiB.
+      const growth = (JSON.parse(result.slice('RESULT '.length)) as { growth: number[] }).growth;
       return {
-        oldGrowth: (JSON.parse(result.slice('RESULT '.length)) as { median: number }).median,
+        growth,
+        landedInOld: growth.filter((bytes) => bytes >= 100 * 1024).length,
         pretenured: stdout.split('\n').filter((line) => /(undecided|maybe tenure|don't tenure) => tenure/.test(line)).length,
       };
     };
@@ -278,9 +287,11 @@ describe('fleet GC settings', () => {
     assert.ok(without.pretenured >= 1, JSON.stringify(without));
     assert.equal(withIt.pretenured, 0, JSON.stringify(withIt));
     assert.ok(large.pretenured >= 1, JSON.stringify(large));
-    // 5,000 arrays of three small integers: about 190 KB.
-    assert.ok(without.oldGrowth >= 100 * 1024, `old space growth per batch without the setting: ${without.oldGrowth} bytes`);
-    assert.ok(withIt.oldGrowth < 64 * 1024, `old space growth per batch with it: ${withIt.oldGrowth} bytes`);
+    // Nine batches. V8 may change its mind about a pretenured site after a few batches, and a
+    // batch may grow the old space for reasons of its own (a scavenge promoting survivors),
+    // hence counts with room on both sides rather than every batch.
+    assert.ok(without.landedInOld >= 3, `old space growth per batch without the setting: ${JSON.stringify(without.growth)}`);
+    assert.ok(withIt.landedInOld <= 2, `old space growth per batch with it: ${JSON.stringify(withIt.growth)}`);
   });
 
   it('turns pretenuring off with the busy growth only, and on again when settings without it follow', () => {
