@@ -274,8 +274,8 @@ describe('fleet GC settings', () => {
       const { stdout } = await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', script], { maxBuffer: 16 * 2 ** 20 });
       const result = stdout.split('\n').find((line) => line.startsWith('RESULT '));
       assert.ok(result !== undefined, stdout.slice(-2000));
-      // 5,000 arrays of three small integers are about 190 KB; the old space grows by whole
-      // 256 KiB pages, so a batch that landed there shows 0, 256 or 512 KiB.
+      // 5,000 arrays of three small integers are about 190 KB; the old space's used size moves
+      // a page (about 252 KB) at a time, so a batch that landed there shows one or two pages.
       const growth = (JSON.parse(result.slice('RESULT '.length)) as { growth: number[] }).growth;
       return {
         growth,
@@ -287,9 +287,9 @@ describe('fleet GC settings', () => {
     assert.ok(without.pretenured >= 1, JSON.stringify(without));
     assert.equal(withIt.pretenured, 0, JSON.stringify(withIt));
     assert.ok(large.pretenured >= 1, JSON.stringify(large));
-    // Nine batches. V8 may change its mind about a pretenured site after a few batches, and a
-    // batch may grow the old space for reasons of its own (a scavenge promoting survivors),
-    // hence counts with room on both sides rather than every batch.
+    // Nine batches, counted with room on both sides: V8 may change its mind about a pretenured
+    // site after a few batches, and with the setting one batch still grew the old space in most
+    // runs here (its cause not traced).
     assert.ok(without.landedInOld >= 3, `old space growth per batch without the setting: ${JSON.stringify(without.growth)}`);
     assert.ok(withIt.landedInOld <= 2, `old space growth per batch with it: ${JSON.stringify(withIt.growth)}`);
   });
