@@ -19,10 +19,12 @@
 // and the control plane with and without kube-scheduler and kube-controller-manager; last, kwok
 // (tools/kwok) and `kubelet-pods fleet` on the same nodes and pods, each on a fresh control plane
 // (bench/agent/kwok.bench.ts); and the fleet at scale, nodes × pods through Ready, Running, an
-// idle window and deletion with the control plane's share (bench/agent/fleet-scale.bench.ts).
+// idle window and deletion with the control plane's share (bench/agent/fleet-scale.bench.ts); and
+// the kubelet's own Lease controller for as many nodes beside the fleet's renewals
+// (bench/agent/kubelet-leases.bench.ts).
 // They write bench/results/agent-*[-quick].{json,md}.
 // --pod-manager-only / --agent-only pick one; --agent=bulk (or latency, resources, side-by-side,
-// fleet, fleet-memory, fleet-features, cluster, kwok, fleet-scale, comma-separated) runs only
+// fleet, fleet-memory, fleet-features, cluster, kwok, fleet-scale, kubelet-leases, comma-separated) runs only
 // those agent benchmarks.
 
 import { spawnSync } from 'node:child_process';

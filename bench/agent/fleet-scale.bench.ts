@@ -121,7 +121,8 @@ export interface FleetScaleResult {
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
-function lateness(values: readonly number[]): LeaseLateness {
+/** p50, p99 and max of sorted lateness values, and how many there are. */
+export function latenessOf(values: readonly number[]): LeaseLateness {
   return { renewals: values.length, p50Ms: round2(quantile(values, 0.5)), p99Ms: round2(quantile(values, 0.99)), maxMs: round2(values.at(-1) ?? 0) };
 }
 
@@ -167,7 +168,7 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
         ms: Math.round(done.ms),
         ...(done.requestsSentMs !== undefined ? { requestsSentMs: Math.round(done.requestsSentMs) } : {}),
         fleetRequestsPerSecond: round2((req1 / (t1 - t0)) * 1000),
-        ...(leases !== undefined ? { lease: lateness(leaseLateness(leases.renewals, t0, t1)), leaseStamped: lateness(stampedLeaseLateness(leases.renewals, t0, t1)) } : {}),
+        ...(leases !== undefined ? { lease: latenessOf(leaseLateness(leases.renewals, t0, t1)), leaseStamped: latenessOf(stampedLeaseLateness(leases.renewals, t0, t1)) } : {}),
         ...(fleetPauses !== undefined ? { fleetPauses } : {}),
         processes,
         apiServer,

@@ -22,7 +22,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { FLEET_MAX_SOCKETS } from '../../src/fleet/fleet-pools.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
@@ -316,7 +316,7 @@ export function fleetTable(r: FleetBenchResult): string {
   ].join('\n');
 }
 
-/** One renewal as it arrived: when, through which opening of the watch, and the fleet's own stamp. */
+/** One renewal as it arrived: when, through which listing of the watch, and the fleet's own stamp. */
 export interface RenewalSeen {
   at: number;
   watch: number;
@@ -332,7 +332,8 @@ export function leaseLateness(renewals: ReadonlyMap<string, readonly RenewalSeen
   const lateness: number[] = [];
   for (const seen of renewals.values()) {
     for (let i = 1; i < seen.length; i++) {
-      // A gap that spans a reopened watch says nothing about the fleet.
+      // A gap that spans two listings of the watch says nothing about the fleet: a renewal may
+      // have come and gone between them.
       if (seen[i - 1]!.at < from || seen[i]!.at > until || seen[i - 1]!.watch !== seen[i]!.watch) continue;
       lateness.push(Math.max(0, time(seen[i]!) - time(seen[i - 1]!) - ALLOWED_MS));
     }
@@ -349,34 +350,58 @@ export function stampedLeaseLateness(renewals: ReadonlyMap<string, readonly Rene
 }
 
 /**
- * The fleet's Lease renewals as they arrive, by Lease name, from a watch of kube-node-lease that
- * is opened again whenever it ends (one run saw none at all once its watch had ended). A
- * renewal is a new `spec.renewTime`, so the Leases listed again on reopening add nothing.
- * Only Leases whose name starts with `prefix` (the fleet's nodes) count.
+ * The fleet's Lease renewals as they arrive, by Lease name, from a list of kube-node-lease and a
+ * watch from the list's resourceVersion, opened again whenever it ends (one run saw none at all
+ * once its watch had ended). The watch resumes from the last resourceVersion it delivered, so
+ * no renewal is missed and the gaps across the reopening still count; when the API server no
+ * longer has that version (an ERROR event, 410), it lists again, and gaps across a listing count
+ * for nothing. Under a saturated control plane the server closes a watch every few seconds,
+ * and a watch that listed all 10,000 Leases again through each new opening never caught up. A
+ * renewal is a new `spec.renewTime`, so what a listing repeats adds nothing. Only Leases whose
+ * name starts with `prefix` (the fleet's nodes) count.
  */
 export async function watchLeaseRenewals(kc: KubeConfig, prefix = PREFIX): Promise<{ renewals: Map<string, RenewalSeen[]>; reopened(): number; stop(): void }> {
   const renewals = new Map<string, RenewalSeen[]>();
-  const lastRenewTime = new Map<string, string>();
+  const lastRenewTime = new Map<string, number>();
+  const coordination = kc.makeApiClient(CoordinationV1Api);
   let opened = 0;
+  // Which listing the renewals came through: a gap between two listings may hide a renewal.
+  let listing = 0;
+  let resourceVersion: string | undefined;
   let stopped = false;
   let current: { abort(): void } | undefined;
+  // The listed Leases' renewTime are Dates, the watched ones' strings; both to the millisecond.
+  const record = (name: string | undefined, renewTime: Date | string | undefined, watch: number): void => {
+    const renewedAt = renewTime === undefined ? NaN : new Date(renewTime).getTime();
+    if (name === undefined || !name.startsWith(prefix) || Number.isNaN(renewedAt) || lastRenewTime.get(name) === renewedAt) return;
+    lastRenewTime.set(name, renewedAt);
+    const list = renewals.get(name) ?? [];
+    list.push({ at: performance.now(), watch, renewedAt });
+    renewals.set(name, list);
+  };
   const open = async (): Promise<void> => {
-    const watch = ++opened;
+    opened++;
+    if (resourceVersion === undefined) {
+      const listed = await coordination.listNamespacedLease({ namespace: 'kube-node-lease' });
+      listing++;
+      for (const lease of listed.items) record(lease.metadata?.name, lease.spec?.renewTime, listing);
+      resourceVersion = listed.metadata?.resourceVersion;
+    }
+    const watch = listing;
     current = await new Watch(kc).watch(
       '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
-      {},
-      (_type: string, lease: { metadata?: { name?: string }; spec?: { renewTime?: string } }) => {
-        const name = lease.metadata?.name ?? '';
-        const renewTime = String(lease.spec?.renewTime ?? '');
-        if (!name.startsWith(prefix) || lastRenewTime.get(name) === renewTime) return;
-        lastRenewTime.set(name, renewTime);
-        const list = renewals.get(name) ?? [];
-        list.push({ at: performance.now(), watch, renewedAt: Date.parse(renewTime) });
-        renewals.set(name, list);
+      { allowWatchBookmarks: true, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+      (type: string, lease: { metadata?: { name?: string; resourceVersion?: string }; spec?: { renewTime?: string } }) => {
+        if (type === 'ERROR') {
+          resourceVersion = undefined;
+          return;
+        }
+        resourceVersion = lease.metadata?.resourceVersion ?? resourceVersion;
+        if (type !== 'BOOKMARK') record(lease.metadata?.name, lease.spec?.renewTime, watch);
       },
       (err: unknown) => {
         if (stopped) return;
-        console.error(`fleet bench: the Lease watch ended (${err instanceof Error ? err.message : 'closed by the server'}); opening it again`);
+        console.error(`fleet bench: the Lease watch ended (${err instanceof Error ? err.message : 'closed by the server'}); ${resourceVersion === undefined ? 'listing and watching again' : `watching again from resourceVersion ${resourceVersion}`}`);
         const reopen = (): void => void open().catch(() => setTimeout(reopen, 1000));
         reopen();
       },

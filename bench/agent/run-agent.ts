@@ -3,8 +3,9 @@
 // Then the real kubelet and our agent side by side, on a control plane of their own:
 // bench/results/agent-side-by-side[-quick].{json,md}; the fleet (agent-fleet), and the control
 // plane with and without its scheduler and controller manager (agent-cluster), and kwok beside the
-// fleet (agent-kwok, run-kwok.ts), and the fleet at scale (agent-fleet-scale, run-fleet-scale.ts),
-// each on control planes of their own.
+// fleet (agent-kwok, run-kwok.ts), the fleet at scale (agent-fleet-scale, run-fleet-scale.ts), and
+// the kubelet's Lease controller beside the fleet's renewals (agent-kubelet-leases,
+// run-kubelet-leases.ts), each on control planes of their own.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { fleetModesTable, fleetTable, runFleetBench, runFleetModes, FLEET_KUBELE
 import { clusterTable, runClusterBench } from './cluster.bench.js';
 import { runKwok } from './run-kwok.js';
 import { runFleetScale } from './run-fleet-scale.js';
+import { runKubeletLeases } from './run-kubelet-leases.js';
 import { fleetMemoryTable, runFleetMemoryBench } from './fleet-memory.bench.js';
 import { fleetFeaturesTable, runFleetFeatures } from './fleet-features.bench.js';
 import {
@@ -99,7 +101,7 @@ export function resourcesTable(rows: readonly ResourceRow[]): string {
   return lines.join('\n');
 }
 
-export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'fleet-features', 'cluster', 'kwok', 'fleet-scale'] as const;
+export const AGENT_BENCHES = ['latency', 'bulk', 'resources', 'side-by-side', 'fleet', 'fleet-memory', 'fleet-features', 'cluster', 'kwok', 'fleet-scale', 'kubelet-leases'] as const;
 export type AgentBenchName = (typeof AGENT_BENCHES)[number];
 
 export async function runAgentBenches(quick: boolean, resultsDir: string, only: readonly AgentBenchName[] = AGENT_BENCHES): Promise<void> {
@@ -145,6 +147,7 @@ export async function runAgentBenches(quick: boolean, resultsDir: string, only: 
   if (only.includes('cluster')) await runCluster(quick, write);
   if (only.includes('kwok')) await runKwok(quick, write);
   if (only.includes('fleet-scale')) await runFleetScale(quick, write);
+  if (only.includes('kubelet-leases')) await runKubeletLeases(quick, write);
 }
 
 /** What each simulator feature costs a fleet per node (BENCH_FLEET_FEATURES_NODES overrides N). */

@@ -15,7 +15,7 @@ describe('Lease lateness', () => {
   const renewals = new Map<string, RenewalSeen[]>([
     ['a', [{ at: 0, watch: 1, renewedAt: 1_000_000 }, { at: 13_000, watch: 1, renewedAt: 1_010_000 }]],
     ['b', [{ at: 100, watch: 1, renewedAt: 1_000_100 }, { at: 12_500, watch: 1, renewedAt: 1_012_500 }]],
-    // Seen through two openings of the watch: says nothing.
+    // Seen through two listings of the watch: says nothing.
     ['c', [{ at: 0, watch: 1, renewedAt: 0 }, { at: 60_000, watch: 2, renewedAt: 60_000 }]],
   ]);
 
