@@ -21,6 +21,25 @@ export function kubeConfigFromFile(path: string): KubeConfig {
 
 export { podManifestYaml as manifestYaml } from '../../test/helpers/manifests.js';
 
+/** A benchmark knob read from the environment: a whole number of at least `min`, `fallback` when unset. */
+export function envWholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** A benchmark knob naming some of `choices`, comma-separated; all of them when unset. */
+export function envChoices<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[]): T[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return [...choices];
+  const names = raw.split(',').map((c) => c.trim()).filter(Boolean);
+  const unknown = names.filter((c) => !(choices as readonly string[]).includes(c));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`${name}: expected some of ${choices.join(', ')}, got ${unknown.length > 0 ? `unknown ${unknown.join(', ')}` : JSON.stringify(raw)}`);
+  return names as T[];
+}
+
 export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }

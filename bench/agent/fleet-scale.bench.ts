@@ -25,7 +25,7 @@ import { createApiClients, createConnectionPool } from '../../src/kube/api-clien
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
 import { apiServerPhase, readApiServerMetrics, type ApiServerPhase, type MetricsReading } from './api-server-metrics.js';
-import { createNamespace, pool, tempDir } from './common.js';
+import { createNamespace, envWholeNumber, pool, tempDir } from './common.js';
 import { leaseLateness, quantile, stampedLeaseLateness, watchLeaseRenewals } from './fleet.bench.js';
 import { createPod, ordinaryPod } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
@@ -55,21 +55,16 @@ export const FLEET_SCALE_KNOBS = ['BENCH_FLEET_SCALE_NODES', 'BENCH_FLEET_SCALE_
 export function fleetScaleSizes(quick: boolean, env: NodeJS.ProcessEnv = process.env): FleetScaleSizes {
   // Quick: two Lease rounds in the window, so lateness has gaps to measure.
   const base = quick ? { nodes: 20, podsPerNode: 5, idleWindowMs: 25_000, settleMs: 5_000, concurrency: 32 } : { nodes: 1_000, podsPerNode: 100, idleWindowMs: 600_000, settleMs: 20_000, concurrency: 32 };
-  const num = (name: (typeof FLEET_SCALE_KNOBS)[number], fallback: number | undefined, min: number): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
-    return n;
-  };
-  const qps = num('BENCH_FLEET_SCALE_QPS', undefined, 0);
+  const num = (name: (typeof FLEET_SCALE_KNOBS)[number], fallback: number, min: number): number => envWholeNumber(env, name, fallback, min);
+  // Unset: the fleet's own default for this many nodes.
+  const qps = num('BENCH_FLEET_SCALE_QPS', NaN, 0);
   return {
-    nodes: num('BENCH_FLEET_SCALE_NODES', base.nodes, 1)!,
-    podsPerNode: num('BENCH_FLEET_SCALE_PODS', base.podsPerNode, 0)!,
-    idleWindowMs: num('BENCH_FLEET_SCALE_IDLE_MS', base.idleWindowMs, 1)!,
+    nodes: num('BENCH_FLEET_SCALE_NODES', base.nodes, 1),
+    podsPerNode: num('BENCH_FLEET_SCALE_PODS', base.podsPerNode, 0),
+    idleWindowMs: num('BENCH_FLEET_SCALE_IDLE_MS', base.idleWindowMs, 1),
     settleMs: base.settleMs,
-    concurrency: num('BENCH_FLEET_SCALE_CONCURRENCY', base.concurrency, 1)!,
-    ...(qps !== undefined ? { kubeAPIQPS: qps } : {}),
+    concurrency: num('BENCH_FLEET_SCALE_CONCURRENCY', base.concurrency, 1),
+    ...(Number.isNaN(qps) ? {} : { kubeAPIQPS: qps }),
   };
 }
 

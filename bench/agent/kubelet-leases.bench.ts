@@ -19,8 +19,9 @@ import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { logTail } from '../../src/cluster/tool-process.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { apiServerPhase, readApiServerMetrics, type ApiServerPhase, type MetricsReading } from './api-server-metrics.js';
-import { tempDir } from './common.js';
+import { envChoices, envWholeNumber, tempDir } from './common.js';
 import { leaseLateness, stampedLeaseLateness, watchLeaseRenewals } from './fleet.bench.js';
+import { until } from './fleet-memory.bench.js';
 import { latenessOf, runFleetScaleBench, type FleetPauses, type LeaseLateness } from './fleet-scale.bench.js';
 import { controlPlaneProcesses, PhaseUsage, type ProcessPhase } from './process-usage.js';
 import { childPidWithArg } from './subjects.js';
@@ -56,23 +57,13 @@ export const KUBELET_LEASES_KNOBS = ['BENCH_KUBELET_LEASES_NODES', 'BENCH_KUBELE
 export function kubeletLeasesSizes(quick: boolean, env: NodeJS.ProcessEnv = process.env): KubeletLeasesSizes {
   // Quick: two Lease rounds in the window, so lateness has gaps to measure.
   const base = quick ? { nodes: 20, idleWindowMs: 25_000, settleMs: 5_000 } : { nodes: 10_000, idleWindowMs: 120_000, settleMs: 20_000 };
-  const num = (name: (typeof KUBELET_LEASES_KNOBS)[number], fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a whole number ≥ 1, got ${JSON.stringify(raw)}`);
-    return n;
-  };
-  const rawPeers = env.BENCH_KUBELET_LEASES_PEERS;
-  const peers = rawPeers === undefined || rawPeers === '' ? LEASE_PEERS : rawPeers.split(',').map((p) => p.trim());
-  const unknown = peers.filter((p) => !(LEASE_PEERS as readonly string[]).includes(p));
-  if (unknown.length > 0 || peers.length === 0) throw new Error(`BENCH_KUBELET_LEASES_PEERS: expected some of ${LEASE_PEERS.join(', ')}, got ${JSON.stringify(rawPeers)}`);
+  const num = (name: (typeof KUBELET_LEASES_KNOBS)[number], fallback: number): number => envWholeNumber(env, name, fallback);
   return {
     nodes: num('BENCH_KUBELET_LEASES_NODES', base.nodes),
     idleWindowMs: num('BENCH_KUBELET_LEASES_IDLE_MS', base.idleWindowMs),
     settleMs: base.settleMs,
     connections: 16,
-    peers: peers as LeasePeer[],
+    peers: envChoices(env, 'BENCH_KUBELET_LEASES_PEERS', LEASE_PEERS),
   };
 }
 
@@ -136,25 +127,33 @@ async function runKubeletPeer(sizes: KubeletLeasesSizes): Promise<LeasePeerRun> 
     const startedAt = performance.now();
     const child = spawn(binary, [`-kubeconfig=${kubeconfig}`, `-leases=${sizes.nodes}`, `-prefix=${PREFIX}`, `-connections=${sizes.connections}`], { stdio: ['ignore', 'ignore', log] });
     closeSync(log);
-    let exitedEarly: string | undefined;
+    // How the process ended, once it has.
+    let exit: string | undefined;
     const exited = new Promise<void>((resolve) =>
       child.once('exit', (code, signal) => {
-        exitedEarly = `exited (${signal ?? code})`;
+        exit = `exited (${signal ?? code})`;
         resolve();
       }),
     );
     stopPeer = async () => {
-      if (exitedEarly === undefined) child.kill('SIGTERM');
+      if (exit === undefined) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     };
     const renewals = leases.renewals;
-    const deadline = startedAt + 120_000 + sizes.nodes * 30;
-    while (renewals.size < sizes.nodes) {
-      if (exitedEarly !== undefined) throw new Error(`kubelet-leases ${exitedEarly} with ${renewals.size} of ${sizes.nodes} Leases held; its log:\n${await logTail(logFile)}`);
-      if (performance.now() > deadline) throw new Error(`kubelet-leases: ${renewals.size} of ${sizes.nodes} Leases held after ${((performance.now() - startedAt) / 1000).toFixed(0)} s; its log:\n${await logTail(logFile)}`);
-      await delay(200);
+    try {
+      await until(
+        () => {
+          if (exit !== undefined) throw new Error(`kubelet-leases ${exit} with ${renewals.size} of ${sizes.nodes} Leases held`);
+          return renewals.size >= sizes.nodes;
+        },
+        `${sizes.nodes} Leases held`,
+        120_000 + sizes.nodes * 30,
+        200,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message} (${renewals.size} held); its log:\n${await logTail(logFile)}`, { cause: err });
     }
     const heldMs = performance.now() - startedAt;
     await delay(sizes.settleMs);
@@ -165,7 +164,7 @@ async function runKubeletPeer(sizes: KubeletLeasesSizes): Promise<LeasePeerRun> 
     const t1 = performance.now();
     const processes = usage.end();
     const apiServer = apiServerPhase(m0, await metrics());
-    if (exitedEarly !== undefined) throw new Error(`kubelet-leases ${exitedEarly} in the idle window; its log:\n${await logTail(logFile)}`);
+    if (exit !== undefined) throw new Error(`kubelet-leases ${exit} in the idle window; its log:\n${await logTail(logFile)}`);
     return {
       peer: 'kubelet',
       heldMs: Math.round(heldMs),

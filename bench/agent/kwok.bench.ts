@@ -30,7 +30,7 @@ import { unlimited } from '../../src/kube/rate-limiter.js';
 import type { CoreV1Api as LeanCoreV1Api } from '../../src/kube/typed-apis.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
 import { KWOK_KWOKCTL_DEFAULTS, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from '../../test/helpers/kwok.js';
-import { createNamespace, pool, tempDir } from './common.js';
+import { createNamespace, envChoices, envWholeNumber, pool, tempDir } from './common.js';
 import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
 import { WatchedCount } from './watched-count.js';
 import { countWrites, describeWrites, writeWritesAuditPolicy, type Phase, type PhaseWrites } from './audit-writes.js';
@@ -63,13 +63,7 @@ export function kwokBenchSizes(quick: boolean, env: NodeJS.ProcessEnv = process.
   const base: KwokBenchSizes = quick
     ? { nodes: 20, podsPerNode: 5, concurrency: 20, settleMs: 5_000, idleWindowMs: 10_000, baseSettleMs: 3_000, baseWindowMs: 5_000 }
     : { nodes: 1_000, podsPerNode: 10, concurrency: 50, settleMs: 20_000, idleWindowMs: 60_000, baseSettleMs: 10_000, baseWindowMs: 10_000 };
-  const num = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a whole number ≥ 1, got ${JSON.stringify(raw)}`);
-    return n;
-  };
+  const num = (name: string, fallback: number): number => envWholeNumber(env, name, fallback);
   const podsPerNode = num('BENCH_KWOK_PODS_PER_NODE', base.podsPerNode);
   return {
     ...base,
@@ -98,12 +92,7 @@ export function fleetExtraSettings(env: NodeJS.ProcessEnv = process.env): Record
 
 /** BENCH_KWOK_PEERS=kwok or =fleet picks one; both by default. */
 export function kwokBenchPeers(env: NodeJS.ProcessEnv = process.env): PeerName[] {
-  const raw = env.BENCH_KWOK_PEERS;
-  if (raw === undefined || raw === '') return [...PEERS];
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !(PEERS as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new Error(`BENCH_KWOK_PEERS: unknown ${unknown.join(', ')}; choose from ${PEERS.join(', ')}`);
-  return names as PeerName[];
+  return envChoices(env, 'BENCH_KWOK_PEERS', PEERS);
 }
 
 export interface IdleWindow {
