@@ -100,9 +100,22 @@ export function flatHeaders(headers: IncomingHttpHeaders): Record<string, string
   return out;
 }
 
-/** The error of a call abandoned at its deadline, named as api-error.ts's `isAbortError` expects. */
-export function deadlineError(method: string, target: string, timeoutMs: number): Error {
-  return Object.assign(new Error(`${method} ${target}: no answer within ${timeoutMs} ms`), { name: 'AbortError' });
+/**
+ * The error of a call abandoned at its deadline, named as api-error.ts's `isAbortError` expects;
+ * `notSent` when no connection had taken the request by then (`wasNotSent`).
+ */
+export function deadlineError(method: string, target: string, timeoutMs: number, notSent = false): Error {
+  const err = Object.assign(new Error(`${method} ${target}: no answer within ${timeoutMs} ms`), { name: 'AbortError' });
+  return notSent ? Object.assign(err, { notSent: true }) : err;
+}
+
+/**
+ * True when the call failed at its deadline before any connection took it (it waited for a
+ * free one all along), so the API server cannot have acted on it. A call that was sent and
+ * then abandoned may have been carried out all the same.
+ */
+export function wasNotSent(err: unknown): boolean {
+  return (err as { notSent?: unknown } | null)?.notSent === true;
 }
 
 /** The host of a URL as node:http wants it (an IPv6 literal without its brackets). */
@@ -198,7 +211,9 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
       const deadline: Deadline = { expired: false, inFlight: undefined };
       const timer = setTimeout(() => {
         deadline.expired = true;
-        deadline.inFlight?.destroy(deadlineError(method, target, timeoutMs));
+        const req = deadline.inFlight;
+        // A request still queued for one of the agent's connections has no socket yet.
+        req?.destroy(deadlineError(method, target, timeoutMs, req.socket === null || req.socket === undefined));
       }, timeoutMs);
       try {
         const prepared = await access.prepare();
@@ -211,7 +226,7 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
           headers['content-length'] = String(Buffer.byteLength(text));
         }
         for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-        const attempt = (): Promise<Answer> => (deadline.expired ? Promise.reject(deadlineError(method, target, timeoutMs)) : sendHttp1(access, prepared, method, target, headers, text, deadline));
+        const attempt = (): Promise<Answer> => (deadline.expired ? Promise.reject(deadlineError(method, target, timeoutMs, true)) : sendHttp1(access, prepared, method, target, headers, text, deadline));
         const answer = await sendRetryingAfter(attempt, {
           maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
           sleep,

@@ -3,7 +3,8 @@ import { V1MicroTime } from '../kube/micro-time.js';
 import { childLogger, type Logger } from '../logger.js';
 import { kpError } from '../errors.js';
 import type { LeaseApi } from '../kube/api-clients.js';
-import { isNotFound } from '../kube/api-error.js';
+import { apiErrorInfo, isConflict, isNotFound } from '../kube/api-error.js';
+import { wasNotSent } from '../kube/api-transport.js';
 import { logApiFailure } from '../kube/log-api-failure.js';
 import { realClock, type Clock } from '../time/clock.js';
 import { heldLease } from './held-lease.js';
@@ -11,6 +12,13 @@ import { createPeriodicLoop, type LoopSpread, type PeriodicLoop } from './period
 import { validateNodeName } from '../values/node-name.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+/**
+ * Failed renewals in a row from the held copy before the Lease is read again: the kubelet's
+ * Lease controller tries an update from its latest copy this many times before it falls back
+ * to reading the Lease (component-helpers' lease controller, `maxUpdateRetries`).
+ */
+export const MAX_RENEWALS_FROM_HELD_COPY = 5;
 
 export interface NodeLeaseOptions {
   nodeName: string;
@@ -83,12 +91,14 @@ class NodeLeaseController implements NodeLease {
   readonly #onLost: ((holder: string) => void) | undefined;
   readonly #onRenewed: ((renewTime: Date) => void) | undefined;
 
-  // The last Lease we wrote: renewing from it saves a GET per renewal. Any failure forgets it,
-  // and the next attempt reads the Lease fresh, as the kubelet reads it after a failed update
-  // from its latest copy: a renewal that timed out may have been written all the same, and
-  // every renewal from the stale copy would then fail too (a 409 that may itself come too late
-  // to be seen as one).
+  // The last Lease we wrote: renewing from it saves a GET per renewal. A conflict (someone
+  // else wrote it, or a renewal of ours whose answer was lost) reads it again at once, and a
+  // failure the server answered, or a call that never left (`#failed`), keeps the copy for up to
+  // MAX_RENEWALS_FROM_HELD_COPY renewals in a row, as the kubelet keeps its latest copy.
+  // Reading after every failure doubled the requests of nodes whose renewals waited for a
+  // connection past their deadline, which on a busy API server made them later still.
   #lease: V1Lease | undefined;
+  #failedRenewals = 0;
   // The holder `onLost` was last told of: each attempt reads the Lease again, and says so once.
   #lostTo: string | undefined;
 
@@ -131,30 +141,62 @@ class NodeLeaseController implements NodeLease {
   async #attempt(): Promise<boolean> {
     try {
       const owner = await this.#ownerReference();
-      let base = this.#lease;
-      if (base === undefined) {
+      if (this.#lease !== undefined) {
         try {
-          base = await this.#api.readNamespacedLease({ name: this.#name, namespace: NODE_LEASE_NAMESPACE });
+          const now = this.#clock.now();
+          return this.#wrote(await this.#renew(this.#lease, owner, now), now);
         } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-        const holder = base?.spec?.holderIdentity;
-        if (this.#onLost !== undefined && base !== undefined && holder !== undefined && holder !== this.#holder && !leaseExpired(base, this.#clock.now())) {
-          if (holder !== this.#lostTo) this.#onLost(holder);
-          this.#lostTo = holder;
-          return false;
+          // Written by someone else, or by a renewal of ours whose answer was lost: read it and
+          // try again at once, as the kubelet does after a conflict.
+          if (!isConflict(err)) throw err;
+          this.#forget();
         }
       }
+      let base: V1Lease | undefined;
+      try {
+        base = await this.#api.readNamespacedLease({ name: this.#name, namespace: NODE_LEASE_NAMESPACE });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      const holder = base?.spec?.holderIdentity;
+      if (this.#onLost !== undefined && base !== undefined && holder !== undefined && holder !== this.#holder && !leaseExpired(base, this.#clock.now())) {
+        if (holder !== this.#lostTo) this.#onLost(holder);
+        this.#lostTo = holder;
+        return false;
+      }
       const now = this.#clock.now();
-      this.#lease = heldLease(this.#lease, base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now));
-      this.#lostTo = undefined;
-      this.#onRenewed?.(now);
-      return true;
+      return this.#wrote(base === undefined ? await this.#create(owner, now) : await this.#renew(base, owner, now), now);
     } catch (err) {
-      this.#lease = undefined;
+      this.#failed(err);
       logApiFailure(this.#log, err, { code: 'KP_ERR_NODE_LEASE', subject: this.#name, message: 'node lease create or renew failed' });
       return false;
     }
+  }
+
+  // `answer` is the server's to a write of renewTime `at`.
+  #wrote(answer: V1Lease, at: Date): true {
+    this.#lease = heldLease(this.#lease, answer);
+    this.#failedRenewals = 0;
+    this.#lostTo = undefined;
+    this.#onRenewed?.(at);
+    return true;
+  }
+
+  // Whether the next attempt renews from the held copy or reads the Lease first. The copy is
+  // kept through a call that never left, and through an answer other than 404 or 409: should
+  // a 5xx have been written after all, the next renewal is answered 409 and reads. After a
+  // call abandoned in flight the 409 that would say so can come too late as well.
+  #failed(err: unknown): void {
+    if (this.#lease === undefined) return;
+    this.#failedRenewals++;
+    const code = apiErrorInfo(err).code;
+    const unchanged = wasNotSent(err) || (code !== 0 && code !== 404 && code !== 409);
+    if (!unchanged || this.#failedRenewals >= MAX_RENEWALS_FROM_HELD_COPY) this.#forget();
+  }
+
+  #forget(): void {
+    this.#lease = undefined;
+    this.#failedRenewals = 0;
   }
 
   #create(owner: V1OwnerReference | undefined, at: Date): Promise<V1Lease> {

@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { createApiClients, createConnectionPool, type LeaseApi } from '../../../src/kube/api-clients.js';
 import { apiErrorInfo, apiFailureCause, isAlreadyExists, isConflict, isNotFound } from '../../../src/kube/api-error.js';
 import { createLeaseClient } from '../../../src/kube/lease-client.js';
+import { wasNotSent } from '../../../src/kube/api-transport.js';
 import { isAbortError } from '../../../src/kube/request-timeout.js';
 import { createTokenBucket, unlimited, type RateLimiter } from '../../../src/kube/rate-limiter.js';
 import { createNodeLease, NODE_LEASE_NAMESPACE } from '../../../src/node/node-lease.js';
@@ -205,7 +206,7 @@ describe('createLeaseClient', () => {
     await assert.rejects(lean.readNamespacedLease({ name: 'x', namespace: NODE_LEASE_NAMESPACE }), (err: Error) => !err.message.includes(badToken) && !String(err.stack).includes(badToken));
   });
 
-  it('under the node lease: creates, renews from its copy, and re-reads after a conflict', async () => {
+  it('under the node lease: creates, renews from its copy, and after a conflict reads it and renews in one attempt', async () => {
     const { lean } = clients(TOKEN, createTokenBucket({ qps: 50, burst: 10 }));
     const lease = createNodeLease({ nodeName: 'renew-node', api: lean, holderIdentity: 'renew-node' });
     assert.equal(await lease.syncNow(), true);
@@ -217,11 +218,10 @@ describe('createLeaseClient', () => {
     assert.deepEqual(server.requests.map((r) => r.method), ['PUT'], 'a renewal is one PUT from the cached copy');
     assert.notEqual(server.leases.get(key)!.metadata?.resourceVersion, first.metadata?.resourceVersion);
 
-    // Someone else writes the Lease: the next renewal conflicts, the one after reads it fresh.
+    // Someone else writes the Lease: the next renewal conflicts, reads it fresh and renews.
     const current = server.leases.get(key)!;
     server.leases.set(key, { ...current, metadata: { ...current.metadata, resourceVersion: '999999' } });
     server.requests.length = 0;
-    assert.equal(await lease.syncNow(), false);
     assert.equal(await lease.syncNow(), true);
     assert.deepEqual(server.requests.map((r) => r.method), ['PUT', 'GET', 'PUT']);
   });
@@ -254,6 +254,23 @@ describe('createLeaseClient', () => {
     assert.ok(performance.now() - started >= 290, 'not before its deadline');
     server.hangOn = undefined;
     await lean.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: leaseBody('after-stuck') });
+  });
+
+  it('tells a call abandoned in flight from one that never left its queue for a connection', async () => {
+    const lean = createLeaseClient(kubeConfigFor(port, server.ca.cert), unlimited, { timeoutMs: 300, pool: createConnectionPool(1) })!;
+    server.hangOn = 'stuck-node';
+    try {
+      const [inFlight, queued] = await Promise.allSettled([
+        lean.readNamespacedLease({ name: 'stuck-node', namespace: NODE_LEASE_NAMESPACE }),
+        lean.readNamespacedLease({ name: 'queued-node', namespace: NODE_LEASE_NAMESPACE }),
+      ]);
+      assert.ok(inFlight.status === 'rejected' && isAbortError(inFlight.reason));
+      assert.equal(wasNotSent(inFlight.reason), false, 'sent: the server may have acted on it');
+      assert.ok(queued.status === 'rejected' && isAbortError(queued.reason));
+      assert.equal(wasNotSent(queued.reason), true, 'the only connection was taken until the deadline');
+    } finally {
+      server.hangOn = undefined;
+    }
   });
 
   it('leaves to client-node what it does not do: credentials that can change, proxies, plain http', () => {

@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Lease, V1Node } from '@kubernetes/client-node';
 import { hasErrorCode } from '../../../src/errors.js';
-import { createNodeLease } from '../../../src/node/node-lease.js';
+import { createNodeLease, MAX_RENEWALS_FROM_HELD_COPY } from '../../../src/node/node-lease.js';
 import { FakeClock } from '../../../src/time/fake-clock.js';
+import { deadlineError, wasNotSent } from '../../../src/kube/api-transport.js';
 import { apiError, FakeLeaseApi } from '../../helpers/fake-lease-api.js';
 
 const nodeWithUID = (uid: string): V1Node => ({ metadata: { name: 'node-a', uid } });
@@ -66,25 +67,56 @@ describe('createNodeLease', () => {
     assert.equal(await lease.syncNow(), true);
     // Another writer bumps the lease behind our back.
     api.lease = { ...api.lease, metadata: { ...api.lease?.metadata, resourceVersion: '99' }, spec: { ...api.lease?.spec, holderIdentity: 'intruder' } };
-    assert.equal(await lease.syncNow(), false, 'stale resourceVersion: conflict');
-    await clock.advance(1000);
-    assert.equal(await lease.syncNow(), true);
+    assert.equal(await lease.syncNow(), true, 'stale resourceVersion: a conflict, then read and renewed in the same attempt');
     assert.deepEqual(api.calls, ['read', 'create', 'replace', 'read', 'replace']);
     assert.equal(api.lease?.spec?.holderIdentity, 'node-a');
     assert.equal(api.lease?.spec?.acquireTime, undefined);
   });
 
-  it('reads the Lease again after any failed renewal: one written whose answer came too late leaves no stale copy behind', async () => {
+  it('reads the Lease again after a renewal abandoned in flight: one written whose answer came too late leaves no stale copy behind', async () => {
     const api = new FakeLeaseApi();
     const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
     const lease = createNodeLease({ nodeName: 'node-a', api, clock });
     assert.equal(await lease.syncNow(), true);
-    api.lostAnswers = [Object.assign(new Error('PUT lease: no answer within 10000 ms'), { code: 'ETIMEDOUT' })];
+    api.lostAnswers = [deadlineError('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a', 10_000)];
     assert.equal(await lease.syncNow(), false, 'the deadline passed, though the server wrote the renewal');
+    assert.equal(lease.currentLease(), undefined);
     await clock.advance(1000);
     assert.equal(await lease.syncNow(), true, 'renewed from a fresh read, not refused as a conflict');
     assert.equal(await lease.syncNow(), true);
     assert.deepEqual(api.calls, ['read', 'create', 'replace', 'read', 'replace', 'replace']);
+  });
+
+  it('renews from its copy after a failure that cannot have written the Lease: a call that never left, or a refusal other than 404 or 409', async () => {
+    const api = new FakeLeaseApi();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const lease = createNodeLease({ nodeName: 'node-a', api, clock });
+    assert.equal(await lease.syncNow(), true);
+    const notSent = deadlineError('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a', 10_000, true);
+    assert.equal(wasNotSent(notSent), true);
+    api.failures = [notSent, apiError(429, 'TooManyRequests'), apiError(500, 'InternalError')];
+    for (let i = 0; i < 3; i++) assert.equal(await lease.syncNow(), false);
+    assert.equal(await lease.syncNow(), true);
+    assert.deepEqual(api.calls, ['read', 'create', 'replace', 'replace', 'replace', 'replace'], 'no read between the renewals');
+  });
+
+  it('renews from its copy through at most five such failures in a row, then reads the Lease, as the kubelet', async () => {
+    const api = new FakeLeaseApi();
+    const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
+    const lease = createNodeLease({ nodeName: 'node-a', api, clock });
+    assert.equal(await lease.syncNow(), true);
+    assert.equal(MAX_RENEWALS_FROM_HELD_COPY, 5);
+    const unavailable = (): Error => apiError(503, 'ServiceUnavailable');
+    api.failures = [unavailable(), unavailable(), unavailable(), unavailable()];
+    for (let i = 0; i < 4; i++) assert.equal(await lease.syncNow(), false);
+    assert.deepEqual(api.calls, ['read', 'create', 'replace', 'replace', 'replace', 'replace'], 'no read between failed renewals');
+    assert.equal(await lease.syncNow(), true, 'a success ends the run of failures');
+    api.calls.length = 0;
+    api.failures = Array.from({ length: MAX_RENEWALS_FROM_HELD_COPY }, unavailable);
+    for (let i = 0; i < MAX_RENEWALS_FROM_HELD_COPY; i++) assert.equal(await lease.syncNow(), false);
+    assert.equal(lease.currentLease(), undefined, 'the copy is given up after the fifth');
+    assert.equal(await lease.syncNow(), true);
+    assert.deepEqual(api.calls, [...Array<string>(MAX_RENEWALS_FROM_HELD_COPY).fill('replace'), 'read', 'replace']);
   });
 
   it('recreates a deleted lease and retries errors with backoff', async () => {
