@@ -87,7 +87,7 @@ describe('createNodeLease', () => {
     assert.deepEqual(api.calls, ['read', 'create', 'replace', 'read', 'replace', 'replace']);
   });
 
-  it('renews from its copy after a failure that cannot have written the Lease: a call that never left, or a refusal other than 404 or 409', async () => {
+  it('renews from its copy after a call that never left, or a failure the server answered with anything but 404 or 409', async () => {
     const api = new FakeLeaseApi();
     const clock = new FakeClock(Date.parse('2026-05-01T12:00:00Z'));
     const lease = createNodeLease({ nodeName: 'node-a', api, clock });
