@@ -22,7 +22,7 @@ export function kubeConfigFromFile(path: string): KubeConfig {
 export { podManifestYaml as manifestYaml } from '../../test/helpers/manifests.js';
 
 /** A benchmark knob read from the environment: a whole number of at least `min`, `fallback` when unset. */
-export function envWholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
+export function envWholeNumber<F extends number | undefined>(env: NodeJS.ProcessEnv, name: string, fallback: F, min = 1): number | F {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);

@@ -57,14 +57,14 @@ export function fleetScaleSizes(quick: boolean, env: NodeJS.ProcessEnv = process
   const base = quick ? { nodes: 20, podsPerNode: 5, idleWindowMs: 25_000, settleMs: 5_000, concurrency: 32 } : { nodes: 1_000, podsPerNode: 100, idleWindowMs: 600_000, settleMs: 20_000, concurrency: 32 };
   const num = (name: (typeof FLEET_SCALE_KNOBS)[number], fallback: number, min: number): number => envWholeNumber(env, name, fallback, min);
   // Unset: the fleet's own default for this many nodes.
-  const qps = num('BENCH_FLEET_SCALE_QPS', NaN, 0);
+  const qps = envWholeNumber(env, 'BENCH_FLEET_SCALE_QPS', undefined, 0);
   return {
     nodes: num('BENCH_FLEET_SCALE_NODES', base.nodes, 1),
     podsPerNode: num('BENCH_FLEET_SCALE_PODS', base.podsPerNode, 0),
     idleWindowMs: num('BENCH_FLEET_SCALE_IDLE_MS', base.idleWindowMs, 1),
     settleMs: base.settleMs,
     concurrency: num('BENCH_FLEET_SCALE_CONCURRENCY', base.concurrency, 1),
-    ...(Number.isNaN(qps) ? {} : { kubeAPIQPS: qps }),
+    ...(qps === undefined ? {} : { kubeAPIQPS: qps }),
   };
 }
 

@@ -213,7 +213,7 @@ export function createApiTransport(access: ClusterAccess, options: ApiTransportO
         deadline.expired = true;
         const req = deadline.inFlight;
         // A request still queued for one of the agent's connections has no socket yet.
-        req?.destroy(deadlineError(method, target, timeoutMs, req.socket === null || req.socket === undefined));
+        req?.destroy(deadlineError(method, target, timeoutMs, !req.socket));
       }, timeoutMs);
       try {
         const prepared = await access.prepare();
