@@ -313,10 +313,16 @@ class FileSourceImpl implements FileSource {
     } catch (err) {
       this.#logger.error({ source: FILE_SOURCE, path: this.#root, err }, 'unable to read static pod path');
     }
-    // One SET per batch, which is one per event unless events come faster than they are
-    // handled. In a burst (1,000 manifests renamed in) changes are folded further while more
-    // than BURST_PENDING events wait, since each SET costs O(pods) here; at least one SET per
-    // BURST_MAX_SILENCE_MS.
+    this.#sendIfDue();
+  }
+
+  /**
+   * One SET per batch, which is one per event unless events come faster than they are
+   * handled. In a burst (1,000 manifests renamed in) changes are folded further while more
+   * than BURST_PENDING events wait, since each SET costs O(pods) here; at least one SET per
+   * BURST_MAX_SILENCE_MS.
+   */
+  #sendIfDue(): void {
     if (
       this.#dirty &&
       (this.#pending.size < BURST_PENDING || this.#clock.monotonic() - this.#lastSendAt >= BURST_MAX_SILENCE_MS)
@@ -348,22 +354,37 @@ class FileSourceImpl implements FileSource {
     const entries = rootIsDir
       ? names.map((name, i) => ({ path: joinEntry(this.#root, name), info: entryStats[i]! }))
       : [{ path: this.#root, info: statEntry(this.#root) }];
-    const results = await Promise.allSettled(entries.map(({ path, info }) => this.#updateEntry(path, info)));
-    results.forEach((result, i) => {
-      if (result.status === 'rejected') this.#logger.error({ source: FILE_SOURCE, path: entries[i]!.path, err: result.reason }, 'cannot read manifest');
-    });
+    const seen = await Promise.all(entries.map(async ({ path, info }) => ({ path, file: this.#regularFile(path, await info) })));
+    // Outside a burst, entries that lost their file go first and are sent on their own, as the
+    // kubelet handles a rename's two events in turn: a manifest renamed within the directory is
+    // first gone (a SET without it), then back under its new name with a new UID.
+    const gone = seen.filter((entry) => entry.file === undefined);
+    if (gone.length > 0 && gone.length < seen.length && seen.length < BURST_PENDING) {
+      await this.#updateEntries(gone);
+      this.#sendIfDue();
+      await this.#updateEntries(seen.filter((entry) => entry.file !== undefined));
+    } else {
+      await this.#updateEntries(seen);
+    }
   }
 
-  async #updateEntry(path: string, entryStat: Promise<Stats | NodeJS.ErrnoException>): Promise<void> {
-    const info = await entryStat;
+  /** The entry's stat when it is a regular file; undefined when it is gone or something else. */
+  #regularFile(path: string, info: Stats | NodeJS.ErrnoException): Stats | undefined {
     // A symlink loop (ELOOP), a name too long, no permission: this entry has no pod, and the
     // log names the entry, not the whole directory (a full listing does the same).
     if (info instanceof Error && errnoCode(info) !== 'ENOENT' && errnoCode(info) !== 'ENOTDIR') {
       this.#logger.error({ source: FILE_SOURCE, path, err: info }, 'cannot stat manifest, skipping');
     }
     // Removed, renamed away, or not a regular file (a new sub-directory): no pod here.
-    const file = info instanceof Error || !info.isFile() ? undefined : info;
-    if (await this.#cache.update(path, file)) this.#dirty = true;
+    return info instanceof Error || !info.isFile() ? undefined : info;
+  }
+
+  async #updateEntries(entries: readonly { path: string; file: Stats | undefined }[]): Promise<void> {
+    const results = await Promise.allSettled(entries.map(({ path, file }) => this.#cache.update(path, file)));
+    results.forEach((result, i) => {
+      if (result.status === 'rejected') this.#logger.error({ source: FILE_SOURCE, path: entries[i]!.path, err: result.reason }, 'cannot read manifest');
+      else if (result.value) this.#dirty = true;
+    });
   }
 
   async #listConfig(): Promise<void> {

@@ -447,6 +447,38 @@ describe('file source: events handled in batches', () => {
   });
 });
 
+describe('file source: a rename within the directory', () => {
+  test('both of its events in one batch still give the empty SET first, then the pod under its new name (FS-7)', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'web.yaml'), manifest('web'));
+    let listener: ((name: string | null) => void) | undefined;
+    const rec = new Recorder<PodUpdate>();
+    const source = createFileSource({
+      path: dir,
+      nodeName: 'n',
+      onUpdate: rec.push,
+      fileCheckFrequencyMs: 600_000,
+      // A watch driven by the test, so that both events are queued before either is handled.
+      watchPath: (_root, _isDirectory, onEvent) => ((listener = onEvent), { close: () => {} }),
+    });
+    sources.push(source);
+    source.start();
+    await waitFor(() => rec.items.at(-1)?.pods.length === 1 && listener !== undefined, 'the first SET and the watch');
+    await flush();
+    const before = rec.items.length;
+    const oldUid = rec.items.at(-1)!.pods[0]!.metadata?.uid;
+    await rename(join(dir, 'web.yaml'), join(dir, 'web.yaml_ch'));
+    listener!('web.yaml');
+    listener!('web.yaml_ch');
+    await waitFor(() => rec.items.length >= before + 2, 'two SETs after the rename');
+    await flush();
+    const after = rec.items.slice(before);
+    assert.deepEqual(after.map((u) => u.pods.length), [0, 1]);
+    assert.deepEqual(names(after[1]!), ['web-n']);
+    assert.notEqual(after[1]!.pods[0]!.metadata?.uid, oldUid, 'the UID follows the file name');
+  });
+});
+
 describe('file source: entries the watch cannot stat', () => {
   test('a symlink loop created while watching is logged with its own path, and the other pods stay', async () => {
     const dir = await tempDir();
