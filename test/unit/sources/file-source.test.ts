@@ -413,30 +413,38 @@ describe('file source: bursts', () => {
   });
 });
 
+/**
+ * A source on `dir` whose watch is driven by the test, so that every event it is given is
+ * queued before any is handled; resolves once the first SET (of `pods` pods) is in.
+ */
+async function startWithHandDrivenWatch(dir: string, pods: number): Promise<{ rec: Recorder<PodUpdate>; event: (name: string) => void }> {
+  let listener: ((name: string | null) => void) | undefined;
+  const rec = new Recorder<PodUpdate>();
+  const source = createFileSource({
+    path: dir,
+    nodeName: 'n',
+    onUpdate: rec.push,
+    fileCheckFrequencyMs: 600_000,
+    watchPath: (_root, _isDirectory, onEvent) => ((listener = onEvent), { close: () => {} }),
+  });
+  sources.push(source);
+  source.start();
+  await waitFor(() => rec.items.at(-1)?.pods.length === pods && listener !== undefined, 'the first SET and the watch');
+  await flush();
+  return { rec, event: (name) => listener!(name) };
+}
+
 describe('file source: events handled in batches', () => {
   test('a manifest written just after 100 removals comes in the SET after one batch, not after a SET per removed file', async () => {
     const dir = await tempDir();
     const count = 100;
     for (let i = 0; i < count; i++) await writeFile(join(dir, `old-${i}.yaml`), manifest(`old-${i}`));
-    let listener: ((name: string | null) => void) | undefined;
-    const rec = new Recorder<PodUpdate>();
-    const source = createFileSource({
-      path: dir,
-      nodeName: 'n',
-      onUpdate: rec.push,
-      fileCheckFrequencyMs: 600_000,
-      // A watch driven by the test, so that every event is queued before any is handled.
-      watchPath: (_root, _isDirectory, onEvent) => ((listener = onEvent), { close: () => {} }),
-    });
-    sources.push(source);
-    source.start();
-    await waitFor(() => rec.items.at(-1)?.pods.length === count && listener !== undefined, 'the first SET and the watch');
-    await flush();
+    const { rec, event } = await startWithHandDrivenWatch(dir, count);
     const before = rec.items.length;
     for (let i = 0; i < count; i++) await rm(join(dir, `old-${i}.yaml`));
     await writeFile(join(dir, 'late.yaml'), manifest('late'));
-    for (let i = 0; i < count; i++) listener!(`old-${i}.yaml`);
-    listener!('late.yaml');
+    for (let i = 0; i < count; i++) event(`old-${i}.yaml`);
+    event('late.yaml');
     await waitFor(() => rec.items.at(-1)?.pods.length === 1, 'a SET with only the late pod');
     await flush();
     assert.deepEqual(names(rec.items.at(-1)!), ['late-n']);
@@ -451,25 +459,12 @@ describe('file source: a rename within the directory', () => {
   test('both of its events in one batch still give the empty SET first, then the pod under its new name (FS-7)', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'web.yaml'), manifest('web'));
-    let listener: ((name: string | null) => void) | undefined;
-    const rec = new Recorder<PodUpdate>();
-    const source = createFileSource({
-      path: dir,
-      nodeName: 'n',
-      onUpdate: rec.push,
-      fileCheckFrequencyMs: 600_000,
-      // A watch driven by the test, so that both events are queued before either is handled.
-      watchPath: (_root, _isDirectory, onEvent) => ((listener = onEvent), { close: () => {} }),
-    });
-    sources.push(source);
-    source.start();
-    await waitFor(() => rec.items.at(-1)?.pods.length === 1 && listener !== undefined, 'the first SET and the watch');
-    await flush();
+    const { rec, event } = await startWithHandDrivenWatch(dir, 1);
     const before = rec.items.length;
     const oldUid = rec.items.at(-1)!.pods[0]!.metadata?.uid;
     await rename(join(dir, 'web.yaml'), join(dir, 'web.yaml_ch'));
-    listener!('web.yaml');
-    listener!('web.yaml_ch');
+    event('web.yaml');
+    event('web.yaml_ch');
     await waitFor(() => rec.items.length >= before + 2, 'two SETs after the rename');
     await flush();
     const after = rec.items.slice(before);
