@@ -190,8 +190,8 @@ class NodeLeaseController implements NodeLease {
     if (this.#lease === undefined) return;
     this.#failedRenewals++;
     const code = apiErrorInfo(err).code;
-    const unchanged = wasNotSent(err) || (code !== 0 && code !== 404 && code !== 409);
-    if (!unchanged || this.#failedRenewals >= MAX_RENEWALS_FROM_HELD_COPY) this.#forget();
+    const copyStillCurrent = wasNotSent(err) || (code !== 0 && code !== 404 && code !== 409);
+    if (!copyStillCurrent || this.#failedRenewals >= MAX_RENEWALS_FROM_HELD_COPY) this.#forget();
   }
 
   #forget(): void {

@@ -359,7 +359,7 @@ class FileSourceImpl implements FileSource {
     // kubelet handles a rename's two events in turn: a manifest renamed within the directory is
     // first gone (a SET without it), then back under its new name with a new UID.
     const gone = seen.filter((entry) => entry.file === undefined);
-    if (gone.length > 0 && gone.length < seen.length && seen.length < BURST_PENDING) {
+    if (gone.length > 0 && seen.length < BURST_PENDING) {
       await this.#updateEntries(gone);
       this.#sendIfDue();
       await this.#updateEntries(seen.filter((entry) => entry.file !== undefined));
