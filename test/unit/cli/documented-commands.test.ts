@@ -66,6 +66,9 @@ const OTHER_PROGRAMS: Readonly<Record<string, readonly string[]>> = {
     // V8's, through node: the decode after a pause (docs/performance.md, "The late mirror after a mass removal").
     '--no-flush-bytecode',
     '--no-flush-baseline-code',
+    // V8's, through node: names JavaScript functions for perf's profile of the idle fleet
+    // (docs/performance.md, "The idle fleet's last megabytes and its idle CPU").
+    '--perf-basic-prof-only-functions',
   ],
   'kube-apiserver': [
     '--endpoint-reconciler-type',
