@@ -260,8 +260,9 @@ describe('createLeaseClient', () => {
     // Two clients on one pool of one connection: the queued call's deadline comes well before
     // the one holding the connection gives it up, so the order cannot race.
     const pool = createConnectionPool(1);
-    const holder = createLeaseClient(kubeConfigFor(port, server.ca.cert), unlimited, { timeoutMs: 900, pool })!;
-    const waiter = createLeaseClient(kubeConfigFor(port, server.ca.cert), unlimited, { timeoutMs: 300, pool })!;
+    const kc = kubeConfigFor(port, server.ca.cert);
+    const holder = createLeaseClient(kc, unlimited, { timeoutMs: 900, pool })!;
+    const waiter = createLeaseClient(kc, unlimited, { timeoutMs: 300, pool })!;
     server.hangOn = 'stuck-node';
     try {
       const [inFlight, queued] = await Promise.allSettled([
