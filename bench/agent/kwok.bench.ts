@@ -345,6 +345,11 @@ async function startKwokPeer(ctx: Ctx, logName: string): Promise<Running> {
   return { pid: kwok.pid, stop: () => kwok.stop(), logTail: async () => (await kwok.logs()).split('\n').slice(-30).join('\n') };
 }
 
+/** Node flags for the fleet from BENCH_AGENT_NODE_OPTIONS (a profiler, say), as the other benchmarks take them. */
+function nodeOptions(): string[] {
+  return (process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+}
+
 async function startFleetPeer(ctx: Ctx, logName: string, template: { name: string; count: number }): Promise<Running> {
   const kubeconfig = join(ctx.dir, 'fleet.kubeconfig');
   const configFile = join(ctx.dir, `${logName}.yaml`);
@@ -356,7 +361,7 @@ async function startFleetPeer(ctx: Ctx, logName: string, template: { name: strin
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [cli, 'fleet', '--config', configFile], { stdio: ['ignore', fd, fd] });
+    child = spawn(process.execPath, [...nodeOptions(), cli, 'fleet', '--config', configFile], { stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);
   }

@@ -1,11 +1,12 @@
 // `--agent=kwok`: kwok and the fleet on the same workload (bench/agent/kwok.bench.ts), written to
 // bench/results/agent-kwok[-quick].{json,md}; with BENCH_KWOK_PODS_PER_NODE=100 (and nothing
-// else changed) to agent-kwok-100-pods-per-node.{json,md}; with any other override only printed.
+// else changed) to agent-kwok-100-pods-per-node.{json,md}; with any other override (node flags for the
+// fleet in BENCH_AGENT_NODE_OPTIONS included) only printed.
 import { loadavg } from 'node:os';
 import { kwokBenchPeers, kwokBenchSizes, kwokTable, runKwokBench, type KwokBenchSizes } from './kwok.bench.js';
 import type { Write } from './run-agent.js';
 
-const OVERRIDES = ['BENCH_KWOK_NODES', 'BENCH_KWOK_IDLE_MS', 'BENCH_KWOK_PEERS', 'BENCH_KWOK_FLEET_SETTINGS'] as const;
+const OVERRIDES = ['BENCH_KWOK_NODES', 'BENCH_KWOK_IDLE_MS', 'BENCH_KWOK_PEERS', 'BENCH_KWOK_FLEET_SETTINGS', 'BENCH_AGENT_NODE_OPTIONS'] as const;
 
 /** The results' name for these settings, or undefined when they are not a run to keep. */
 export function kwokResultsName(quick: boolean, sizes: KwokBenchSizes, env: NodeJS.ProcessEnv = process.env): string | undefined {

@@ -62,7 +62,7 @@ describe('kwok benchmark', () => {
     assert.throws(() => kwokBenchPeers({ BENCH_KWOK_PEERS: 'kwok,kind' }), /unknown kind/);
   });
 
-  it('results are written for the default sizes and for 100 pods per node; any other override only prints', () => {
+  it('results are written for the default sizes and for 100 pods per node; any other override, node flags included, only prints', () => {
     assert.equal(kwokResultsName(true, kwokBenchSizes(true, {}), {}), 'agent-kwok');
     assert.equal(kwokResultsName(false, kwokBenchSizes(false, {}), {}), 'agent-kwok');
     const hundred = { BENCH_KWOK_PODS_PER_NODE: '100' };
@@ -70,6 +70,7 @@ describe('kwok benchmark', () => {
     const fewer = { BENCH_KWOK_NODES: '10' };
     assert.equal(kwokResultsName(false, kwokBenchSizes(false, fewer), fewer), undefined);
     assert.equal(kwokResultsName(false, kwokBenchSizes(false, {}), { BENCH_KWOK_PEERS: 'kwok' }), undefined);
+    assert.equal(kwokResultsName(false, kwokBenchSizes(false, {}), { BENCH_AGENT_NODE_OPTIONS: '--cpu-prof' }), undefined);
   });
 
   it("the table puts each fleet's value over kwok's on the same row, and the load averages of each run", () => {
