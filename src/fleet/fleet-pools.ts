@@ -1,6 +1,7 @@
 // The fleet's two keep-alive pools, the API calls' and the Lease renewals', and their bounds:
-// the Lease renewals' smaller while the nodes register, larger once all have.
+// the Lease renewals' smaller while the nodes register, larger once all have and their creates are through.
 import { createConnectionPool, type ConnectionPool } from '../kube/connection-pool.js';
+import { realClock, type Clock } from '../time/clock.js';
 
 /**
  * API connections, at start and in waves of pods alike. Requests are held to kubeAPIQPS, which a
@@ -22,24 +23,41 @@ export const FLEET_LEASE_SOCKETS_AT_START = 16;
  * wave of pods"). Those a wave opened close once idle (`IDLE_SOCKET_MS`).
  */
 export const FLEET_LEASE_SOCKETS = 64;
+/**
+ * The running bound waits until no Lease write waits for a connection. Raised while the start's
+ * Lease creates still waited, it let the next ones open connections beside the busy ones, and
+ * their TLS buffers stayed in the malloc heap after they closed (docs/performance.md, "The
+ * Lease pool raised once the start's creates are through"). It waits this long at most.
+ */
+export const LEASE_BOUND_WAIT_MS = 30_000;
+/** How often the queue is looked at while the running bound waits. */
+export const LEASE_QUEUE_CHECK_MS = 250;
 
 export interface FleetPools {
   /** The pool every API call but the Lease renewals goes through. */
   readonly api: ConnectionPool;
   /** The Lease client's pool. */
   readonly leases: ConnectionPool;
-  /** Every node has registered (or stopped trying): the Lease pool takes its running bound. */
+  /**
+   * Every node has registered (or stopped trying): the Lease pool takes its running bound once
+   * no Lease write waits for a connection, or `LEASE_BOUND_WAIT_MS` later.
+   */
   registered(): void;
 }
 
-export function createFleetPools(): FleetPools {
+export function createFleetPools(clock: Clock = realClock): FleetPools {
   const api = createConnectionPool(FLEET_MAX_SOCKETS);
   const leases = createConnectionPool(FLEET_LEASE_SOCKETS_AT_START);
   return {
     api,
     leases,
     registered() {
-      leases.setMaxSockets(FLEET_LEASE_SOCKETS);
+      const deadline = clock.monotonic() + LEASE_BOUND_WAIT_MS;
+      const raiseOnceDrained = (): void => {
+        if (leases.queued() === 0 || clock.monotonic() >= deadline) leases.setMaxSockets(FLEET_LEASE_SOCKETS);
+        else clock.setTimeout(raiseOnceDrained, LEASE_QUEUE_CHECK_MS);
+      };
+      raiseOnceDrained();
     },
   };
 }

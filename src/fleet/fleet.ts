@@ -87,7 +87,7 @@ export async function createFleet(options: FleetOptions): Promise<Fleet> {
   const clock = options.clock ?? realClock;
   // The nodes' timers (six periodic ones a node) wait on one timer of the process.
   const nodeClock = createSharedTimerClock(clock, { slotMs: NODE_TIMER_SLOT_MS });
-  const pools = createFleetPools();
+  const pools = createFleetPools(clock);
   const metrics = createFleetMetrics();
   const limiter = metrics.countRequests(createTokenBucket({ qps: config.kubeAPIQPS, burst: config.kubeAPIBurst, clock }));
   const eventLimiter = metrics.countRequests(createTokenBucket({ qps: config.eventRecordQPS, burst: config.eventBurst, clock }));

@@ -7,6 +7,8 @@ export interface ConnectionPool {
   agentFor(options: HttpsAgentOptions): HttpsAgent;
   /** How many connections each agent may have open from now on (open ones stay until idle). */
   setMaxSockets(maxSockets: number): void;
+  /** Requests waiting for a connection, over all its agents. */
+  queued(): number;
 }
 
 /** Connections kept open to the API server; enough for the mirror sync's concurrency. */
@@ -41,6 +43,11 @@ export function createConnectionPool(initialMaxSockets = MAX_SOCKETS, idleMs = I
       maxSockets = n;
       // node's agent reads the bound at each new request; open connections stay until idle.
       for (const agent of agents.values()) agent.maxSockets = n;
+    },
+    queued() {
+      let waiting = 0;
+      for (const agent of agents.values()) for (const requests of Object.values(agent.requests)) waiting += requests?.length ?? 0;
+      return waiting;
     },
   };
 }

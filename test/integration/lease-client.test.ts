@@ -84,7 +84,7 @@ it('over a pool of few connections (the fleet\'s own Lease pool): calls beyond i
   const kc = cp.kubeConfig(NODE);
   const inner = createConnectionPool(2);
   const agents = new Set<Agent>();
-  const pool = { agentFor: (o: Parameters<typeof inner.agentFor>[0]) => { const a = inner.agentFor(o); agents.add(a); return a; }, setMaxSockets: (n: number) => inner.setMaxSockets(n) };
+  const pool = { agentFor: (o: Parameters<typeof inner.agentFor>[0]) => { const a = inner.agentFor(o); agents.add(a); return a; }, setMaxSockets: (n: number) => inner.setMaxSockets(n), queued: () => inner.queued() };
   const lean = createLeaseClient(kc, unlimited, { pool });
   assert.ok(lean);
   const lease = createNodeLease({ nodeName: NODE, api: lean });

@@ -1,5 +1,5 @@
 // The keep-alive pool against a real HTTPS server on loopback: how many connections it opens,
-// a bound raised between two bursts, connections closed once idle but not while in use, and the
+// the requests waiting for a connection, a bound raised between two bursts, connections closed once idle but not while in use, and the
 // certificates kept out of the names node's agent builds for every request.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
@@ -42,7 +42,9 @@ describe('createConnectionPool', () => {
     // A first wave of six slow requests: two connections, the other requests wait for them.
     const first = Array.from({ length: 6 }, () => get(pool, 150));
     await until(() => opened === 2, 'two connections opened');
+    assert.equal(pool.queued(), 4, 'the other four wait for a connection');
     assert.deepEqual(await Promise.all(first), Array(6).fill('ok'));
+    assert.equal(pool.queued(), 0);
     assert.equal(opened, 2, 'no more than the bound');
 
     pool.setMaxSockets(4);
