@@ -27,9 +27,11 @@ export const FLEET_LEASE_SOCKETS = 64;
  * The running bound waits until no Lease write waits for a connection. Raised while the start's
  * Lease creates still waited, it let the next ones open connections beside the busy ones, and
  * their TLS buffers stayed in the malloc heap after they closed (docs/performance.md, "The
- * Lease pool raised once the start's creates are through"). It waits this long at most.
+ * Lease pool raised once the start's creates are through"). It waits this long at most: half a
+ * renewal's deadline, so that renewals queued behind a long backlog (10,000 nodes) still get the
+ * running bound in time.
  */
-export const LEASE_BOUND_WAIT_MS = 30_000;
+export const LEASE_BOUND_WAIT_MS = 5_000;
 /** How often the queue is looked at while the running bound waits. */
 export const LEASE_QUEUE_CHECK_MS = 250;
 
