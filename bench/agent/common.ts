@@ -22,6 +22,11 @@ export function kubeConfigFromFile(path: string): KubeConfig {
 export { podManifestYaml as manifestYaml } from '../../test/helpers/manifests.js';
 
 /** A benchmark knob read from the environment: a whole number of at least `min`, `fallback` when unset. */
+/** Node flags for a benchmark's child process (a profiler, say), from BENCH_AGENT_NODE_OPTIONS. */
+export function benchNodeOptions(): string[] {
+  return (process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+}
+
 export function envWholeNumber<F extends number | undefined>(env: NodeJS.ProcessEnv, name: string, fallback: F, min = 1): number | F {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -332,7 +337,7 @@ export class AgentChild {
 
   static async start(options: AgentChildOptions, launch: AgentChildLaunch = {}): Promise<AgentChild> {
     const script = launch.script ?? fileURLToPath(new URL('./agent-child.js', import.meta.url));
-    const child = fork(script, [JSON.stringify(options)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(script, [JSON.stringify(options)], { execArgv: ['--expose-gc', ...benchNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const agent = new AgentChild(child);
     await agent.call('started');
     return agent;

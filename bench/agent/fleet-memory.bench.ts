@@ -15,7 +15,7 @@ import type { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
 import { createApiClients, createConnectionPool } from '../../src/kube/api-clients.js';
 import { unlimited } from '../../src/kube/rate-limiter.js';
-import { createNamespace, pool, tempDir } from './common.js';
+import { benchNodeOptions, createNamespace, pool, tempDir } from './common.js';
 import { FleetChild } from './fleet-process.js';
 import { procCpuMs } from './subjects.js';
 
@@ -133,7 +133,7 @@ export async function runFleetMemoryBench(cluster: LocalCluster, o: FleetMemoryO
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
   const t0 = performance.now();
   const child = fork(script, [JSON.stringify({ kubeconfig, nodes, prefix: PREFIX, log: true, ...(o.snapshotDir !== undefined ? { snapshotDir: o.snapshotDir } : {}) })], {
-    execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)],
+    execArgv: ['--expose-gc', ...benchNodeOptions()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const fleet = new FleetChild(child);

@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { issueFleetToken } from '../../src/fleet/fleet-identity.js';
-import { tempDir } from './common.js';
+import { benchNodeOptions, tempDir } from './common.js';
 import { until } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
 import { procCpuMs } from './subjects.js';
@@ -61,7 +61,7 @@ try {
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
   const t0 = performance.now();
   const child = fork(script, [JSON.stringify({ kubeconfig, nodes, prefix: PREFIX, log: true })], {
-    execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)],
+    execArgv: ['--expose-gc', ...benchNodeOptions()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env,
   });

@@ -25,7 +25,7 @@ import { createApiClients, createConnectionPool } from '../../src/kube/api-clien
 import { unlimited } from '../../src/kube/rate-limiter.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
 import { apiServerPhase, readApiServerMetrics, type ApiServerPhase, type MetricsReading } from './api-server-metrics.js';
-import { createNamespace, envWholeNumber, pool, tempDir } from './common.js';
+import { benchNodeOptions, createNamespace, envWholeNumber, pool, tempDir } from './common.js';
 import { leaseLateness, quantile, stampedLeaseLateness, watchLeaseRenewals } from './fleet.bench.js';
 import { createPod, ordinaryPod } from './fleet-memory.bench.js';
 import { FleetChild } from './fleet-process.js';
@@ -173,7 +173,7 @@ export async function runFleetScaleBench(sizes: FleetScaleSizes): Promise<FleetS
     };
 
     const forkedAt = performance.now();
-    const child = fork(script, [JSON.stringify(args)], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(script, [JSON.stringify(args)], { execArgv: ['--expose-gc', ...benchNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const fleet = new FleetChild(child);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     stopFleet = async () => {

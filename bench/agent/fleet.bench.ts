@@ -30,7 +30,7 @@ import { createLoop, rate, type PhaseRate } from './bulk.bench.js';
 import { FleetChild, convergeFleet, untilConverged } from './fleet-process.js';
 import { startLocalCluster } from '../../src/cluster/local-cluster.js';
 import { SIMULATED_LIFECYCLES, type SimulatedLifecycle } from '../../src/config/types.js';
-import { NodePodObserver, createNamespace, manifestYaml, tempDir } from './common.js';
+import { NodePodObserver, benchNodeOptions, createNamespace, manifestYaml, tempDir } from './common.js';
 import { procCpuMs, procCpuSplitMs, procRss, requestCount, startSubject, countsDelta, type Subject } from './subjects.js';
 
 export const FLEET_PODS_PER_NODE = 5;
@@ -163,7 +163,7 @@ export async function runFleetBench(cluster: LocalCluster, o: FleetBenchOptions)
 
   const t0 = performance.now();
   const script = fileURLToPath(new URL('./fleet-child.js', import.meta.url));
-  const child = fork(script, [JSON.stringify({ kubeconfig, manifestDir: manifests, nodes, prefix: PREFIX })], { execArgv: ['--expose-gc', ...(process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, [JSON.stringify({ kubeconfig, manifestDir: manifests, nodes, prefix: PREFIX })], { execArgv: ['--expose-gc', ...benchNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const fleet = new FleetChild(child);
   let kubelet: Awaited<ReturnType<typeof startKubelet>> | undefined;
   let fleetStopped = false;

@@ -30,7 +30,7 @@ import { unlimited } from '../../src/kube/rate-limiter.js';
 import type { CoreV1Api as LeanCoreV1Api } from '../../src/kube/typed-apis.js';
 import { waitForDefaultServiceAccount } from '../../test/helpers/control-plane.js';
 import { KWOK_KWOKCTL_DEFAULTS, KWOK_NODE_ANNOTATION, KWOK_VERSION, startKwok } from '../../test/helpers/kwok.js';
-import { createNamespace, envChoices, envWholeNumber, pool, tempDir } from './common.js';
+import { benchNodeOptions, createNamespace, envChoices, envWholeNumber, pool, tempDir } from './common.js';
 import { childPidWithArg, procCpuMs, procRss } from './subjects.js';
 import { WatchedCount } from './watched-count.js';
 import { countWrites, describeWrites, writeWritesAuditPolicy, type Phase, type PhaseWrites } from './audit-writes.js';
@@ -345,11 +345,6 @@ async function startKwokPeer(ctx: Ctx, logName: string): Promise<Running> {
   return { pid: kwok.pid, stop: () => kwok.stop(), logTail: async () => (await kwok.logs()).split('\n').slice(-30).join('\n') };
 }
 
-/** Node flags for the fleet from BENCH_AGENT_NODE_OPTIONS (a profiler, say), as the other benchmarks take them. */
-function nodeOptions(): string[] {
-  return (process.env.BENCH_AGENT_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
-}
-
 async function startFleetPeer(ctx: Ctx, logName: string, template: { name: string; count: number }): Promise<Running> {
   const kubeconfig = join(ctx.dir, 'fleet.kubeconfig');
   const configFile = join(ctx.dir, `${logName}.yaml`);
@@ -361,7 +356,7 @@ async function startFleetPeer(ctx: Ctx, logName: string, template: { name: strin
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...nodeOptions(), cli, 'fleet', '--config', configFile], { stdio: ['ignore', fd, fd] });
+    child = spawn(process.execPath, [...benchNodeOptions(), cli, 'fleet', '--config', configFile], { stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);
   }

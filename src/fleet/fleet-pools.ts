@@ -1,7 +1,8 @@
 // The fleet's two keep-alive pools, the API calls' and the Lease renewals', and their bounds:
-// the Lease renewals' smaller while the nodes register, larger once all have and their creates are through.
+// the Lease renewals' smaller while the nodes register, larger once all have and their
+// creates are through.
 import { createConnectionPool, type ConnectionPool } from '../kube/connection-pool.js';
-import { realClock, type Clock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 
 /**
  * API connections, at start and in waves of pods alike. Requests are held to kubeAPIQPS, which a
@@ -47,7 +48,7 @@ export interface FleetPools {
   registered(): void;
 }
 
-export function createFleetPools(clock: Clock = realClock): FleetPools {
+export function createFleetPools(clock: Clock): FleetPools {
   const api = createConnectionPool(FLEET_MAX_SOCKETS);
   const leases = createConnectionPool(FLEET_LEASE_SOCKETS_AT_START);
   return {

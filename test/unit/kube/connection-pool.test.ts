@@ -1,6 +1,7 @@
 // The keep-alive pool against a real HTTPS server on loopback: how many connections it opens,
-// the requests waiting for a connection, a bound raised between two bursts, connections closed once idle but not while in use, and the
-// certificates kept out of the names node's agent builds for every request.
+// the requests waiting for a connection, a bound raised between two bursts, connections closed
+// once idle but not while in use, and the certificates kept out of the names node's agent
+// builds for every request.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
